@@ -1,0 +1,6 @@
+// Placeholder registration, replaced when the LexicalIndex part lands.
+#include <napi.h>
+
+namespace spanguard {
+void InitLexicalIndex(Napi::Env, Napi::Object) {}
+}  // namespace spanguard

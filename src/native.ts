@@ -1,0 +1,191 @@
+/**
+ * The raw addon surface, typed in one place. Nothing outside `src/` touches the addon; the
+ * classes here are wrapped by SpanStore. Validation and defaults live in TypeScript, and
+ * C++ re-checks what it must to never crash on bad input.
+ *
+ * Ids cross the boundary as JS numbers: span ids are u64 on disk but the store refuses to
+ * assign one above Number.MAX_SAFE_INTEGER (2^53 - 1), so they are exact doubles.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { makeError } from './errors.js';
+
+/** Record kinds as stored in the log (docs/FORMAT.md). */
+export const RecordKind = { raw: 1, summary: 2, event: 3 } as const;
+export type RecordKindName = keyof typeof RecordKind;
+export const KIND_NAMES: Record<number, RecordKindName> = { 1: 'raw', 2: 'summary', 3: 'event' };
+
+/** Record flags (bit set). */
+export const RecordFlag = { anchor: 1 } as const;
+
+/** Durability modes as the addon takes them. */
+export const DurabilityCode = { none: 0, group: 1, sync: 2 } as const;
+export type Durability = keyof typeof DurabilityCode;
+
+/** Roles are stored as a byte; unknown host roles map to `other` and keep their name in meta. */
+export const ROLE_CODES: Record<string, number> = { other: 0, system: 1, user: 2, assistant: 3, tool: 4 };
+export const ROLE_NAMES: Record<number, string> = { 0: 'other', 1: 'system', 2: 'user', 3: 'assistant', 4: 'tool' };
+
+export interface NativeSpanLogOptions {
+  readOnly: boolean;
+  durability: number; // DurabilityCode
+  segmentBytes: number;
+  maxTextBytes: number;
+}
+
+/** One append batch, in columns so the boundary is crossed once per batch. */
+export interface AppendColumns {
+  kinds: Uint8Array;
+  flags: Uint8Array;
+  roles: Uint8Array;
+  turnStart: Float64Array;
+  turnEnd: Float64Array;
+  timestamps: Float64Array; // ms since the epoch
+  tokens: Uint32Array;
+  texts: string[];
+  metas: (string | null)[]; // JSON text or null
+}
+
+/** A record as read back from the log: the text is a copy, never a view into the mapping. */
+export interface NativeSpan {
+  id: number;
+  kind: number;
+  flags: number;
+  role: number;
+  turnStart: number;
+  turnEnd: number;
+  timestamp: number;
+  tokens: number;
+  text: string;
+  meta: string | null;
+}
+
+export interface RecoveryReport {
+  /** clean: every byte is a valid record; tornTail: an incomplete last record was dropped; corrupt: a bad record before the tail. */
+  outcome: 'clean' | 'torn-tail' | 'corrupt';
+  /** Byte offset just past the last valid record. */
+  validEnd: number;
+  /** Number of valid records. */
+  records: number;
+  /** Id of the first record after the header; the next id is firstId + records. */
+  firstId: number;
+  /** Where the problem is (corrupt or torn-tail), else -1. */
+  errorOffset: number;
+  message: string;
+}
+
+export interface LogStats {
+  firstId: number;
+  nextId: number;
+  segments: number;
+  bytes: number;
+  durability: number;
+  readOnly: boolean;
+  /** True once an fsync failed: the log refuses every later write. */
+  failed: boolean;
+  /** Torn tails truncated when this log was opened (file, offset, bytes). */
+  recoveries: { file: string; offset: number; droppedBytes: number }[];
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  records: number;
+  bytes: number;
+  problems: { file: string; offset: number; outcome: string; message: string }[];
+}
+
+export interface NativeSpanLog {
+  /** Writes the batch and assigns contiguous ids; resolves with the first id once durable under the log's mode. */
+  append(cols: AppendColumns): Promise<number>;
+  get(id: number): NativeSpan | undefined;
+  /** One crossing for many ids; holes for unknown ids. */
+  getMany(ids: Float64Array): (NativeSpan | undefined)[];
+  /** Records [fromId, fromId + limit), in id order. */
+  scan(fromId: number, limit: number): NativeSpan[];
+  firstId(): number;
+  /** One past the last id written. */
+  nextId(): number;
+  /** Readers: map records another process appended since open; returns nextId. */
+  refresh(): number;
+  /** fdatasync now (for `none`). */
+  flush(): Promise<void>;
+  /** CRC scan of every segment. */
+  verify(): VerifyReport;
+  stats(): LogStats;
+  /** Waits for in-flight syncs, flushes, unmaps, releases the lock. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface LexicalHits {
+  ids: Float64Array;
+  scores: Float32Array;
+}
+
+export interface NativeLexicalIndex {
+  /** One past the highest span id indexed. */
+  highWater(): number;
+  /** Index raw and summary records from highWater() to log.nextId(); returns records indexed. */
+  catchUp(log: NativeSpanLog): number;
+  /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
+  search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
+  /** Ids of every span of `kind` whose text contains `phrase` verbatim (checked against the log's text). */
+  phrase(log: NativeSpanLog, phrase: string, kind: number, limit: number): Float64Array;
+  /** The tokenizer's output, for tests and debugging. */
+  tokenize(text: string): string[];
+  /** Persist crash-safely (temp + fsync + rename + dir fsync). */
+  save(): void;
+  stats(): Record<string, number | string>;
+}
+
+export interface NativeEmbedder {
+  readonly dims: number;
+  /** Row-major n x dims, L2-normalized. */
+  embed(texts: string[]): Float32Array;
+}
+
+export interface VectorHits {
+  ids: Float64Array;
+  distances: Float32Array;
+}
+
+export interface NativeVectorIndex {
+  readonly dims: number;
+  highWater(): number;
+  /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them. */
+  catchUp(log: NativeSpanLog, embedder: NativeEmbedder): number;
+  /** Host embedder path: store vectors (appended to the vectors file) and index them. */
+  add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
+  /** Cosine distance top-k in one namespace. */
+  search(query: Float32Array, k: number, kind: number): VectorHits;
+  save(): void;
+  stats(): Record<string, number | string>;
+}
+
+export interface Addon {
+  setErrorFactory(make: (code: string, message: string) => Error): void;
+  SpanLog: new (dir: string, options: NativeSpanLogOptions) => NativeSpanLog;
+  /** Recovery as a pure function over one segment's bytes. */
+  recoverSegment(bytes: Uint8Array): RecoveryReport;
+  LexicalIndex: new (file: string) => NativeLexicalIndex;
+  Embedder: new (dims: number) => NativeEmbedder;
+  VectorIndex: new (dir: string, options: { dims: number; scalar: 'f32' | 'f16' | 'i8'; exactBelow: number }) => NativeVectorIndex;
+  /** The SIMD instruction set NumKong dispatches to on this CPU. */
+  simdIsa(): string;
+}
+
+/** Package root: this file is src/native.ts or dist/native.js, one level below. */
+export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+let loaded: Addon | undefined;
+
+/** Loads the addon once (build/Release first, then prebuilds/, as node-gyp-build does). */
+export function addon(): Addon {
+  if (loaded) return loaded;
+  const require = createRequire(import.meta.url);
+  const nodeGypBuild = require('node-gyp-build') as (dir: string) => Addon;
+  const a = nodeGypBuild(packageRoot);
+  a.setErrorFactory(makeError);
+  loaded = a;
+  return a;
+}
