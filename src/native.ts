@@ -184,7 +184,9 @@ export function addon(): Addon {
   if (loaded) return loaded;
   const require = createRequire(import.meta.url);
   const nodeGypBuild = require('node-gyp-build') as (dir: string) => Addon;
-  const a = nodeGypBuild(packageRoot);
+  // SPANGUARD_ADDON_PATH loads a specific build (the ASAN build in `npm run test:asan`).
+  const explicit = process.env.SPANGUARD_ADDON_PATH;
+  const a = explicit ? (require(path.resolve(explicit)) as Addon) : nodeGypBuild(packageRoot);
   a.setErrorFactory(makeError);
   loaded = a;
   return a;

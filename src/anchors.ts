@@ -1,0 +1,91 @@
+/**
+ * Anchors: state-establishing spans whose loss changes later behaviour (a constraint, a
+ * number, a configuration value). The host may flag one (`anchor: true`); otherwise these
+ * rules detect them at append time, and the flag is stored in the record, so what counts as
+ * an anchor is part of the log, not recomputed later.
+ *
+ * | rule            | example                                   |
+ * |-----------------|-------------------------------------------|
+ * | quantity        | `40 req/s`, `3.5ms`, `512 MiB`, `95%`, `Ran 173 tests in 1.479s` |
+ * | constraint      | "must", "never", "at most", "no more than", "limit", "required" next to a number, or in a user/system turn |
+ * | configuration   | `RATE_LIMIT=40`, `timeout: 30`, `--max-retries 5` |
+ *
+ * Each detected anchor yields one pinned fact: the verbatim line around the first match,
+ * which audits and compaction probes query for.
+ */
+
+const UNIT =
+  String.raw`(?:req\/s|requests?\/s(?:ec)?|rps|qps|tps|ops\/s|[kKmMgGtT]i?[bB](?:\/s)?|bytes?|ms|µs|us|ns|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|%|percent|tokens?|chars?|lines?|px|[kKmMgG]?Hz|retries|attempts|workers|threads|connections|tests?|passed|failed|errors?|skipped|items?)`;
+const QUANTITY = new RegExp(String.raw`(?<![\w.])\d+(?:[.,]\d+)?\s?${UNIT}(?![\w])`);
+const CONSTRAINT =
+  /\b(?:must(?: not)?|never|always|at most|at least|no more than|no fewer than|no less than|up to|limit(?:ed|s)?|max(?:imum)?|min(?:imum)?|required?|do not|don't|shall(?: not)?|cannot|can't|exceed)\b/i;
+const CONFIG = /(?:^|\s)(?:--?[a-z][\w-]*[ =]|[A-Za-z_][\w.]*\s?[=:]\s?)["']?\d[\w.]*/m;
+const HAS_NUMBER = /\d/;
+
+export type AnchorRule = 'quantity' | 'constraint' | 'configuration';
+
+export interface AnchorMatch {
+  rule: AnchorRule;
+  /** Verbatim substring of the text to pin (the line around the match, at most 160 chars). */
+  fact: string;
+}
+
+/** Returns the first anchor rule that matches, with the fact to pin; null if none. */
+export function detectAnchor(text: string, role: string): AnchorMatch | null {
+  if (text.length === 0) return null;
+  // Only the head of a very long tool output is scanned: anchors there are the ones a later
+  // turn quotes, and a full regex pass over megabytes of output would dominate append time.
+  const head = text.length > 65_536 ? text.slice(0, 65_536) : text;
+  const q = QUANTITY.exec(head);
+  if (q) return { rule: 'quantity', fact: lineAround(text, q.index, q[0].length) };
+  const c = CONSTRAINT.exec(head);
+  if (c) {
+    const line = lineAround(text, c.index, c[0].length);
+    if (HAS_NUMBER.test(line) || role === 'user' || role === 'system') return { rule: 'constraint', fact: line };
+  }
+  const k = CONFIG.exec(head);
+  if (k) return { rule: 'configuration', fact: lineAround(text, k.index, k[0].length) };
+  return null;
+}
+
+/** The trimmed line containing [at, at+len), cut to at most `max` chars around the match. */
+export function lineAround(text: string, at: number, len: number, max = 160): string {
+  let start = text.lastIndexOf('\n', at) + 1;
+  let end = text.indexOf('\n', at + len);
+  if (end < 0) end = text.length;
+  while (start < at && /\s/.test(text[start]!)) start++;
+  while (end > at + len && /\s/.test(text[end - 1]!)) end--;
+  if (end - start > max) {
+    const mid = at + Math.floor(len / 2);
+    start = Math.max(start, mid - Math.floor(max / 2));
+    end = Math.min(end, start + max);
+    // Never cut a surrogate pair: the fact must stay valid UTF-16 to be stored and queried.
+    if (/[\uDC00-\uDFFF]/.test(text[start] ?? '')) start++;
+    if (/[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end--;
+  }
+  return text.slice(start, end);
+}
+
+/**
+ * A value that was never stated, made from a real one: every number in `fact` is changed
+ * (digits shifted), and if it has none, its longest identifier gets a character changed.
+ * `variant` picks among deterministic perturbations so a caller can retry on collision.
+ */
+export function perturb(fact: string, variant = 0): string {
+  let changed = false;
+  const out = fact.replace(/\d+/g, (m) => {
+    changed = true;
+    const n = BigInt(m) + BigInt(1 + (variant % 7)) * 10n ** BigInt(Math.max(0, Math.min(m.length - 1, variant % 3)));
+    const s = n.toString();
+    // Keep the width so formatting (zero padding, alignment) still looks real.
+    return s.length < m.length ? s.padStart(m.length, '0') : s;
+  });
+  if (changed) return out;
+  const ids = fact.match(/[A-Za-z_][A-Za-z0-9_]{3,}/g) ?? [];
+  const longest = ids.sort((a, b) => b.length - a.length)[0];
+  if (!longest) return `${fact} ${variant}7`;
+  const i = Math.floor(longest.length / 2);
+  const c = longest[i]!;
+  const swapped = c === 'q' ? 'z' : String.fromCharCode(((c.toLowerCase().charCodeAt(0) - 97 + 1 + variant) % 26) + 97);
+  return fact.replace(longest, longest.slice(0, i) + swapped + longest.slice(i + 1));
+}

@@ -1,0 +1,105 @@
+/**
+ * The event trail. Every guard decision is appended to the log as an `event` record whose
+ * payload is one of these JSON objects, so the verdict survives a restart and can explain
+ * itself: replaying the events in id order rebuilds the guard's whole state.
+ */
+
+/** Inclusive id ranges: evicted sets are long runs of consecutive ids. */
+export type IdRanges = [number, number][];
+
+export interface PassEvent {
+  type: 'pass';
+  pass: number;
+  evicted: IdRanges;
+  evictedSummaries: number[];
+  spilled: number[];
+  superseded: number[];
+  summaryId: number;
+  turnStart: number;
+  turnEnd: number;
+  anchorsChecked: number;
+  divergence: number;
+  hitRateBefore: number | null;
+  hitRateAfter: number | null;
+}
+
+export interface RefusalEvent {
+  type: 'refusal';
+  pass: number;
+  anchors: number[];
+  divergence: number;
+}
+
+/** A breach of the lossless boundary (rule 1 or 2): sticky degradation. */
+export interface BoundaryEvent {
+  type: 'boundary';
+  pass: number;
+  reason: 'rewrite-raw' | 'evict-unretained';
+  spanIds: number[];
+}
+
+export interface PinEvent {
+  type: 'pin';
+  fact: string;
+  spanId: number;
+  auto: boolean;
+}
+
+export interface AuditEvent {
+  type: 'audit';
+  pass: number;
+  checked: number;
+  passed: boolean;
+  failures: { fact: string; spanId: number; why: string }[];
+  sampledEvicted: number;
+}
+
+/** A degradation that is not a boundary breach: hit-rate jump, expect-raw miss, log/index disagreement. */
+export interface DegradeEvent {
+  type: 'degrade';
+  pass: number;
+  reason: 'hit-rate-rise' | 'expected-raw-got-summary' | 'index-disagreement' | 'audit-failed';
+  detail: string;
+  spanIds: number[];
+}
+
+export interface RepairEvent {
+  type: 'repair';
+  pass: number;
+  rebuilt: string[];
+  auditPassed: boolean;
+}
+
+export interface VerdictEvent {
+  type: 'verdict';
+  pass: number;
+  from: string;
+  to: string;
+  reasons: string[];
+}
+
+export type GuardEvent =
+  | PassEvent
+  | RefusalEvent
+  | BoundaryEvent
+  | PinEvent
+  | AuditEvent
+  | DegradeEvent
+  | RepairEvent
+  | VerdictEvent;
+
+/** Compresses sorted ids into inclusive ranges. */
+export function toRanges(ids: readonly number[]): IdRanges {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const out: IdRanges = [];
+  for (const id of sorted) {
+    const last = out[out.length - 1];
+    if (last && id === last[1] + 1) last[1] = id;
+    else if (!last || id > last[1]) out.push([id, id]);
+  }
+  return out;
+}
+
+export function* fromRanges(ranges: IdRanges): Generator<number> {
+  for (const [a, b] of ranges) for (let id = a; id <= b; id++) yield id;
+}

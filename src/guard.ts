@@ -1,0 +1,262 @@
+/**
+ * The compaction guard: every pass is checked by identity before anything is recorded.
+ *
+ * 1. Raw entries are immutable: a pass that names a raw span in `rewrite` is a boundary
+ *    breach (LosslessRetrievalBoundaryError, recorded, verdict degraded).
+ * 2. Eviction set ⊆ retention set: each evicted raw id must be held by the log and covered
+ *    by both indexes; unknown ids and ids already out of the window are refused.
+ * 3. Re-summarization adds a summary and supersedes older ones; raw spans are untouched.
+ * 4. Anchors leave the window only if a probe made from their own content returns them from
+ *    the pre-compaction index; otherwise the pass is refused, or (policy `spill`) the
+ *    anchors stay in the window verbatim and the rest is evicted.
+ * 5. The summary goes to its own namespace; nothing raw is re-indexed from summary text.
+ */
+import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
+import { toRanges } from './events.js';
+import { RecordFlag, RecordKind } from './native.js';
+import { anchorFact } from './audit.js';
+import { perturb } from './anchors.js';
+import type { SpanStore } from './store.js';
+
+export interface CompactionRequest {
+  /** Ids leaving the live window: raw spans, or earlier summaries when re-summarizing. */
+  evict: number[];
+  /** Entries this pass replaces with its summary: summaries only. */
+  rewrite?: number[];
+  summary: { text: string; turnStart: number; turnEnd: number; tokens?: number };
+  /** Override the store's anchor policy for this pass. */
+  policy?: 'refuse' | 'spill';
+}
+
+export interface CompactionReceipt {
+  pass: number;
+  summaryId: number;
+  /** Raw ids evicted. */
+  evicted: number[];
+  evictedSummaries: number[];
+  /** Anchors kept verbatim in the window (policy `spill`). */
+  spilled: number[];
+  /** Summaries this pass superseded. */
+  superseded: number[];
+  /** Raw span ids refused (always empty on a returned receipt: a refusal throws under `refuse`). */
+  refused: number[];
+  anchorsChecked: number;
+  /** Max distance between an evicted anchor and what its probe returned (0: the anchor itself). */
+  divergence: number;
+  hitRateBefore: number | null;
+  hitRateAfter: number | null;
+  eventId: number;
+}
+
+interface Probe {
+  query: string;
+  positive: boolean;
+}
+
+export class CompactionGuard {
+  private probeSet: Probe[] = [];
+  private probeCursor = 0;
+
+  constructor(private readonly store: SpanStore) {}
+
+  async compact(req: CompactionRequest): Promise<CompactionReceipt> {
+    const store = this.store;
+    const { state } = store;
+    if (req === null || typeof req !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'compact expects { evict, rewrite, summary }');
+    const evict = checkIds('evict', req.evict);
+    const rewrite = checkIds('rewrite', req.rewrite ?? []);
+    const summary = req.summary;
+    if (!summary || typeof summary.text !== 'string')
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'compact needs summary: { text, turnStart, turnEnd }');
+    if (!Number.isSafeInteger(summary.turnStart) || !Number.isSafeInteger(summary.turnEnd) || summary.turnStart < 0 || summary.turnEnd < summary.turnStart)
+      throw new SpanguardError(ErrorCode.INVALID_TURN, `summary turn range ${summary.turnStart}..${summary.turnEnd} is not a valid range`);
+    const policy = req.policy ?? store.options.policy;
+    const pass = state.passes + 1;
+
+    const all = [...new Set([...evict, ...rewrite])];
+    const spans = store.log.getMany(Float64Array.from(all));
+    const byId = new Map(all.map((id, i) => [id, spans[i]]));
+
+    // Rule 1: raw entries are immutable. Checked first: it is the breach that matters most.
+    const rawRewrites = rewrite.filter((id) => byId.get(id)?.kind === RecordKind.raw);
+    if (rawRewrites.length > 0) {
+      await store.recordEvent({ type: 'boundary', pass, reason: 'rewrite-raw', spanIds: rawRewrites });
+      throw new LosslessRetrievalBoundaryError(
+        `compaction attempted to rewrite indexed raw span(s) ${rawRewrites.join(', ')}; raw spans are immutable (eviction set is not a subset of the retention set). The pass was halted and the verdict is degraded.`,
+        rawRewrites,
+        { pass },
+      );
+    }
+    const unknown = all.filter((id) => !byId.get(id));
+    if (unknown.length > 0)
+      throw new LosslessRetrievalBoundaryError(
+        `span id(s) ${unknown.slice(0, 10).join(', ')} are not in the store: the eviction set must be a subset of the retention set`,
+        unknown,
+        { pass },
+      );
+    for (const id of all) {
+      const s = byId.get(id)!;
+      if (s.kind === RecordKind.event) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `span ${id} is an event record, not a window entry`, { spanId: id });
+    }
+    for (const id of rewrite) {
+      if (state.superseded.has(id))
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `summary ${id} was already superseded by an earlier pass`, { spanId: id });
+    }
+
+    // Rule 2: every evicted raw id is retained (indexed raw) and still in the window.
+    const evictRaw: number[] = [];
+    const evictSummaries: number[] = [];
+    const lexHigh = store.lexical.highWater();
+    const vecHigh = store.vector.highWater();
+    const unretained: number[] = [];
+    for (const id of evict) {
+      const s = byId.get(id)!;
+      if (s.kind === RecordKind.summary) {
+        if (!state.liveSummaries.has(id))
+          throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `summary ${id} is not in the live window (already evicted or superseded)`, { spanId: id });
+        evictSummaries.push(id);
+        continue;
+      }
+      if (state.evicted.has(id))
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `raw span ${id} is already out of the window (evicted by an earlier pass)`, { spanId: id });
+      if (id >= lexHigh || id >= vecHigh) unretained.push(id);
+      evictRaw.push(id);
+    }
+    if (unretained.length > 0) {
+      await store.recordEvent({ type: 'boundary', pass, reason: 'evict-unretained', spanIds: unretained });
+      throw new LosslessRetrievalBoundaryError(
+        `raw span(s) ${unretained.slice(0, 10).join(', ')} would leave the window without an index entry: eviction set is not a subset of the retention set`,
+        unretained,
+        { pass },
+      );
+    }
+
+    // Rule 4: anchors need a probe from their own content that returns them, before eviction.
+    const anchors = evictRaw.filter((id) => (byId.get(id)!.flags & RecordFlag.anchor) !== 0);
+    const unverified: number[] = [];
+    let divergence = 0;
+    for (const id of anchors) {
+      const s = byId.get(id)!;
+      const probe = anchorFact(s.text, s.role);
+      if (probe === null) continue; // an empty span holds no value to lose
+      const d = await this.probeDivergence(id, probe, s.text);
+      if (d === null) unverified.push(id);
+      else divergence = Math.max(divergence, d);
+    }
+    let spilled: number[] = [];
+    if (unverified.length > 0) {
+      if (policy === 'refuse') {
+        await store.recordEvent({ type: 'refusal', pass, anchors: unverified, divergence: 1 });
+        throw new CompactionRefusedError(
+          `compaction refused: anchor span(s) ${unverified.slice(0, 10).join(', ')} are not returned by the pre-compaction index for a probe of their own content`,
+          unverified,
+          { pass },
+        );
+      }
+      spilled = unverified;
+    }
+    const spilledSet = new Set(spilled);
+    const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
+
+    // Rules 3 and 5: the summary is a new record in its own namespace.
+    const summaryId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0);
+    const hr = await this.measureHitRate(pass);
+    const eventId = await store.recordEvent({
+      type: 'pass',
+      pass,
+      evicted: toRanges(evictedRaw),
+      evictedSummaries: evictSummaries,
+      spilled,
+      superseded: rewrite,
+      summaryId,
+      turnStart: summary.turnStart,
+      turnEnd: summary.turnEnd,
+      anchorsChecked: anchors.length,
+      divergence,
+      hitRateBefore: hr.before,
+      hitRateAfter: hr.hitRate,
+    });
+    if (hr.rise) {
+      await store.recordEvent({ type: 'degrade', pass, reason: 'hit-rate-rise', detail: hr.rise, spanIds: [] });
+    }
+    return {
+      pass,
+      summaryId,
+      evicted: evictedRaw,
+      evictedSummaries: evictSummaries,
+      spilled,
+      superseded: rewrite,
+      refused: [],
+      anchorsChecked: anchors.length,
+      divergence,
+      hitRateBefore: hr.before,
+      hitRateAfter: hr.hitRate,
+      eventId,
+    };
+  }
+
+  /**
+   * Null when no probe returns the anchor; otherwise the distance between the anchor and
+   * the top span its probe returned (0 when the exact path returns the anchor itself).
+   */
+  private async probeDivergence(id: number, probe: string, anchorText: string): Promise<number | null> {
+    const store = this.store;
+    const exact = store.lexical.phrase(store.log, probe, RecordKind.raw, 4096);
+    if (exact.includes(id)) return 0;
+    const lex = store.lexical.search(probe, 10, RecordKind.raw, Number.NaN, Number.NaN);
+    if (!lex.ids.includes(id)) return null;
+    const top = lex.ids[0]!;
+    if (top === id) return 0;
+    const topText = store.log.get(top)?.text ?? '';
+    const v = await store.embedQuery([anchorText, topText]);
+    const dims = v.length / 2;
+    let dot = 0;
+    for (let i = 0; i < dims; i++) dot += v[i]! * v[dims + i]!;
+    return Math.max(0, 1 - dot);
+  }
+
+  /**
+   * The per-pass hit rate over a fixed probe set: stated anchor facts (should hit) and the
+   * same facts with their values perturbed (never stated: should miss).
+   */
+  private async measureHitRate(pass: number): Promise<{ hitRate: number | null; before: number | null; rise: string | null }> {
+    const store = this.store;
+    const want = store.options.hitRateProbes;
+    if (this.probeSet.length < 2 * want) this.fillProbeSet(want);
+    if (this.probeSet.length === 0) return { hitRate: null, before: null, rise: null };
+    let hits = 0;
+    for (const p of this.probeSet) {
+      const r = await store.search(p.query, { k: 1, kinds: ['raw', 'summary'] });
+      if (r.hits.length > 0) hits++;
+    }
+    return store.hitRate.observe(pass, hits, this.probeSet.length);
+  }
+
+  /** Anchors are scanned once, in session order, until the probe set is full. */
+  private fillProbeSet(want: number): void {
+    const store = this.store;
+    const anchors = store.state.anchors;
+    for (; this.probeCursor < anchors.length && this.probeSet.length < 2 * want; this.probeCursor++) {
+      const s = store.log.get(anchors[this.probeCursor]!);
+      if (!s) continue;
+      const fact = anchorFact(s.text, s.role);
+      if (!fact || fact.length < 8 || this.probeSet.some((p) => p.query === fact)) continue;
+      let negative: string | null = null;
+      for (let v = 0; v < 8 && negative === null; v++) {
+        const candidate = perturb(fact, v);
+        if (candidate !== fact && store.findExact(candidate, { limit: 1 }).length === 0) negative = candidate;
+      }
+      if (negative === null) continue;
+      this.probeSet.push({ query: fact, positive: true }, { query: negative, positive: false });
+    }
+  }
+}
+
+function checkIds(name: string, ids: unknown): number[] {
+  if (!Array.isArray(ids)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} must be an array of span ids`);
+  for (const id of ids)
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} contains ${String(id)}, which is not a span id`);
+  if (new Set(ids).size !== ids.length) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} names an id twice`);
+  return ids as number[];
+}

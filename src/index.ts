@@ -1,0 +1,21 @@
+/**
+ * spanguard: keeps a long-horizon agent's transcript losslessly retrievable while a
+ * compactor rewrites its live context window, and says — with evidence — whether exact
+ * recall can still be trusted.
+ */
+export { SpanStore } from './store.js';
+export type { SpanStoreOptions, TurnInput, Span, Hit, SearchOptions, SearchResult, StoreStats, Embedder, MatchedVia } from './store.js';
+export type { CompactionRequest, CompactionReceipt } from './guard.js';
+export type { AuditReport, PinnedFact } from './audit.js';
+export type { Verdict, VerdictState, Evidence } from './verdict.js';
+export { HitRateMonitor, VerdictMonitor, MAX_AUDIT_INTERVAL } from './verdict.js';
+export type { GuardEvent } from './events.js';
+export { detectAnchor, perturb } from './anchors.js';
+export {
+  SpanguardError,
+  LosslessRetrievalBoundaryError,
+  CompactionRefusedError,
+  LockedError,
+  CorruptionError,
+  ErrorCode,
+} from './errors.js';

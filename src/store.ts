@@ -1,0 +1,943 @@
+/**
+ * SpanStore: the public face of the engine. An append-only span log (the retention set,
+ * immutable and keyed by span id), two derived indexes caught up from it (lexical BM25 +
+ * phrase, and vectors), the compaction guard, the audit scheduler and the verdict.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  addon,
+  DurabilityCode,
+  KIND_NAMES,
+  RecordFlag,
+  RecordKind,
+  ROLE_CODES,
+  ROLE_NAMES,
+  type AppendColumns,
+  type Durability,
+  type NativeEmbedder,
+  type NativeLexicalIndex,
+  type NativeSpan,
+  type NativeSpanLog,
+  type NativeVectorIndex,
+  type RecordKindName,
+} from './native.js';
+import { ErrorCode, SpanguardError } from './errors.js';
+import { detectAnchor } from './anchors.js';
+import type { GuardEvent } from './events.js';
+import { HitRateMonitor, MAX_AUDIT_INTERVAL, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
+import { DEFAULT_MATCH_POLICY, matches, profileQuery, type MatchPolicy } from './match.js';
+import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
+import { Auditor, type AuditReport } from './audit.js';
+
+/** Host embedder: returns one vector of `dims` floats per text. */
+export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
+
+export interface SpanStoreOptions {
+  /** How long the session must stay answerable, in seconds (default 30 days). */
+  horizonSeconds?: number;
+  /** How long raw spans are retained, in seconds (default: forever). Shorter than the horizon is refused unless `bestEffort`. */
+  rawTtlSeconds?: number;
+  /** Accept retention shorter than the horizon; the verdict can then never be `lossless`. */
+  bestEffort?: boolean;
+  /** `sync`: durable before append resolves; `group` (default): shared fdatasync; `none`: page cache, flushed at close. */
+  durability?: Durability;
+  /** Host embedder; default: the built-in deterministic feature-hashing embedder. */
+  embedder?: Embedder;
+  /** Vector dimensions (default 256 for the built-in embedder; required with `embedder`). */
+  dims?: number;
+  /** Audit every this many compactions (default 50; above 500 the verdict cannot be lossless). */
+  auditEvery?: number;
+  /** Verdict turns `unknown` after this many compactions without a passing audit (default 50). */
+  unknownAfter?: number;
+  /** What compaction does with anchors it cannot verify: throw (`refuse`, default) or keep them in the window (`spill`). */
+  policy?: 'refuse' | 'spill';
+  /** Open without the writer lock; no writes. Sees records other processes append after `refresh()`. */
+  readOnly?: boolean;
+  /** Segment size in bytes (default 64 MiB). */
+  segmentBytes?: number;
+  /** Largest text accepted, in UTF-8 bytes (default 16 MiB). */
+  maxTextBytes?: number;
+  /** Vector scalar kind (default `f16`). */
+  vectorScalar?: 'f32' | 'f16' | 'i8';
+  /** Probe-set size for the per-pass hit-rate monitor (default 16 stated facts + 16 perturbed). */
+  hitRateProbes?: number;
+  /** Facts checked per scheduled audit (default 32). */
+  auditSample?: number;
+  /** Override the honest-miss thresholds. */
+  matchPolicy?: MatchPolicy;
+}
+
+/** What a host appends: one turn (or a few consecutive turns as one span). */
+export interface TurnInput {
+  turn: number;
+  /** Last turn covered when the span joins several turns (default `turn`). */
+  turnEnd?: number;
+  role: string;
+  text: string;
+  tokens?: number;
+  /** true: always an anchor; false: never; absent: detected. */
+  anchor?: boolean;
+  meta?: Record<string, unknown>;
+  /** Milliseconds since the epoch (default now). */
+  timestamp?: number;
+}
+
+export interface Span {
+  id: number;
+  kind: RecordKindName;
+  role: string;
+  turnStart: number;
+  turnEnd: number;
+  timestamp: number;
+  tokens: number;
+  anchor: boolean;
+  text: string;
+  meta: Record<string, unknown> | null;
+}
+
+export type MatchedVia = 'exact' | 'lexical' | 'vector';
+
+export interface Hit {
+  spanId: number;
+  kind: 'raw' | 'summary';
+  turnStart: number;
+  turnEnd: number;
+  score: number;
+  via: MatchedVia;
+  text: string;
+  /** Verdict state when the query ran. */
+  verdict: VerdictState;
+  /** False unless the verdict is lossless: do not act on exact values from this hit. */
+  trustExactRecall: boolean;
+  /** True for a summary that a later pass re-summarized. */
+  superseded?: boolean;
+}
+
+export interface SearchOptions {
+  k?: number;
+  kinds?: ('raw' | 'summary')[];
+  /** Inclusive turn range filter. */
+  turns?: [number, number];
+  /** `raw`: the caller needs a verbatim raw span; resolving only to a summary degrades the verdict. */
+  expect?: 'raw' | 'any';
+}
+
+export interface SearchResult {
+  hits: Hit[];
+  /** True when nothing in the raw store matches: "not in transcript". */
+  miss: boolean;
+  verdict: VerdictState;
+  trustExactRecall: boolean;
+}
+
+export interface StoreStats {
+  dir: string;
+  spans: { raw: number; summary: number; event: number };
+  nextId: number;
+  bytesOnDisk: number;
+  durability: Durability;
+  readOnly: boolean;
+  lexical: Record<string, number | string>;
+  vector: Record<string, number | string>;
+  simd: string;
+  passes: number;
+  evicted: number;
+  anchors: number;
+  pinnedFacts: number;
+  recoveries: { file: string; offset: number; droppedBytes: number }[];
+}
+
+const DEFAULTS = {
+  horizonSeconds: 30 * 24 * 3600,
+  durability: 'group' as Durability,
+  dims: 256,
+  auditEvery: 50,
+  unknownAfter: 50,
+  policy: 'refuse' as const,
+  segmentBytes: 64 * 1024 * 1024,
+  maxTextBytes: 16 * 1024 * 1024,
+  vectorScalar: 'f16' as const,
+  hitRateProbes: 16,
+  auditSample: 32,
+};
+
+/** Exact scan is faster than HNSW below this many vectors per namespace (bench/vector-crossover.bench.ts). */
+const EXACT_BELOW = 20_000;
+const APPEND_CHUNK = 4096;
+
+function invalid(message: string): never {
+  throw new SpanguardError(ErrorCode.INVALID_OPTIONS, message);
+}
+
+function checkPositiveInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGER): void {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v <= 0 || v > max))
+    invalid(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` <= ${max}` : ''}, got ${String(v)}`);
+}
+
+type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy'>> & {
+  embedder: Embedder | undefined;
+  rawTtlSeconds: number;
+  matchPolicy: MatchPolicy;
+};
+
+function resolveOptions(options: SpanStoreOptions): Resolved {
+  if (options === null || typeof options !== 'object') invalid('options must be an object');
+  const known = new Set([
+    'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
+    'policy', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
+  ]);
+  for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
+  if (options.durability !== undefined && !(options.durability in DurabilityCode))
+    invalid(`durability must be 'sync', 'group' or 'none', got ${String(options.durability)}`);
+  if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill')
+    invalid(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
+  if (options.vectorScalar !== undefined && !['f32', 'f16', 'i8'].includes(options.vectorScalar))
+    invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
+  if (options.embedder !== undefined && typeof options.embedder !== 'function') invalid('embedder must be a function');
+  if (options.embedder !== undefined && options.dims === undefined) invalid('dims is required with a host embedder');
+  checkPositiveInt('horizonSeconds', options.horizonSeconds);
+  checkPositiveInt('rawTtlSeconds', options.rawTtlSeconds);
+  checkPositiveInt('dims', options.dims, 4096);
+  checkPositiveInt('auditEvery', options.auditEvery);
+  checkPositiveInt('unknownAfter', options.unknownAfter);
+  checkPositiveInt('segmentBytes', options.segmentBytes, 2 ** 40);
+  checkPositiveInt('maxTextBytes', options.maxTextBytes, 1024 * 1024 * 1024);
+  checkPositiveInt('hitRateProbes', options.hitRateProbes, 4096);
+  checkPositiveInt('auditSample', options.auditSample, 1_000_000);
+  if (options.segmentBytes !== undefined && options.segmentBytes < 4096) invalid('segmentBytes must be at least 4096');
+  return {
+    horizonSeconds: options.horizonSeconds ?? DEFAULTS.horizonSeconds,
+    rawTtlSeconds: options.rawTtlSeconds ?? Number.POSITIVE_INFINITY,
+    bestEffort: options.bestEffort ?? false,
+    durability: options.durability ?? DEFAULTS.durability,
+    embedder: options.embedder,
+    dims: options.dims ?? DEFAULTS.dims,
+    auditEvery: options.auditEvery ?? DEFAULTS.auditEvery,
+    unknownAfter: options.unknownAfter ?? DEFAULTS.unknownAfter,
+    policy: options.policy ?? DEFAULTS.policy,
+    readOnly: options.readOnly ?? false,
+    segmentBytes: options.segmentBytes ?? DEFAULTS.segmentBytes,
+    maxTextBytes: options.maxTextBytes ?? DEFAULTS.maxTextBytes,
+    vectorScalar: options.vectorScalar ?? DEFAULTS.vectorScalar,
+    hitRateProbes: options.hitRateProbes ?? DEFAULTS.hitRateProbes,
+    auditSample: options.auditSample ?? DEFAULTS.auditSample,
+    matchPolicy: options.matchPolicy ?? DEFAULT_MATCH_POLICY,
+  };
+}
+
+/** A growable bitset over span ids. */
+class IdSet {
+  private bits = new Uint8Array(1024);
+  size = 0;
+  has(id: number): boolean {
+    const byte = id >>> 3;
+    return byte < this.bits.length && (this.bits[byte]! & (1 << (id & 7))) !== 0;
+  }
+  add(id: number): void {
+    const byte = id >>> 3;
+    if (byte >= this.bits.length) {
+      const next = new Uint8Array(Math.max(this.bits.length * 2, byte + 1));
+      next.set(this.bits);
+      this.bits = next;
+    }
+    if ((this.bits[byte]! & (1 << (id & 7))) === 0) {
+      this.bits[byte]! |= 1 << (id & 7);
+      this.size++;
+    }
+  }
+}
+
+/** Guard state rebuilt from the log at open; the guard and auditor share it. */
+export interface GuardState {
+  /** Raw ids evicted from the live window by accepted passes. */
+  evicted: IdSet;
+  /** Raw ids flagged as anchors, in id order. */
+  anchors: number[];
+  /** Summaries that are in the window (not evicted, not superseded). */
+  liveSummaries: Set<number>;
+  superseded: Set<number>;
+  /** Host-pinned facts. */
+  pins: { fact: string; spanId: number }[];
+  passes: number;
+  lastTurn: number;
+}
+
+export class SpanStore {
+  /** @internal */ readonly log: NativeSpanLog;
+  /** @internal */ lexical: NativeLexicalIndex;
+  /** @internal */ vector: NativeVectorIndex;
+  /** @internal */ readonly embedderNative: NativeEmbedder;
+  /** @internal */ readonly state: GuardState;
+  /** @internal */ readonly monitor: VerdictMonitor;
+  /** @internal */ readonly hitRate: HitRateMonitor;
+  /** @internal */ readonly options: Resolved;
+  private readonly guard: CompactionGuard;
+  private readonly auditor: Auditor;
+  private closed = false;
+  private pending = new Set<Promise<unknown>>();
+  private lastVerdictState: VerdictState;
+
+  private constructor(
+    readonly dir: string,
+    options: Resolved,
+    log: NativeSpanLog,
+    lexical: NativeLexicalIndex,
+    vector: NativeVectorIndex,
+    embedder: NativeEmbedder,
+  ) {
+    this.options = options;
+    this.log = log;
+    this.lexical = lexical;
+    this.vector = vector;
+    this.embedderNative = embedder;
+    this.state = {
+      evicted: new IdSet(),
+      anchors: [],
+      liveSummaries: new Set(),
+      superseded: new Set(),
+      pins: [],
+      passes: 0,
+      lastTurn: -1,
+    };
+    const bestEffortReason =
+      options.rawTtlSeconds < options.horizonSeconds
+        ? `raw TTL ${options.rawTtlSeconds}s is shorter than the horizon ${options.horizonSeconds}s`
+        : undefined;
+    this.monitor = new VerdictMonitor({
+      unknownAfter: options.unknownAfter,
+      auditEvery: options.auditEvery,
+      bestEffort: options.bestEffort,
+      ...(bestEffortReason ? { bestEffortReason } : {}),
+    });
+    this.hitRate = new HitRateMonitor(0.15);
+    this.guard = new CompactionGuard(this);
+    this.auditor = new Auditor(this);
+    this.lastVerdictState = 'lossless';
+  }
+
+  /**
+   * Opens (or creates) a store in `dir`. Takes the writer lock unless `readOnly`; recovers a
+   * torn log tail; loads the indexes and catches them up from the log (rebuilding any that is
+   * missing, stale or corrupt); replays the event trail to restore the guard and verdict.
+   */
+  static async open(dir: string, options: SpanStoreOptions = {}): Promise<SpanStore> {
+    if (typeof dir !== 'string' || dir.length === 0) invalid('dir must be a non-empty path');
+    const o = resolveOptions(options);
+    if (o.rawTtlSeconds < o.horizonSeconds && !o.bestEffort) {
+      throw new SpanguardError(
+        ErrorCode.RETENTION_TOO_SHORT,
+        `rawTtlSeconds (${o.rawTtlSeconds}) is shorter than horizonSeconds (${o.horizonSeconds}): evicted turns would expire while the session can still ask for them. Raise the TTL, or open with bestEffort: true (the verdict is then never lossless).`,
+        { rawTtlSeconds: o.rawTtlSeconds, horizonSeconds: o.horizonSeconds },
+      );
+    }
+    const a = addon();
+    const logDir = path.join(dir, 'log');
+    const indexDir = path.join(dir, 'index');
+    if (!o.readOnly) {
+      fs.mkdirSync(logDir, { recursive: true, mode: 0o700 });
+      fs.mkdirSync(path.join(indexDir, 'vector'), { recursive: true, mode: 0o700 });
+    } else if (!fs.existsSync(logDir)) {
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `no spanguard store at ${dir} (missing ${logDir})`);
+    }
+    const log = new a.SpanLog(logDir, {
+      readOnly: o.readOnly,
+      durability: DurabilityCode[o.durability],
+      segmentBytes: o.segmentBytes,
+      maxTextBytes: o.maxTextBytes,
+    });
+    try {
+      const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
+      const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
+      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), {
+        dims: o.dims,
+        scalar: o.vectorScalar,
+        exactBelow: EXACT_BELOW,
+      });
+      const store = new SpanStore(dir, o, log, lexical, vector, embedder);
+      await store.replay();
+      return store;
+    } catch (e) {
+      await log.close();
+      throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- open-time replay
+
+  private async replay(): Promise<void> {
+    const next = this.log.nextId();
+    const disagreements: string[] = [];
+    for (const [name, index] of [['lexical', this.lexical], ['vector', this.vector]] as const) {
+      if (index.highWater() > next) {
+        disagreements.push(`${name} index covers ids up to ${index.highWater() - 1} but the log ends at ${next - 1}`);
+        this.rebuildIndex(name);
+      }
+    }
+    // One pass over the log restores anchors, summaries and the event trail.
+    const events: [number, GuardEvent][] = [];
+    for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK) {
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from))) {
+        if (r.kind === RecordKind.raw) {
+          if (r.flags & RecordFlag.anchor) this.state.anchors.push(r.id);
+          this.state.lastTurn = Math.max(this.state.lastTurn, r.turnEnd);
+        } else if (r.kind === RecordKind.event) {
+          try {
+            events.push([r.id, JSON.parse(r.text) as GuardEvent]);
+          } catch {
+            disagreements.push(`event record ${r.id} is not valid JSON`);
+          }
+        }
+      }
+    }
+    const summaryIds = new Set<number>();
+    for (const [id, e] of events) this.applyEvent(id, e, summaryIds);
+    this.lastVerdictState = this.monitor.verdict().state;
+    await this.catchUpIndexes();
+    if (disagreements.length > 0 && !this.options.readOnly) {
+      await this.recordEvent({
+        type: 'degrade',
+        pass: this.state.passes,
+        reason: 'index-disagreement',
+        detail: disagreements.join('; '),
+        spanIds: [],
+      });
+    }
+  }
+
+  /** Applies one event to the in-memory guard state and the verdict monitor. */
+  private applyEvent(id: number, e: GuardEvent, _seen?: Set<number>): void {
+    switch (e.type) {
+      case 'pass':
+        for (const [a, b] of e.evicted) for (let x = a; x <= b; x++) this.state.evicted.add(x);
+        for (const s of e.evictedSummaries) this.state.liveSummaries.delete(s);
+        for (const s of e.superseded) {
+          this.state.superseded.add(s);
+          this.state.liveSummaries.delete(s);
+        }
+        this.state.liveSummaries.add(e.summaryId);
+        this.state.passes = Math.max(this.state.passes, e.pass);
+        this.hitRate.restore(e.pass, e.hitRateAfter);
+        break;
+      case 'pin':
+        if (!e.auto) this.state.pins.push({ fact: e.fact, spanId: e.spanId });
+        break;
+      default:
+        break;
+    }
+    this.monitor.apply(id, e);
+  }
+
+  /** @internal Appends a guard event to the log and applies it; records a verdict change too. */
+  async recordEvent(e: GuardEvent): Promise<number> {
+    this.assertWritable();
+    const text = JSON.stringify(e);
+    const id = await this.log.append({
+      kinds: Uint8Array.of(RecordKind.event),
+      flags: Uint8Array.of(0),
+      roles: Uint8Array.of(0),
+      turnStart: Float64Array.of(Math.max(0, this.state.lastTurn)),
+      turnEnd: Float64Array.of(Math.max(0, this.state.lastTurn)),
+      timestamps: Float64Array.of(Date.now()),
+      tokens: Uint32Array.of(0),
+      texts: [text],
+      metas: [null],
+    });
+    this.applyEvent(id, e);
+    if (e.type !== 'verdict') {
+      const v = this.monitor.verdict();
+      if (v.state !== this.lastVerdictState) {
+        const from = this.lastVerdictState;
+        this.lastVerdictState = v.state;
+        await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
+      }
+    }
+    return id;
+  }
+
+  // ---------------------------------------------------------------- append
+
+  /** Appends one turn; resolves with its span id once durable under the store's mode. */
+  async append(turn: TurnInput): Promise<number> {
+    const ids = await this.appendMany([turn]);
+    return ids[0]!;
+  }
+
+  /**
+   * Appends turns as raw spans, in order, with contiguous ids. The whole batch is validated
+   * first: on any bad input nothing is written.
+   */
+  async appendMany(turns: readonly TurnInput[]): Promise<number[]> {
+    this.assertWritable();
+    if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'appendMany expects an array of turns');
+    const ids: number[] = [];
+    for (let i = 0; i < turns.length; i += APPEND_CHUNK) {
+      const chunk = turns.slice(i, i + APPEND_CHUNK);
+      const cols = this.columns(chunk, i);
+      const first = await this.track(this.log.append(cols));
+      for (let j = 0; j < chunk.length; j++) ids.push(first + j);
+      for (let j = 0; j < chunk.length; j++) if (cols.flags[j]! & RecordFlag.anchor) this.state.anchors.push(first + j);
+      this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[chunk.length - 1] ?? -1);
+      await this.catchUpIndexes();
+    }
+    return ids;
+  }
+
+  private columns(turns: readonly TurnInput[], offset: number): AppendColumns {
+    const n = turns.length;
+    const cols: AppendColumns = {
+      kinds: new Uint8Array(n).fill(RecordKind.raw),
+      flags: new Uint8Array(n),
+      roles: new Uint8Array(n),
+      turnStart: new Float64Array(n),
+      turnEnd: new Float64Array(n),
+      timestamps: new Float64Array(n),
+      tokens: new Uint32Array(n),
+      texts: new Array<string>(n),
+      metas: new Array<string | null>(n),
+    };
+    let prev = this.state.lastTurn;
+    const now = Date.now();
+    for (let i = 0; i < n; i++) {
+      const t = turns[i];
+      const where = `turn at index ${offset + i}`;
+      if (t === null || typeof t !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where} is not an object`);
+      if (typeof t.turn !== 'number' || !Number.isSafeInteger(t.turn) || t.turn < 0)
+        throw new SpanguardError(ErrorCode.INVALID_TURN, `${where}: turn must be a non-negative integer, got ${String(t.turn)}`);
+      const end = t.turnEnd ?? t.turn;
+      if (typeof end !== 'number' || !Number.isSafeInteger(end) || end < t.turn)
+        throw new SpanguardError(ErrorCode.INVALID_TURN, `${where}: turnEnd must be an integer >= turn, got ${String(t.turnEnd)}`);
+      if (t.turn < prev)
+        throw new SpanguardError(ErrorCode.TURN_ORDER, `${where}: turn ${t.turn} goes backwards (previous span reached turn ${prev})`, {
+          turn: t.turn,
+          previous: prev,
+        });
+      prev = Math.max(prev, end);
+      if (typeof t.text !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: text must be a string`);
+      if (!t.text.isWellFormed())
+        throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: text is not valid UTF-8 (it contains a lone surrogate)`);
+      if (typeof t.role !== 'string' || t.role.length === 0)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: role must be a non-empty string`);
+      if (t.tokens !== undefined && (!Number.isInteger(t.tokens) || t.tokens < 0 || t.tokens > 0xffffffff))
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: tokens must be a non-negative integer`);
+      if (t.anchor !== undefined && typeof t.anchor !== 'boolean')
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: anchor must be a boolean`);
+      const roleCode = ROLE_CODES[t.role];
+      let meta: Record<string, unknown> | undefined = t.meta;
+      if (roleCode === undefined) meta = { ...(meta ?? {}), role: t.role };
+      let metaText: string | null = null;
+      if (meta !== undefined) {
+        if (meta === null || typeof meta !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: meta must be an object`);
+        metaText = JSON.stringify(meta);
+        if (!metaText.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: meta is not valid UTF-8`);
+      }
+      const anchor = t.anchor ?? detectAnchor(t.text, t.role) !== null;
+      cols.flags[i] = anchor ? RecordFlag.anchor : 0;
+      cols.roles[i] = roleCode ?? 0;
+      cols.turnStart[i] = t.turn;
+      cols.turnEnd[i] = end;
+      cols.timestamps[i] = t.timestamp ?? now;
+      cols.tokens[i] = t.tokens ?? 0;
+      cols.texts[i] = t.text;
+      cols.metas[i] = metaText;
+    }
+    return cols;
+  }
+
+  /** @internal Appends a summary record (kind summary) and indexes it in the summary namespace. */
+  async appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number): Promise<number> {
+    if (!text.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, 'summary text is not valid UTF-8');
+    const id = await this.track(
+      this.log.append({
+        kinds: Uint8Array.of(RecordKind.summary),
+        flags: Uint8Array.of(0),
+        roles: Uint8Array.of(ROLE_CODES.system!),
+        turnStart: Float64Array.of(turnStart),
+        turnEnd: Float64Array.of(turnEnd),
+        timestamps: Float64Array.of(Date.now()),
+        tokens: Uint32Array.of(tokens),
+        texts: [text],
+        metas: [null],
+      }),
+    );
+    await this.catchUpIndexes();
+    return id;
+  }
+
+  /** Brings both indexes up to the end of the log (the only way anything gets indexed). */
+  private async catchUpIndexes(): Promise<void> {
+    this.lexical.catchUp(this.log);
+    if (!this.options.embedder) {
+      this.vector.catchUp(this.log, this.embedderNative);
+      return;
+    }
+    const next = this.log.nextId();
+    for (let from = this.vector.highWater(); from < next; ) {
+      const batch = this.log
+        .scan(from, Math.min(256, next - from))
+        .filter((r) => r.kind === RecordKind.raw || r.kind === RecordKind.summary);
+      from += Math.min(256, next - from);
+      if (batch.length === 0) continue;
+      let vectors: Float32Array[];
+      try {
+        vectors = await this.options.embedder(batch.map((r) => r.text));
+      } catch (e) {
+        throw new SpanguardError(ErrorCode.EMBEDDER_FAILED, `host embedder failed: ${(e as Error).message}`);
+      }
+      if (!Array.isArray(vectors) || vectors.length !== batch.length)
+        throw new SpanguardError(
+          ErrorCode.DIMENSION_MISMATCH,
+          `host embedder returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${batch.length} texts`,
+        );
+      const flat = new Float32Array(batch.length * this.options.dims);
+      vectors.forEach((v, i) => {
+        if (!(v instanceof Float32Array) || v.length !== this.options.dims)
+          throw new SpanguardError(
+            ErrorCode.DIMENSION_MISMATCH,
+            `host embedder returned a vector of length ${(v as Float32Array)?.length} for span ${batch[i]!.id}; declared dims ${this.options.dims}`,
+          );
+        flat.set(v, i * this.options.dims);
+      });
+      this.vector.add(Float64Array.from(batch, (r) => r.id), Uint8Array.from(batch, (r) => r.kind), flat);
+    }
+  }
+
+  /** @internal Embeds query texts with whichever embedder the store uses. */
+  async embedQuery(texts: string[]): Promise<Float32Array> {
+    if (!this.options.embedder) return this.embedderNative.embed(texts);
+    const vs = await this.options.embedder(texts);
+    const flat = new Float32Array(texts.length * this.options.dims);
+    vs.forEach((v, i) => {
+      if (!(v instanceof Float32Array) || v.length !== this.options.dims)
+        throw new SpanguardError(ErrorCode.DIMENSION_MISMATCH, `host embedder returned a vector of the wrong length for a query`);
+      for (const x of v) if (!Number.isFinite(x)) throw new SpanguardError(ErrorCode.NON_FINITE_VECTOR, 'host embedder returned a non-finite value');
+      flat.set(v, i * this.options.dims);
+    });
+    return flat;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The span, verbatim, with its turn range; undefined for an unknown id. */
+  get(id: number): Span | undefined {
+    this.assertOpen();
+    if (!Number.isSafeInteger(id) || id < 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `span id must be a non-negative integer, got ${String(id)}`);
+    const r = this.log.get(id);
+    return r ? toSpan(r) : undefined;
+  }
+
+  /** Many spans in one crossing; `undefined` holes for unknown ids. */
+  getMany(ids: readonly number[]): (Span | undefined)[] {
+    this.assertOpen();
+    return this.log.getMany(Float64Array.from(ids)).map((r) => (r ? toSpan(r) : undefined));
+  }
+
+  /**
+   * Hybrid search: exact phrase, BM25 and vector candidates fused by reciprocal rank, then
+   * held to the honest-miss rule. `miss` is true when nothing in the raw namespace matches.
+   */
+  async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
+    this.assertOpen();
+    if (typeof query !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'query must be a string');
+    const k = options.k ?? 10;
+    if (!Number.isInteger(k) || k <= 0 || k > 10_000) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `k must be an integer in 1..10000`);
+    const kinds = options.kinds ?? ['raw'];
+    for (const kind of kinds)
+      if (kind !== 'raw' && kind !== 'summary') throw new SpanguardError(ErrorCode.UNKNOWN_KIND, `unknown kind ${String(kind)}`);
+    const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
+    const verdictState = this.monitor.verdict().state;
+    const profile = profileQuery(query);
+    const depth = Math.max(50, 3 * k);
+    const qv = await this.embedQuery([query]);
+    type Cand = { id: number; kind: number; exact: boolean; lex: number; vec: number; score: number };
+    const cands = new Map<number, Cand>();
+    const touch = (id: number, kind: number): Cand => {
+      let c = cands.get(id);
+      if (!c) cands.set(id, (c = { id, kind, exact: false, lex: Infinity, vec: Infinity, score: 0 }));
+      return c;
+    };
+    for (const name of kinds) {
+      const kind = RecordKind[name];
+      const trimmed = query.trim();
+      if (trimmed.length >= 3) for (const id of this.lexical.phrase(this.log, trimmed, kind, depth)) touch(id, kind).exact = true;
+      const lex = this.lexical.search(query, depth, kind, tmin, tmax);
+      lex.ids.forEach((id, rank) => {
+        const c = touch(id, kind);
+        c.lex = Math.min(c.lex, rank);
+      });
+      const vec = this.vector.search(qv, depth, kind);
+      vec.ids.forEach((id, rank) => {
+        const c = touch(id, kind);
+        c.vec = Math.min(c.vec, rank);
+      });
+    }
+    // Reciprocal-rank fusion (k=60): rank-based, so BM25 and cosine need no shared scale.
+    for (const c of cands.values()) {
+      c.score = (c.exact ? 1 : 0) + (Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0) + (Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0);
+    }
+    const ranked = [...cands.values()].sort((a, b) => b.score - a.score).slice(0, Math.max(depth, k));
+    const spans = this.log.getMany(Float64Array.from(ranked, (c) => c.id));
+    const hits: Hit[] = [];
+    let rawMatched = false;
+    let summaryMatched = false;
+    const trust = verdictState === 'lossless';
+    for (let i = 0; i < ranked.length && hits.length < k; i++) {
+      const c = ranked[i]!;
+      const s = spans[i];
+      if (!s) continue;
+      if (!Number.isNaN(tmin) && (s.turnEnd < tmin || s.turnStart > tmax)) continue;
+      if (!c.exact && !matches(profile, s.text, this.options.matchPolicy)) continue;
+      if (c.kind === RecordKind.raw) rawMatched = true;
+      else summaryMatched = true;
+      hits.push({
+        spanId: s.id,
+        kind: c.kind === RecordKind.raw ? 'raw' : 'summary',
+        turnStart: s.turnStart,
+        turnEnd: s.turnEnd,
+        score: c.score,
+        via: c.exact ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
+        text: s.text,
+        verdict: verdictState,
+        trustExactRecall: trust,
+        ...(c.kind === RecordKind.summary ? { superseded: this.state.superseded.has(s.id) } : {}),
+      });
+    }
+    if (options.expect === 'raw' && !rawMatched && summaryMatched && !this.options.readOnly) {
+      await this.recordEvent({
+        type: 'degrade',
+        pass: this.state.passes,
+        reason: 'expected-raw-got-summary',
+        detail: `query ${JSON.stringify(query.slice(0, 120))} expected a raw span and resolved only to summary ${hits[0]?.spanId}`,
+        spanIds: hits.map((h) => h.spanId),
+      });
+      const v = this.monitor.verdict();
+      for (const h of hits) {
+        h.verdict = v.state;
+        h.trustExactRecall = false;
+      }
+      return { hits, miss: true, verdict: v.state, trustExactRecall: false };
+    }
+    return { hits, miss: !rawMatched, verdict: verdictState, trustExactRecall: trust };
+  }
+
+  /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
+  findExact(phrase: string, options: { limit?: number } = {}): Hit[] {
+    this.assertOpen();
+    if (typeof phrase !== 'string' || phrase.length === 0)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'phrase must be a non-empty string');
+    const ids = this.lexical.phrase(this.log, phrase, RecordKind.raw, options.limit ?? 1_000_000);
+    const v = this.monitor.verdict().state;
+    return this.log.getMany(ids).flatMap((s) =>
+      s
+        ? [
+            {
+              spanId: s.id,
+              kind: 'raw' as const,
+              turnStart: s.turnStart,
+              turnEnd: s.turnEnd,
+              score: 1,
+              via: 'exact' as const,
+              text: s.text,
+              verdict: v,
+              trustExactRecall: v === 'lossless',
+            },
+          ]
+        : [],
+    );
+  }
+
+  // ---------------------------------------------------------------- guard, audits, verdict
+
+  /**
+   * One compaction pass. `evict`: ids leaving the live window; `rewrite`: entries this pass
+   * replaces with its summary (summaries only: a raw id throws LosslessRetrievalBoundaryError);
+   * `summary`: the new entry. Returns a receipt, or throws (CompactionRefusedError for
+   * anchors that are not verifiably retrievable under the `refuse` policy).
+   */
+  async compact(request: CompactionRequest): Promise<CompactionReceipt> {
+    this.assertWritable();
+    const receipt = await this.guard.compact(request);
+    if (this.state.passes % this.options.auditEvery === 0) await this.audit();
+    return receipt;
+  }
+
+  /** Pins a fact that must come back verbatim from raw span `spanId`; audits check it. */
+  async pin(fact: string, spanId: number): Promise<void> {
+    this.assertWritable();
+    if (typeof fact !== 'string' || fact.length === 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'fact must be a non-empty string');
+    if (!fact.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, 'fact is not valid UTF-8');
+    const s = this.log.get(spanId);
+    if (!s || s.kind !== RecordKind.raw)
+      throw new SpanguardError(ErrorCode.UNKNOWN_SPAN, `cannot pin to span ${spanId}: no raw span has that id`, { spanId });
+    await this.recordEvent({ type: 'pin', fact, spanId, auto: false });
+  }
+
+  /** Runs an audit now: pinned facts (host and anchors) and a sample of evicted spans. */
+  async audit(options: { full?: boolean } = {}): Promise<AuditReport> {
+    this.assertWritable();
+    return this.auditor.run(options.full ?? false);
+  }
+
+  /** The verdict with its reasons and evidence (computed from the event trail). */
+  verdict(): Verdict {
+    this.assertOpen();
+    return this.monitor.verdict();
+  }
+
+  /** The recorded events, oldest first: the verdict's explanation. */
+  events(): { id: number; event: GuardEvent }[] {
+    this.assertOpen();
+    const out: { id: number; event: GuardEvent }[] = [];
+    const next = this.log.nextId();
+    for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK)
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from)))
+        if (r.kind === RecordKind.event) out.push({ id: r.id, event: JSON.parse(r.text) as GuardEvent });
+    return out;
+  }
+
+  /**
+   * Rebuilds every index from the log, then runs a full audit. Only a passing audit after
+   * the rebuild clears a degraded verdict; the repair is recorded either way.
+   */
+  async repair(): Promise<{ rebuilt: string[]; audit: AuditReport; verdict: Verdict }> {
+    this.assertWritable();
+    this.rebuildIndex('lexical');
+    this.rebuildIndex('vector');
+    await this.catchUpIndexes();
+    const report = await this.auditor.check(true);
+    await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: report.passed });
+    if (report.passed) await this.auditor.record(report);
+    return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
+  }
+
+  private rebuildIndex(name: 'lexical' | 'vector'): void {
+    const a = addon();
+    const indexDir = path.join(this.dir, 'index');
+    if (name === 'lexical') {
+      const file = path.join(indexDir, 'lexical.idx');
+      if (!this.options.readOnly) fs.rmSync(file, { force: true });
+      this.lexical = new a.LexicalIndex(this.options.readOnly ? path.join(indexDir, 'lexical.rebuild-in-memory') : file);
+    } else {
+      const vdir = path.join(indexDir, 'vector');
+      if (!this.options.readOnly) {
+        for (const f of fs.readdirSync(vdir)) if (f.endsWith('.usearch') || f.endsWith('.meta')) fs.rmSync(path.join(vdir, f), { force: true });
+      }
+      this.vector = new a.VectorIndex(vdir, { dims: this.options.dims, scalar: this.options.vectorScalar, exactBelow: EXACT_BELOW });
+    }
+  }
+
+  /** Readers: picks up records another process appended; returns how many are new. */
+  async refresh(): Promise<number> {
+    this.assertOpen();
+    const before = this.log.nextId();
+    const after = this.log.refresh();
+    if (after > before) {
+      for (const r of this.log.scan(before, after - before)) {
+        if (r.kind === RecordKind.raw && r.flags & RecordFlag.anchor) this.state.anchors.push(r.id);
+        if (r.kind === RecordKind.event) this.applyEvent(r.id, JSON.parse(r.text) as GuardEvent);
+      }
+      await this.catchUpIndexes();
+    }
+    return after - before;
+  }
+
+  /** Persists both indexes crash-safely (after flushing the log, so no index is ahead of it). */
+  async checkpoint(): Promise<void> {
+    this.assertWritable();
+    await this.log.flush();
+    this.lexical.save();
+    this.vector.save();
+  }
+
+  stats(): StoreStats {
+    this.assertOpen();
+    const ls = this.log.stats();
+    const counts = { raw: 0, summary: 0, event: 0 };
+    const lex = this.lexical.stats();
+    const vec = this.vector.stats();
+    counts.raw = Number(lex.rawDocs ?? 0);
+    counts.summary = Number(lex.summaryDocs ?? 0);
+    counts.event = ls.nextId - ls.firstId - counts.raw - counts.summary;
+    return {
+      dir: this.dir,
+      spans: counts,
+      nextId: ls.nextId,
+      bytesOnDisk: dirBytes(this.dir),
+      durability: this.options.durability,
+      readOnly: this.options.readOnly,
+      lexical: lex,
+      vector: vec,
+      simd: addon().simdIsa(),
+      passes: this.state.passes,
+      evicted: this.state.evicted.size,
+      anchors: this.state.anchors.length,
+      pinnedFacts: this.state.pins.length + this.state.anchors.length,
+      recoveries: ls.recoveries,
+    };
+  }
+
+  /** Waits for in-flight appends, checkpoints the indexes, flushes and closes the log. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.allSettled([...this.pending]);
+    this.closed = true;
+    try {
+      if (!this.options.readOnly && !this.log.stats().failed) {
+        await this.log.flush();
+        this.lexical.save();
+        this.vector.save();
+      }
+    } finally {
+      await this.log.close();
+    }
+  }
+
+  /** @internal */
+  assertOpen(): void {
+    if (this.closed) throw new SpanguardError(ErrorCode.CLOSED, 'the store is closed');
+  }
+
+  /** @internal */
+  assertWritable(): void {
+    this.assertOpen();
+    if (this.options.readOnly) throw new SpanguardError(ErrorCode.READ_ONLY, 'the store was opened readOnly');
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.pending.add(p);
+    const done = () => this.pending.delete(p);
+    p.then(done, done);
+    return p;
+  }
+}
+
+/** @internal */
+export function toSpan(r: NativeSpan): Span {
+  let meta: Record<string, unknown> | null = null;
+  if (r.meta) meta = JSON.parse(r.meta) as Record<string, unknown>;
+  const role = (meta && typeof meta.role === 'string' && r.role === 0 ? meta.role : ROLE_NAMES[r.role]) ?? 'other';
+  return {
+    id: r.id,
+    kind: KIND_NAMES[r.kind] ?? 'raw',
+    role,
+    turnStart: r.turnStart,
+    turnEnd: r.turnEnd,
+    timestamp: r.timestamp,
+    tokens: r.tokens,
+    anchor: (r.flags & RecordFlag.anchor) !== 0,
+    text: r.text,
+    meta,
+  };
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += dirBytes(p);
+    else if (entry.isFile()) total += fs.statSync(p).size;
+  }
+  return total;
+}
+
+export { MAX_AUDIT_INTERVAL };
