@@ -19,3 +19,5 @@ export {
   CorruptionError,
   ErrorCode,
 } from './errors.js';
+export { ContextWindow, extractiveSummary, defaultCountTokens } from './window.js';
+export type { ContextWindowOptions, WindowTurn, Summarizer, SummarizeInput, Message, RecallResult, WindowStats } from './window.js';
