@@ -930,7 +930,8 @@ export function toSpan(r: NativeSpan): Span {
   };
 }
 
-function dirBytes(dir: string): number {
+/** Bytes of every file under `dir`. */
+export function dirBytes(dir: string): number {
   let total = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);

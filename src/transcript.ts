@@ -1,0 +1,125 @@
+/**
+ * Transcript input for the command line: the JSONL of turns used in shared/data
+ * (`{turn, role, text, ...}`) and OpenAI-style chat messages (`{role, content}` with tool
+ * calls). The whole file is parsed and checked before anything is written, so a malformed
+ * line is reported with its number and the store is left untouched.
+ */
+import fs from 'node:fs';
+import zlib from 'node:zlib';
+import type { WindowTurn } from './window.js';
+
+export class TranscriptError extends Error {
+  constructor(
+    message: string,
+    readonly line: number,
+  ) {
+    super(message);
+    this.name = 'TranscriptError';
+  }
+}
+
+export interface Question {
+  question: string;
+  answer: string;
+  evidenceTurns: number[];
+}
+
+export function readText(file: string): string {
+  const buf = fs.readFileSync(file);
+  const gz = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+  return (gz ? zlib.gunzipSync(buf) : buf).toString('utf8');
+}
+
+interface OpenAiMessage {
+  role?: unknown;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
+  name?: unknown;
+}
+
+function contentText(content: unknown, line: number): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content))
+    return content
+      .map((part) => {
+        if (typeof part === 'string') return part;
+        if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') return (part as { text: string }).text;
+        return '';
+      })
+      .join('');
+  throw new TranscriptError(`line ${line}: "content" must be a string, an array of parts or null`, line);
+}
+
+/** Parses a whole transcript; throws TranscriptError naming the first bad line. */
+export function parseTranscript(text: string): WindowTurn[] {
+  const out: WindowTurn[] = [];
+  const lines = text.split('\n');
+  let autoTurn = 0;
+  let lastTurn = -1;
+  for (let i = 0; i < lines.length; i++) {
+    const lineNo = i + 1;
+    const raw = lines[i]!.trim();
+    if (raw.length === 0) continue;
+    let obj: Record<string, unknown>;
+    try {
+      obj = JSON.parse(raw) as Record<string, unknown>;
+    } catch (e) {
+      throw new TranscriptError(`line ${lineNo}: not valid JSON (${(e as Error).message})`, lineNo);
+    }
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new TranscriptError(`line ${lineNo}: expected a JSON object`, lineNo);
+    let turn: WindowTurn;
+    if (typeof obj.text === 'string' || typeof obj.turn === 'number') {
+      if (typeof obj.text !== 'string') throw new TranscriptError(`line ${lineNo}: "text" must be a string`, lineNo);
+      if (typeof obj.turn !== 'number' || !Number.isSafeInteger(obj.turn) || obj.turn < 0)
+        throw new TranscriptError(`line ${lineNo}: "turn" must be a non-negative integer`, lineNo);
+      if (typeof obj.role !== 'string' || obj.role.length === 0) throw new TranscriptError(`line ${lineNo}: "role" must be a non-empty string`, lineNo);
+      const kind = typeof obj.kind === 'string' ? obj.kind : undefined;
+      turn = {
+        turn: obj.turn,
+        role: obj.role,
+        text: obj.text,
+        // Tool output stays with the call that produced it.
+        attachToPrevious: obj.role === 'tool' || kind === 'observation' || kind === 'tool_result',
+        ...(typeof obj.tokens === 'number' ? { tokens: obj.tokens } : {}),
+        ...(kind ? { meta: { kind } } : {}),
+      };
+    } else if (typeof obj.role === 'string') {
+      const m = obj as OpenAiMessage;
+      let body = contentText(m.content, lineNo);
+      if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) body += (body ? '\n' : '') + JSON.stringify(m.tool_calls);
+      turn = {
+        turn: ++autoTurn,
+        role: obj.role as string,
+        text: body,
+        attachToPrevious: obj.role === 'tool',
+        ...(typeof m.tool_call_id === 'string' ? { meta: { tool_call_id: m.tool_call_id } } : {}),
+      };
+    } else {
+      throw new TranscriptError(`line ${lineNo}: neither a turn ({turn, role, text}) nor a chat message ({role, content})`, lineNo);
+    }
+    if (!turn.text.isWellFormed()) throw new TranscriptError(`line ${lineNo}: text is not valid UTF-8 (lone surrogate)`, lineNo);
+    if (turn.turn < lastTurn) throw new TranscriptError(`line ${lineNo}: turn ${turn.turn} goes backwards (previous ${lastTurn})`, lineNo);
+    lastTurn = turn.turn;
+    out.push(turn);
+  }
+  return out;
+}
+
+export function parseQuestions(text: string): Question[] {
+  const out: Question[] = [];
+  text.split('\n').forEach((raw, i) => {
+    if (!raw.trim()) return;
+    let q: Record<string, unknown>;
+    try {
+      q = JSON.parse(raw) as Record<string, unknown>;
+    } catch (e) {
+      throw new TranscriptError(`questions line ${i + 1}: not valid JSON (${(e as Error).message})`, i + 1);
+    }
+    if (typeof q.question !== 'string' || typeof q.answer !== 'string' || !Array.isArray(q.evidence_turns))
+      throw new TranscriptError(`questions line ${i + 1}: needs "question", "answer" and "evidence_turns"`, i + 1);
+    out.push({ question: q.question, answer: q.answer, evidenceTurns: q.evidence_turns as number[] });
+  });
+  return out;
+}
