@@ -74,9 +74,13 @@ Exit 0: clean · 3: log corruption (file and byte offset printed) · 4: log/inde
   report: `Usage: spanguard report DIR --html out.html [--json]`,
 };
 
-function parse(argv: string[], options: Parameters<typeof parseArgs>[0]['options']) {
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+type Parsed = { values: Record<string, string | boolean | undefined>; positionals: string[] };
+
+function parse(argv: string[], options: OptionSpec): Parsed {
   try {
-    return parseArgs({ args: argv, options: { help: { type: 'boolean' }, json: { type: 'boolean' }, ...options }, allowPositionals: true, strict: true });
+    const r = parseArgs({ args: argv, options: { help: { type: 'boolean' }, json: { type: 'boolean' }, ...options }, allowPositionals: true, strict: true });
+    return { values: r.values as Parsed['values'], positionals: r.positionals };
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
