@@ -38,13 +38,13 @@ export function detectAnchor(text: string, role: string): AnchorMatch | null {
   const head = text.length > 65_536 ? text.slice(0, 65_536) : text;
   const q = QUANTITY.exec(head);
   if (q) return { rule: 'quantity', fact: lineAround(text, q.index, q[0].length) };
+  const k = CONFIG.exec(head);
+  if (k) return { rule: 'configuration', fact: lineAround(text, k.index, k[0].length) };
   const c = CONSTRAINT.exec(head);
   if (c) {
     const line = lineAround(text, c.index, c[0].length);
     if (HAS_NUMBER.test(line) || role === 'user' || role === 'system') return { rule: 'constraint', fact: line };
   }
-  const k = CONFIG.exec(head);
-  if (k) return { rule: 'configuration', fact: lineAround(text, k.index, k[0].length) };
   return null;
 }
 
