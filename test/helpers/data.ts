@@ -1,0 +1,43 @@
+// Real turns from shared/data for tests that need realistic filler; a deterministic
+// transcript-like generator when the data is absent (a clean clone without shared/).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SAMPLE = path.join(root, 'samples', 'miniswe-slice', 'turns.jsonl.gz');
+const SHARED = path.join(root, '..', 'shared', 'data', 'miniswe-gemini3pro-verified', 'turns.jsonl.gz');
+
+export interface RealTurn {
+  turn: number;
+  role: string;
+  text: string;
+  kind?: string;
+}
+
+let cache: RealTurn[] | undefined;
+
+/** `n` real turns (cycling through the bundled sample, or the full shared transcript when n is larger). */
+export function realTurns(n: number): RealTurn[] {
+  if (!cache || cache.length < n) {
+    const file = n > 3000 && fs.existsSync(SHARED) ? SHARED : SAMPLE;
+    cache = zlib
+      .gunzipSync(fs.readFileSync(file))
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as RealTurn);
+  }
+  const out: RealTurn[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = cache[i % cache.length]!;
+    out.push({ ...t, turn: i + 1 });
+  }
+  return out;
+}
+
+export function tmpDir(prefix = 'spanguard-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}

@@ -1,0 +1,87 @@
+// ContextWindow (issue 5): budget, unit-preserving eviction, summaries, recall.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ContextWindow, SpanStore, type SummarizeInput } from '../src/index.js';
+import { realTurns, tmpDir } from './helpers/data.js';
+
+const open: SpanStore[] = [];
+afterEach(async () => {
+  while (open.length) await open.pop()!.close();
+});
+
+async function setup(budgetTokens = 4000, n = 500) {
+  const store = await SpanStore.open(tmpDir(), { durability: 'none' });
+  open.push(store);
+  const calls: SummarizeInput[][] = [];
+  const window = new ContextWindow(store, {
+    budgetTokens,
+    keepRecentTurns: 4,
+    summarize: async (spans) => {
+      calls.push(spans);
+      return `turns ${spans[0]!.turnStart}-${spans[spans.length - 1]!.turnEnd}: ${spans.length} spans`;
+    },
+  });
+  const turns = realTurns(n);
+  const maxAfter: number[] = [];
+  for (const t of turns) {
+    await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' });
+    maxAfter.push(window.stats().tokens);
+  }
+  return { store, window, turns, calls, maxAfter };
+}
+
+describe('window invariant: the live window fits the budget after every push', () => {
+  it('stays under budget except for the recent tail, running passes as it goes', async () => {
+    const { window, turns } = await setup(4000);
+    const st = window.stats();
+    expect(st.passes).toBeGreaterThan(5);
+    expect(st.tokens).toBeLessThanOrEqual(4000 + Math.max(...turns.slice(-4).map((t) => t.text.length)));
+  });
+});
+
+describe('eviction: oldest first, never splitting a tool call from its result', () => {
+  it('an observation is evicted exactly when its action is', async () => {
+    const { store, turns } = await setup(3000, 400);
+    for (let i = 1; i < turns.length; i++) {
+      if (turns[i]!.kind !== 'observation') continue;
+      const idObs = i + 1; // ids start at 1 and nothing else was appended between turns
+      expect(store.state.evicted.has(idObs), `turn ${turns[i]!.turn}`).toBe(store.state.evicted.has(idObs - 1));
+    }
+  });
+});
+
+describe('the summarizer is pluggable and summaries cite their turn ranges', () => {
+  it('calls the host summarizer and marks summaries in messages()', async () => {
+    const { window, calls } = await setup(3000, 300);
+    expect(calls.length).toBeGreaterThan(0);
+    const msgs = window.messages();
+    const summaries = msgs.filter((m) => m.summary);
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(summaries[0]!.content).toMatch(/^\[summary of turns \d+–\d+; not authoritative for exact values/);
+    expect(msgs[msgs.length - 1]!.summary).toBeUndefined();
+  });
+});
+
+describe('recall reaches evicted history verbatim, or says "not in transcript"', () => {
+  it('returns the evicted raw span verbatim with provenance', async () => {
+    const { window, turns, store } = await setup(3000, 400);
+    const target = turns.find((t) => t.turn < 100 && /Ran \d+ tests? in/.test(t.text)) ?? turns.find((t) => t.turn < 100 && t.text.length > 200)!;
+    const line = target.text.split('\n').find((l) => l.trim().length > 30)!.trim();
+    expect(store.state.evicted.has(target.turn)).toBe(true);
+    const r = await window.recall(line);
+    expect(r.status).toBe('found');
+    expect(r.hits.some((h) => h.turnStart === target.turn && h.text === target.text)).toBe(true);
+  });
+  it('a value that was never stated is "not in transcript"', async () => {
+    const { window } = await setup(3000, 300);
+    const r = await window.recall('the production database password rotation interval is 97 days');
+    expect(r).toMatchObject({ status: 'not-in-transcript', hits: [], text: 'not in transcript' });
+  });
+  it('when the verdict is not lossless, hits are flagged "do not trust exact values"', async () => {
+    const { window, store, turns } = await setup(3000, 300);
+    await store.compact({ evict: [], rewrite: [1], summary: { text: 'x', turnStart: 1, turnEnd: 1 } }).catch(() => {});
+    const line = turns[1]!.text.split('\n').find((l) => l.trim().length > 20)!.trim();
+    const r = await window.recall(line);
+    expect(r.status).toBe('degraded');
+    expect(r.text).toMatch(/^retrieval degraded: do not trust exact values/);
+  });
+});
