@@ -6,6 +6,7 @@
  * Ids cross the boundary as JS numbers: span ids are u64 on disk but the store refuses to
  * assign one above Number.MAX_SAFE_INTEGER (2^53 - 1), so they are exact doubles.
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -174,8 +175,21 @@ export interface Addon {
   simdIsa(): string;
 }
 
-/** Package root: this file is src/native.ts or dist/native.js, one level below. */
-export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Package root: the nearest directory above this file whose package.json is spanguard's (src/, dist/ or a bench build). */
+export const packageRoot = ((): string => {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string };
+      if (pkg.name === 'spanguard') return dir;
+    } catch {
+      // not here; keep walking up
+    }
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('spanguard: cannot find the package root (package.json)');
+    dir = up;
+  }
+})();
 
 let loaded: Addon | undefined;
 
