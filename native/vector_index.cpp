@@ -175,6 +175,7 @@ std::string VectorIndex::snapshot_path(uint8_t kind) const {
 VectorIndex::index_t VectorIndex::make_index() const {
   metric_punned_t metric = metric_punned_t::builtin(options_.dims, metric_kind_t::cos_k, ToUsearch(options_.scalar));
   index_dense_config_t config(options_.connectivity, options_.expansion_add, options_.expansion_search);
+  config.multi = true;  // windows of one span share its id
   auto made = index_t::make(metric, config, unum::usearch::default_free_value<uint64_t>(),
                             index_limits_t(0, kBuildThreads));
   if (!made) throw NativeError("IO_ERROR", std::string("cannot create vector index: ") + made.error.what());
@@ -274,9 +275,10 @@ void VectorIndex::index_rows(Namespace& ns, const uint64_t* ids, const float* ve
     if (!err.empty()) throw NativeError("IO_ERROR", "vector index add failed: " + err);
 }
 
-void VectorIndex::store_and_index(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n) {
+void VectorIndex::store_and_index(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last,
+                                  const float* vectors, size_t n) {
   if (n == 0) return;
-  store_->append(ids, kinds, vectors, n);
+  store_->append(ids, kinds, last, vectors, n);
   high_water_ = std::max(high_water_, ids[n - 1] + 1);
   const size_t dims = options_.dims;
   size_t n_summary = 0;
@@ -326,7 +328,7 @@ void VectorIndex::add(const uint64_t* ids, const uint8_t* kinds, const float* ve
       }
     }
   }
-  store_and_index(ids, kinds, vectors, n);
+  store_and_index(ids, kinds, nullptr, vectors, n);
 }
 
 size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder) {
@@ -342,32 +344,38 @@ size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder)
   // Reused across batches. Texts are copied out of the log's mapping so the embedding can
   // run on two threads without touching memory the log may remap.
   std::string texts;
-  std::vector<size_t> offsets;
+  std::vector<std::pair<size_t, size_t>> windows;  // (offset in texts, length)
   std::vector<uint64_t> ids;
   std::vector<uint8_t> kinds;
+  std::vector<uint8_t> last;
   std::vector<float> vecs;
+  std::vector<std::pair<size_t, size_t>> cuts;
   EmbedScratch scratch[kBuildThreads];
 
   while (id < end) {
     texts.clear();
-    offsets.assign(1, 0);
+    windows.clear();
     ids.clear();
     kinds.clear();
     uint64_t next = id;
-    for (; next < end && ids.size() < kCatchUpSpans && texts.size() < kCatchUpBytes; ++next) {
+    for (; next < end && windows.size() < kCatchUpSpans && texts.size() < kCatchUpBytes; ++next) {
       SpanView view;
       if (!source.read(next, &view)) continue;
       if (view.kind != RecordKind::kRaw && view.kind != RecordKind::kSummary) continue;
+      size_t base = texts.size();
       texts.append(view.text, view.text_len);
-      offsets.push_back(texts.size());
-      ids.push_back(view.id);
-      kinds.push_back(static_cast<uint8_t>(view.kind));
+      SplitWindows(std::string_view(texts.data() + base, view.text_len), &cuts);
+      for (const auto& c : cuts) {
+        windows.emplace_back(base + c.first, c.second);
+        ids.push_back(view.id);
+        kinds.push_back(static_cast<uint8_t>(view.kind));
+      }
     }
-    const size_t n = ids.size();
+    const size_t n = windows.size();
     vecs.resize(n * dims);
     ParallelFor(n, n >= 64 ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
       for (size_t i = b; i < e; ++i) {
-        embedder.embed(std::string_view(texts.data() + offsets[i], offsets[i + 1] - offsets[i]), vecs.data() + i * dims,
+        embedder.embed(std::string_view(texts.data() + windows[i].first, windows[i].second), vecs.data() + i * dims,
                        scratch[thread]);
       }
     });
@@ -385,12 +393,53 @@ size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder)
       }
       ++m;
     }
-    store_and_index(ids.data(), kinds.data(), vecs.data(), m);
+    // A span's windows are contiguous; the last one kept closes it.
+    last.resize(m);
+    for (size_t i = 0; i < m; ++i) last[i] = (i + 1 == m || ids[i + 1] != ids[i]) ? 1 : 0;
+    store_and_index(ids.data(), kinds.data(), last.data(), vecs.data(), m);
     added += m;
     id = next;
     high_water_ = std::max(high_water_, next);
   }
   return added;
+}
+
+void VectorIndex::SplitWindows(std::string_view t, std::vector<std::pair<size_t, size_t>>* out) const {
+  out->clear();
+  const size_t w = options_.window_bytes;
+  if (w == 0 || t.size() <= w + w / 2) {
+    out->emplace_back(0, t.size());
+    return;
+  }
+  const size_t overlap = std::min(options_.window_overlap, w / 2);
+  auto space = [&](size_t i) { return t[i] == ' ' || t[i] == '\n' || t[i] == '\t' || t[i] == '\r'; };
+  auto utf8_start = [&](size_t i) { return i >= t.size() || (static_cast<unsigned char>(t[i]) & 0xC0) != 0x80; };
+  size_t s = 0;
+  for (;;) {
+    if (t.size() - s <= w + w / 4) {
+      out->emplace_back(s, t.size() - s);
+      return;
+    }
+    // Cut after a whitespace in the window's last eighth so words stay whole; else at a
+    // UTF-8 character boundary.
+    size_t e = s + w;
+    size_t lo = s + w - w / 8;
+    size_t c = e;
+    while (c > lo && !space(c - 1)) --c;
+    if (c > lo) e = c;
+    else
+      while (e > s + 1 && !utf8_start(e)) --e;
+    out->emplace_back(s, e - s);
+    // The next window starts `overlap` bytes back, at a word start when there is one, so a
+    // sentence on the cut is whole in at least one window.
+    size_t ns = e - std::min(overlap, e - s - 1);
+    size_t c2 = ns;
+    while (c2 < e && !space(c2)) ++c2;
+    if (c2 < e) ns = c2 + 1;
+    else
+      while (ns < e && !utf8_start(ns)) ++ns;
+    s = ns > s ? ns : e;
+  }
 }
 
 size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const {
@@ -400,11 +449,37 @@ size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, uint64_t*
 size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids,
                            float* distances) const {
   const Namespace& space = ns(kind);
-  if (k == 0 || space.index.size() == 0) return 0;
-  // Thread slot 0: a single query runs on the calling thread, no pool, no lock contention.
-  auto result = space.index.search(query, k, 0, exact);
-  if (!result) throw NativeError("IO_ERROR", std::string("vector search failed: ") + result.error.what());
-  return result.dump_to(ids, distances, k);
+  const size_t total = space.index.size();
+  if (k == 0 || total == 0) return 0;
+  // Windows of one span share its key, so ask for a little more than k and keep each span
+  // once, at its best (first) window; widen only if duplicates ate the margin.
+  size_t wanted = std::min(total, k + k / 2 + 8);
+  for (;;) {
+    // Thread slot 0: a single query runs on the calling thread, no pool, no lock contention.
+    auto result = space.index.search(query, wanted, 0, exact);
+    if (!result) throw NativeError("IO_ERROR", std::string("vector search failed: ") + result.error.what());
+    hits_keys_.resize(wanted);
+    hits_dist_.resize(wanted);
+    size_t got = result.dump_to(hits_keys_.data(), hits_dist_.data(), wanted);
+    size_t out = 0;
+    seen_.clear();
+    for (size_t i = 0; i < got && out < k; ++i) {
+      uint64_t key = hits_keys_[i];
+      bool dup = false;
+      if (out < 32) {  // small k: a linear scan beats hashing
+        for (size_t j = 0; j < out && !dup; ++j) dup = ids[j] == key;
+      } else {
+        if (seen_.empty()) seen_.insert(ids, ids + out);
+        dup = !seen_.insert(key).second;
+      }
+      if (dup) continue;
+      ids[out] = key;
+      distances[out] = hits_dist_[i];
+      ++out;
+    }
+    if (out >= k || got < wanted || wanted >= total) return out;
+    wanted = std::min(total, wanted * 2);
+  }
 }
 
 void VectorIndex::save() {

@@ -19,6 +19,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <usearch/index_dense.hpp>
@@ -40,6 +43,12 @@ struct VectorIndexOptions {
   size_t connectivity = 16;
   size_t expansion_add = 128;
   size_t expansion_search = 64;
+  /// catchUp embeds a text longer than 1.5x this many bytes as overlapping windows of about
+  /// this size, all keyed by the span's id (0: one vector per span). A single vector of a
+  /// long tool output is dominated by everything but the sentence a query quotes; measured
+  /// on real turns, windows of 512 lift copied-sentence recall@10 from 0.89 to 0.96.
+  size_t window_bytes = 512;
+  size_t window_overlap = 64;
 };
 
 const char* VectorScalarName(VectorScalar s) noexcept;
@@ -76,7 +85,8 @@ class VectorIndex {
   /// stores and indexes them, advances high_water. Returns the number of vectors added.
   size_t catch_up(const SpanSource& source, const Embedder& embedder);
 
-  /// Top-k by cosine distance in namespace `kind`; returns how many were written.
+  /// Top-k spans by cosine distance in namespace `kind` (a span with several windows counts
+  /// once, at its best window); returns how many were written.
   size_t search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const;
   /// The same with the strategy forced (benchmarks and the agreement test).
   size_t search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids, float* distances) const;
@@ -96,6 +106,13 @@ class VectorIndex {
   Namespace raw_, summary_;
   uint64_t high_water_ = 0;
 
+  // Search scratch, reused so a query allocates nothing once warm (the JS thread is the
+  // only caller; the index is not shared across threads).
+  mutable std::vector<uint64_t> hits_keys_;
+  mutable std::vector<float> hits_dist_;
+  mutable std::unordered_set<uint64_t> seen_;
+
+  void SplitWindows(std::string_view text, std::vector<std::pair<size_t, size_t>>* out) const;
   Namespace& ns_mut(uint8_t kind) { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
   std::string snapshot_path(uint8_t kind) const;
   index_t make_index() const;
@@ -104,7 +121,7 @@ class VectorIndex {
   /// Adds rows to one namespace (parallel over 2 threads for big batches).
   void index_rows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n);
   void save_snapshot(Namespace& ns);
-  void store_and_index(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);
+  void store_and_index(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
 };
 
 }  // namespace spanguard

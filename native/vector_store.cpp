@@ -85,6 +85,23 @@ bool WriteFull(int fd, const void* buf, size_t n, uint64_t offset) {
 
 }  // namespace
 
+namespace {
+/// True when no record after `from` passes its CRC: everything past the last good record
+/// is debris of an interrupted write. If any later record is intact, the bad bytes sit in
+/// the middle of the file and the damage is corruption, not a crash.
+bool TailIsTorn(int fd, uint64_t from, uint64_t file_size, size_t record_bytes, uint32_t dims) {
+  std::vector<unsigned char> r(record_bytes);
+  for (uint64_t off = from + record_bytes; off + record_bytes <= file_size; off += record_bytes) {
+    if (!ReadFull(fd, r.data(), record_bytes, off)) return true;
+    uint32_t crc, rdims;
+    std::memcpy(&crc, r.data() + record_bytes - 4, 4);
+    std::memcpy(&rdims, r.data() + 12, 4);
+    if (rdims == dims && crc == VectorCrc32c(r.data(), record_bytes - 4)) return false;
+  }
+  return true;
+}
+}  // namespace
+
 uint32_t VectorCrc32c(const void* data, size_t len, uint32_t crc) noexcept {
   const auto* p = static_cast<const unsigned char*>(data);
   crc = ~crc;
@@ -167,6 +184,9 @@ VectorStore::VectorStore(std::string path, uint32_t dims)
   std::vector<unsigned char> buf;
   uint64_t good = 0;
   bool bad = false;
+  bool prev_last = true;   // the previous record closed its span
+  uint8_t prev_kind = 0;
+  uint64_t span_start = 0;  // record index where the open span began
   for (uint64_t first = 0; first < whole && !bad; first += kChunk) {
     uint64_t n = std::min<uint64_t>(kChunk, whole - first);
     buf.resize(n * record_bytes_);
@@ -181,22 +201,46 @@ VectorStore::VectorStore(std::string path, uint32_t dims)
       std::memcpy(&rdims, r + 12, 4);
       std::memcpy(&crc, r + 16 + 4 * static_cast<size_t>(dims_), 4);
       uint8_t kind = r[8];
-      bool ok = rdims == dims_ && (kind == kKindRaw || kind == kKindSummary) &&
-                (ids_.empty() || id > ids_.back()) && crc == VectorCrc32c(r, record_bytes_ - 4);
+      uint8_t flags = r[9];
+      // Within a span: same id, same kind. Across spans: strictly greater id.
+      bool order_ok = ids_.empty() ? true
+                      : prev_last   ? id > ids_.back()
+                                    : (id == ids_.back() && kind == prev_kind);
+      bool ok = rdims == dims_ && (kind == kKindRaw || kind == kKindSummary) && (flags & ~kFlagLast) == 0 &&
+                order_ok && crc == VectorCrc32c(r, record_bytes_ - 4);
       if (!ok) {
         bad = true;
         break;
       }
+      if (prev_last) span_start = good;
+      prev_last = (flags & kFlagLast) != 0;
+      prev_kind = kind;
       by_kind_[kind == kKindSummary].push_back(static_cast<uint32_t>(ids_.size()));
       ids_.push_back(id);
       ++good;
     }
   }
+  const uint64_t scan_end = kHeaderBytes + good * record_bytes_;
+  if (!prev_last) {
+    // The file ends inside a span (its last window never made it): drop the whole span so
+    // it is either complete or absent, and the high-water mark lets catchUp redo it.
+    good = span_start;
+    ids_.resize(good);
+    for (auto& v : by_kind_)
+      while (!v.empty() && v.back() >= good) v.pop_back();
+  }
+  for (int k = 0; k < 2; ++k) {
+    // A span's windows are consecutive records: count id changes.
+    const auto& rec = by_kind_[k];
+    spans_[k] = 0;
+    for (size_t i = 0; i < rec.size(); ++i) spans_[k] += (i + 1 == rec.size() || ids_[rec[i + 1]] != ids_[rec[i]]);
+  }
   uint64_t valid_end = kHeaderBytes + good * record_bytes_;
   if (valid_end < file_size) {
-    // Torn tail: the only bad bytes are the last record (or a partial one). Anything more is
-    // corruption, still cut so the store opens, but reported as such with the offset.
-    recovery_.outcome = (file_size - valid_end) <= record_bytes_ ? "torn-tail" : "corrupt";
+    // Everything from the first bad record on is cut so the store opens. A torn tail is at most the records of one batch write that did not all reach the
+    // disk with valid content; a bad record followed by good ones is corruption, reported as
+    // such with the offset so the caller can record it.
+    recovery_.outcome = TailIsTorn(fd_, scan_end, file_size, record_bytes_, dims_) ? "torn-tail" : "corrupt";
     (void)bad;
     recovery_.offset = valid_end;
     recovery_.dropped_bytes = file_size - valid_end;
@@ -209,7 +253,8 @@ VectorStore::~VectorStore() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n) {
+void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
+                         size_t n) {
   if (n == 0) return;
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync of the vectors file failed; writes are refused" + Where(path_, bytes()));
   if (ids_.size() + n > UINT32_MAX) throw NativeError("INVALID_ARGUMENT", "vectors file is full (2^32 records)" + Where(path_, bytes()));
@@ -218,7 +263,8 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const float*
     unsigned char* r = write_buf_.data() + i * record_bytes_;
     std::memcpy(r, &ids[i], 8);
     r[8] = kinds[i];
-    r[9] = r[10] = r[11] = 0;
+    r[9] = (last == nullptr || last[i]) ? kFlagLast : 0;
+    r[10] = r[11] = 0;
     std::memcpy(r + 12, &dims_, 4);
     std::memcpy(r + 16, vectors + i * dims_, sizeof(float) * dims_);
     uint32_t crc = VectorCrc32c(r, record_bytes_ - 4);
@@ -234,6 +280,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const float*
   for (size_t i = 0; i < n; ++i) {
     by_kind_[kinds[i] == kKindSummary].push_back(static_cast<uint32_t>(ids_.size()));
     ids_.push_back(ids[i]);
+    if (last == nullptr || last[i]) ++spans_[kinds[i] == kKindSummary];
   }
 }
 

@@ -31,6 +31,8 @@ class VectorStore {
   static constexpr size_t kHeaderBytes = 32;
   static constexpr uint8_t kKindRaw = 1;
   static constexpr uint8_t kKindSummary = 2;
+  /// Record flag: this vector is the last of its span's (a span's vectors are contiguous).
+  static constexpr uint8_t kFlagLast = 1;
 
   struct Recovery {
     std::string outcome = "clean";  ///< clean | torn-tail | corrupt
@@ -56,13 +58,17 @@ class VectorStore {
 
   /// Vectors of one kind held (kind 1 or 2).
   uint64_t count(uint8_t kind) const noexcept { return by_kind_[kind == kKindSummary].size(); }
+  /// Spans of one kind held (a span with several windows counts once).
+  uint64_t span_count(uint8_t kind) const noexcept { return spans_[kind == kKindSummary]; }
   /// Id of the `nth` vector of `kind` (0-based), in file order.
   uint64_t id_of(uint8_t kind, uint64_t nth) const noexcept { return ids_[by_kind_[kind == kKindSummary][nth]]; }
 
-  /// Appends a batch the caller has validated (ids strictly increasing and above
-  /// last_id(), kinds 1/2, finite vectors) with one write. On a short or failed write the
-  /// file is cut back to its previous length and IO_ERROR is thrown.
-  void append(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);
+  /// Appends a batch the caller has validated with one write. A span may own several
+  /// consecutive vectors (windows of a long text): they share its id and only the last one
+  /// has `last[i]` set (`last == nullptr`: every vector is its span's only one). Ids grow
+  /// strictly from span to span, above last_id(); kinds are 1/2; vectors finite. On a short
+  /// or failed write the file is cut back to its previous length and IO_ERROR is thrown.
+  void append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
 
   /// Streams the vectors of `kind` from its `from_nth`-th onward, in file order, calling
   /// `fn(ids, vectors, n)` per chunk (vectors row-major n x dims). Reads are chunked so
@@ -81,6 +87,7 @@ class VectorStore {
   bool failed_ = false;  ///< an fsync failed: the file's durable state is unknown
   std::vector<uint64_t> ids_;                 ///< id of record i
   std::vector<uint32_t> by_kind_[2];          ///< record indices per namespace (raw, summary)
+  uint64_t spans_[2] = {0, 0};                ///< records flagged last, per namespace
   Recovery recovery_;
   std::vector<unsigned char> write_buf_;
 
