@@ -1,0 +1,1212 @@
+// Lexical index implementation. Layout of the in-memory structures (per namespace):
+//
+//   term dictionary   open-addressing table of u64 slots (hash tag << 32 | term id + 1)
+//                     over one contiguous byte arena of term strings
+//   postings          per term two streams (ByteVec): docs = varint(doc delta), varint(tf);
+//                     pos = tf varint position deltas per doc; a skip entry every 64 docs
+//   documents         span id, turn range, token count per local doc number
+//
+// Local doc numbers are dense per namespace and increase with the span id, so postings are
+// appended at the tail only and every list is sorted by construction.
+#include "lexical_index.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "errors.h"
+
+namespace spanguard {
+
+namespace {
+
+// ---- CRC32C (Castagnoli) -------------------------------------------------------------
+// Private to this file: the log has its own crc32c.h; the two must not clash at link time.
+
+uint32_t g_crc_table[8][256];
+bool g_crc_table_ready = false;
+
+void InitCrcTable() {
+  if (g_crc_table_ready) return;
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    g_crc_table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; ++i) {
+    for (int t = 1; t < 8; ++t) {
+      g_crc_table[t][i] = (g_crc_table[t - 1][i] >> 8) ^ g_crc_table[0][g_crc_table[t - 1][i] & 0xFF];
+    }
+  }
+  g_crc_table_ready = true;
+}
+
+uint32_t Crc32cSoftware(uint32_t crc, const uint8_t* p, size_t n) {
+  InitCrcTable();
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    v ^= crc;
+    crc = g_crc_table[7][v & 0xFF] ^ g_crc_table[6][(v >> 8) & 0xFF] ^ g_crc_table[5][(v >> 16) & 0xFF] ^
+          g_crc_table[4][(v >> 24) & 0xFF] ^ g_crc_table[3][(v >> 32) & 0xFF] ^
+          g_crc_table[2][(v >> 40) & 0xFF] ^ g_crc_table[1][(v >> 48) & 0xFF] ^ g_crc_table[0][v >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) crc = (crc >> 8) ^ g_crc_table[0][(crc ^ *p++) & 0xFF];
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const uint8_t* p, size_t n) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32;
+}
+#endif
+
+/// Incremental CRC32C: pass the previous return value (0 to start).
+uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
+  crc = ~crc;
+  const auto* p = static_cast<const uint8_t*>(data);
+#if defined(__x86_64__)
+  static const bool has_sse42 = __builtin_cpu_supports("sse4.2");
+  crc = has_sse42 ? Crc32cHardware(crc, p, n) : Crc32cSoftware(crc, p, n);
+#else
+  crc = Crc32cSoftware(crc, p, n);
+#endif
+  return ~crc;
+}
+
+// ---- hashing, varints, byte vectors ----------------------------------------------------
+
+inline uint64_t Mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+inline uint64_t HashBytes(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001B3ULL);
+  while (n >= 8) {
+    uint64_t k;
+    std::memcpy(&k, p, 8);
+    h = (h ^ Mix(k)) * 0x9E3779B97F4A7C15ULL;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t k = 0;
+  std::memcpy(&k, p, n);
+  h = (h ^ Mix(k ^ n)) * 0x9E3779B97F4A7C15ULL;
+  return Mix(h);
+}
+
+void Reserve(ByteVec* v, uint32_t extra) {
+  const uint64_t need = uint64_t(v->size) + extra;
+  if (need <= v->capacity) return;
+  if (need > std::numeric_limits<uint32_t>::max()) {
+    throw NativeError("TEXT_TOO_LARGE", "a posting list would exceed 4 GiB");
+  }
+  uint64_t cap = std::max<uint64_t>(16, uint64_t(v->capacity) + v->capacity / 2);
+  if (cap < need) cap = need;
+  if (cap > std::numeric_limits<uint32_t>::max()) cap = std::numeric_limits<uint32_t>::max();
+  void* p = std::realloc(v->data, cap);
+  if (p == nullptr) throw std::bad_alloc();
+  v->data = static_cast<uint8_t*>(p);
+  v->capacity = static_cast<uint32_t>(cap);
+}
+
+inline void PutVarintUnchecked(ByteVec* v, uint32_t x) {
+  while (x >= 0x80) {
+    v->data[v->size++] = static_cast<uint8_t>(x | 0x80);
+    x >>= 7;
+  }
+  v->data[v->size++] = static_cast<uint8_t>(x);
+}
+
+/// Bounds-checked decode: false on overrun or an over-long encoding (never reads past end).
+inline bool GetVarint(const uint8_t*& p, const uint8_t* end, uint32_t* out) {
+  uint32_t x = 0;
+  for (int shift = 0; shift < 35; shift += 7) {
+    if (p >= end) return false;
+    const uint8_t b = *p++;
+    x |= uint32_t(b & 0x7F) << shift;
+    if (b < 0x80) {
+      *out = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNotFound = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kSkipEvery = 64;
+constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
+constexpr float kK1 = 1.2f;
+constexpr float kB = 0.75f;
+
+struct Skip {
+  uint32_t doc_before;  // the doc decoded just before docs_off
+  uint32_t docs_off;
+  uint32_t pos_off;
+};
+
+struct Term {
+  ByteVec docs;
+  ByteVec pos;
+  uint32_t df = 0;
+  uint32_t max_tf = 0;
+  uint32_t last_doc = 0;
+  uint32_t skip_list = kNoSkips;
+};
+
+// ---- file layout constants (docs/LEXICAL_FORMAT.md) ----------------------------------
+constexpr char kMagic[8] = {'S', 'G', 'L', 'E', 'X', 'I', 'D', 'X'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kHeaderBytes = 64;
+
+void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+void StoreU64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+uint32_t LoadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t LoadU64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+std::string Where(const std::string& file, uint64_t offset) {
+  return " [file=" + file + " offset=" + std::to_string(offset) + "]";
+}
+
+}  // namespace
+
+// ---- namespace ---------------------------------------------------------------------------
+
+struct LexicalIndex::Namespace {
+  RecordKind kind;
+  // Documents, by local doc number.
+  std::vector<uint64_t> span_ids;
+  std::vector<int64_t> turn_start;
+  std::vector<int64_t> turn_end;
+  std::vector<uint32_t> doc_len;
+  std::vector<uint32_t> long_docs;  // docs holding a truncated token
+  uint64_t total_tokens = 0;
+  uint32_t min_doc_len = kEnd;  // over docs with at least one token (MaxScore bound)
+
+  // Dictionary.
+  std::string term_bytes;
+  std::vector<uint32_t> term_offsets{0};
+  std::vector<Term> terms;
+  std::vector<std::vector<Skip>> skip_lists;
+  std::vector<uint64_t> slots;  // (hash >> 32) << 32 | (term id + 1); 0 = empty
+  uint64_t slot_mask = 0;
+
+  explicit Namespace(RecordKind k) : kind(k) {
+    slots.assign(1024, 0);
+    slot_mask = slots.size() - 1;
+  }
+  ~Namespace() {
+    for (Term& t : terms) {
+      std::free(t.docs.data);
+      std::free(t.pos.data);
+    }
+  }
+  Namespace(const Namespace&) = delete;
+  Namespace& operator=(const Namespace&) = delete;
+
+  uint32_t doc_count() const { return static_cast<uint32_t>(span_ids.size()); }
+
+  std::string_view term(uint32_t id) const {
+    return std::string_view(term_bytes.data() + term_offsets[id], term_offsets[id + 1] - term_offsets[id]);
+  }
+
+  uint32_t Find(std::string_view s) const { return FindHashed(s, HashBytes(s.data(), s.size())); }
+
+  uint32_t FindHashed(std::string_view s, uint64_t h) const {
+    const uint64_t tag = h >> 32;
+    for (uint64_t i = h & slot_mask;; i = (i + 1) & slot_mask) {
+      const uint64_t slot = slots[i];
+      if (slot == 0) return kNotFound;
+      if ((slot >> 32) == tag) {
+        const uint32_t id = static_cast<uint32_t>(slot) - 1;
+        if (term(id) == s) return id;
+      }
+    }
+  }
+
+  uint32_t Intern(std::string_view s) {
+    const uint64_t h = HashBytes(s.data(), s.size());
+    const uint64_t tag = h >> 32;
+    uint64_t i = h & slot_mask;
+    for (;; i = (i + 1) & slot_mask) {
+      const uint64_t slot = slots[i];
+      if (slot == 0) break;
+      if ((slot >> 32) == tag) {
+        const uint32_t id = static_cast<uint32_t>(slot) - 1;
+        if (term(id) == s) return id;
+      }
+    }
+    const uint32_t id = static_cast<uint32_t>(terms.size());
+    if (term_bytes.size() + s.size() > std::numeric_limits<uint32_t>::max()) {
+      throw NativeError("TEXT_TOO_LARGE", "lexical term dictionary would exceed 4 GiB");
+    }
+    term_bytes.append(s.data(), s.size());
+    term_offsets.push_back(static_cast<uint32_t>(term_bytes.size()));
+    terms.emplace_back();
+    slots[i] = (tag << 32) | (uint64_t(id) + 1);
+    // Keep the load factor under 0.7 so probes stay short.
+    if (uint64_t(terms.size()) * 10 > slots.size() * 7) Rehash(slots.size() * 2);
+    return id;
+  }
+
+  void Rehash(size_t size) {
+    slots.assign(size, 0);
+    slot_mask = size - 1;
+    for (uint32_t id = 0; id < terms.size(); ++id) {
+      const std::string_view s = term(id);
+      const uint64_t h = HashBytes(s.data(), s.size());
+      uint64_t i = h & slot_mask;
+      while (slots[i] != 0) i = (i + 1) & slot_mask;
+      slots[i] = ((h >> 32) << 32) | (uint64_t(id) + 1);
+    }
+  }
+
+  /// Appends one posting; `positions` strictly increasing.
+  void AddPosting(uint32_t term_id, uint32_t doc, const uint32_t* positions, uint32_t count) {
+    Term& t = terms[term_id];
+    if (t.df > 0 && t.df % kSkipEvery == 0) {
+      if (t.skip_list == kNoSkips) {
+        t.skip_list = static_cast<uint32_t>(skip_lists.size());
+        skip_lists.emplace_back();
+      }
+      skip_lists[t.skip_list].push_back(Skip{t.last_doc, t.docs.size, t.pos.size});
+    }
+    const uint32_t delta = t.df == 0 ? doc + 1 : doc - t.last_doc;
+    Reserve(&t.docs, 10);
+    PutVarintUnchecked(&t.docs, delta);
+    PutVarintUnchecked(&t.docs, count);
+    Reserve(&t.pos, count * 5);
+    uint32_t previous = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+      PutVarintUnchecked(&t.pos, positions[i] - previous);
+      previous = positions[i];
+    }
+    t.df += 1;
+    t.last_doc = doc;
+    if (count > t.max_tf) t.max_tf = count;
+  }
+
+  uint64_t MemoryBytes() const {
+    uint64_t bytes = span_ids.capacity() * 8 + turn_start.capacity() * 8 + turn_end.capacity() * 8 +
+                     doc_len.capacity() * 4 + long_docs.capacity() * 4 + term_bytes.capacity() +
+                     term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) + slots.capacity() * 8 +
+                     skip_lists.capacity() * sizeof(std::vector<Skip>);
+    for (const Term& t : terms) bytes += t.docs.capacity + t.pos.capacity;
+    for (const auto& s : skip_lists) bytes += s.capacity() * sizeof(Skip);
+    return bytes;
+  }
+
+  uint64_t PostingsBytes() const {
+    uint64_t bytes = 0;
+    for (const Term& t : terms) bytes += t.docs.size + t.pos.size;
+    return bytes;
+  }
+};
+
+namespace {
+
+/// Walks one term's doc stream (and optionally its positions) in doc order, with skips.
+/// Every read is bounds-checked; a malformed stream ends the cursor, never overruns.
+struct PostingCursor {
+  const uint8_t* docs_base = nullptr;
+  const uint8_t* p = nullptr;
+  const uint8_t* end = nullptr;
+  const uint8_t* pos_base = nullptr;
+  const uint8_t* pos_p = nullptr;
+  const uint8_t* pos_end = nullptr;
+  const Skip* skips = nullptr;
+  uint32_t skip_count = 0;
+  uint32_t next_skip = 0;
+  uint32_t doc_limit = 0;   // docs in the namespace: anything ≥ is treated as corrupt → end
+  uint32_t decoded = kEnd;  // last decoded doc (-1 before the first)
+  uint32_t doc = kEnd;      // current doc, kEnd when exhausted
+  uint32_t tf = 0;
+  uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
+  bool with_positions = false;
+  // BM25 per-term constants.
+  float idf = 0;
+  float upper_bound = 0;
+
+  void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
+    const Term& t = ns.terms[term_id];
+    docs_base = p = t.docs.data;
+    end = t.docs.data + t.docs.size;
+    pos_base = pos_p = t.pos.data;
+    pos_end = t.pos.data + t.pos.size;
+    if (t.skip_list != kNoSkips) {
+      skips = ns.skip_lists[t.skip_list].data();
+      skip_count = static_cast<uint32_t>(ns.skip_lists[t.skip_list].size());
+    }
+    doc_limit = ns.doc_count();
+    with_positions = positions;
+    decoded = kEnd;
+    Next();
+  }
+
+  bool SkipPositions(uint32_t n) {
+    while (n-- > 0) {
+      uint32_t ignored;
+      if (!GetVarint(pos_p, pos_end, &ignored)) return false;
+    }
+    return true;
+  }
+
+  bool Next() {
+    if (with_positions && pos_unread > 0) {
+      if (!SkipPositions(pos_unread)) return Finish();
+      pos_unread = 0;
+    }
+    if (p >= end) return Finish();
+    uint32_t delta, count;
+    if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) return Finish();
+    decoded += delta;
+    if (decoded >= doc_limit) return Finish();
+    doc = decoded;
+    tf = count;
+    pos_unread = count;
+    return true;
+  }
+
+  bool Finish() {
+    doc = kEnd;
+    p = end;
+    return false;
+  }
+
+  /// Moves to the first doc ≥ target.
+  void Advance(uint32_t target) {
+    if (doc >= target) return;  // includes kEnd
+    uint32_t s = next_skip;
+    while (s < skip_count && skips[s].doc_before < target) ++s;
+    if (s > next_skip) {
+      const Skip& k = skips[s - 1];
+      next_skip = s;
+      if (docs_base + k.docs_off > p && k.docs_off <= end - docs_base && k.pos_off <= pos_end - pos_base) {
+        p = docs_base + k.docs_off;
+        pos_p = pos_base + k.pos_off;
+        pos_unread = 0;
+        decoded = k.doc_before;
+      }
+    }
+    while (doc < target && Next()) {
+    }
+  }
+
+  /// Decodes the current doc's positions into `out` (replaces its contents).
+  bool ReadPositions(std::vector<uint32_t>* out) {
+    out->clear();
+    uint32_t position = 0;
+    for (uint32_t i = 0; i < pos_unread; ++i) {
+      uint32_t delta;
+      if (!GetVarint(pos_p, pos_end, &delta)) {
+        pos_unread = 0;
+        Finish();
+        return false;
+      }
+      position += delta;
+      out->push_back(position);
+    }
+    pos_unread = 0;
+    return true;
+  }
+};
+
+// A min-heap entry ordering: the "worst" hit is on top (lowest score, then highest id).
+inline bool Worse(const LexicalHit& a, const LexicalHit& b) {
+  return a.score > b.score || (a.score == b.score && a.span_id < b.span_id);
+}
+
+}  // namespace
+
+struct LexicalIndex::Scratch {
+  std::vector<uint32_t> query_terms;
+  std::vector<PostingCursor> cursors;
+  std::vector<float> prefix_bounds;
+  std::vector<PostingCursor> phrase_cursors;
+  std::vector<std::vector<uint32_t>> phrase_positions;
+  std::vector<uint64_t> bitmap;
+};
+
+// ---- construction, ingest --------------------------------------------------------------
+
+LexicalIndex::LexicalIndex(std::string file) : file_(std::move(file)) {
+  raw_ = new Namespace(RecordKind::kRaw);
+  summary_ = new Namespace(RecordKind::kSummary);
+  scratch_ = new Scratch();
+  Load();
+}
+
+LexicalIndex::~LexicalIndex() {
+  delete scratch_;
+  delete raw_;
+  delete summary_;
+}
+
+void LexicalIndex::Reset() {
+  delete raw_;
+  delete summary_;
+  raw_ = new Namespace(RecordKind::kRaw);
+  summary_ = new Namespace(RecordKind::kSummary);
+  high_water_ = 0;
+}
+
+LexicalIndex::Namespace& LexicalIndex::ns(RecordKind kind) {
+  return kind == RecordKind::kSummary ? *summary_ : *raw_;
+}
+
+void LexicalIndex::CheckBatch(const IndexInput* inputs, size_t count) const {
+  uint64_t next = high_water_;
+  for (size_t i = 0; i < count; ++i) {
+    const IndexInput& in = inputs[i];
+    if (in.span_id < next) {
+      throw NativeError("INVALID_ARGUMENT", "span id " + std::to_string(in.span_id) +
+                                                " is not above the last id indexed (high water " +
+                                                std::to_string(next) + "); ids must strictly increase");
+    }
+    const auto k = static_cast<uint8_t>(in.kind);
+    if (k < 1 || k > 3) {
+      throw NativeError("UNKNOWN_KIND", "kind " + std::to_string(k) + " at index " + std::to_string(i) +
+                                            " is not raw (1), summary (2) or event (3)");
+    }
+    if (in.turn_start > in.turn_end) {
+      throw NativeError("INVALID_TURN", "turn range [" + std::to_string(in.turn_start) + ", " +
+                                            std::to_string(in.turn_end) + "] of span " +
+                                            std::to_string(in.span_id) + " is reversed");
+    }
+    if (in.text.size() > std::numeric_limits<int32_t>::max()) {
+      throw NativeError("TEXT_TOO_LARGE", "text of span " + std::to_string(in.span_id) + " exceeds 2 GiB");
+    }
+    if (namespace_full(in.kind)) {
+      throw NativeError("INVALID_ARGUMENT", "lexical namespace is full (2^32 - 2 documents)");
+    }
+    next = in.span_id + 1;
+  }
+}
+
+bool LexicalIndex::namespace_full(RecordKind kind) const {
+  if (kind == RecordKind::kEvent) return false;
+  const Namespace& n = kind == RecordKind::kSummary ? *summary_ : *raw_;
+  return n.doc_count() >= kEnd - 1;
+}
+
+void LexicalIndex::Add(const IndexInput& in) {
+  if (in.kind != RecordKind::kRaw && in.kind != RecordKind::kSummary) {
+    high_water_ = in.span_id + 1;  // events are seen, not indexed
+    return;
+  }
+  Namespace& n = ns(in.kind);
+  const uint32_t doc = n.doc_count();
+  Tokenize(in.text, &stream_);
+
+  // (term id << 32 | position), sorted: groups each term's positions in increasing order.
+  pairs_.clear();
+  bool has_truncated = false;
+  for (size_t i = 0; i < stream_.tokens.size(); ++i) {
+    const TokenRef& t = stream_.tokens[i];
+    has_truncated |= t.truncated;
+    const uint32_t id = n.Intern(stream_.token(i));
+    pairs_.push_back((uint64_t(id) << 32) | t.position);
+  }
+  std::sort(pairs_.begin(), pairs_.end());
+  pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+
+  positions_.clear();
+  for (size_t i = 0; i < pairs_.size();) {
+    const uint32_t term_id = static_cast<uint32_t>(pairs_[i] >> 32);
+    positions_.clear();
+    size_t j = i;
+    while (j < pairs_.size() && static_cast<uint32_t>(pairs_[j] >> 32) == term_id) {
+      positions_.push_back(static_cast<uint32_t>(pairs_[j]));
+      ++j;
+    }
+    n.AddPosting(term_id, doc, positions_.data(), static_cast<uint32_t>(positions_.size()));
+    i = j;
+  }
+
+  const auto length = static_cast<uint32_t>(stream_.tokens.size());
+  n.span_ids.push_back(in.span_id);
+  n.turn_start.push_back(in.turn_start);
+  n.turn_end.push_back(in.turn_end);
+  n.doc_len.push_back(length);
+  n.total_tokens += length;
+  if (length > 0 && length < n.min_doc_len) n.min_doc_len = length;
+  if (has_truncated) n.long_docs.push_back(doc);
+  high_water_ = in.span_id + 1;
+}
+
+uint64_t LexicalIndex::CatchUp(const SpanSource& source) {
+  const uint64_t next_id = source.next_id();
+  if (high_water_ > next_id) {
+    throw NativeError("CORRUPT", "lexical index covers span ids up to " + std::to_string(high_water_ - 1) +
+                                     " but the log ends at " + std::to_string(next_id) +
+                                     ": the index is not derived from this log" + Where(file_, 16));
+  }
+  const uint64_t from = std::max(high_water_, source.first_id());
+  uint64_t indexed = 0;
+  SpanView view;
+  for (uint64_t id = from; id < next_id; ++id) {
+    if (!source.read(id, &view)) {
+      throw NativeError("CORRUPT", "the log holds no record for span id " + std::to_string(id) +
+                                       " below its next id " + std::to_string(next_id));
+    }
+    const auto k = static_cast<uint8_t>(view.kind);
+    if (k < 1 || k > 3 || view.turn_start > view.turn_end) {
+      throw NativeError("CORRUPT", "log record " + std::to_string(id) + " has kind " + std::to_string(k) +
+                                       " or a reversed turn range");
+    }
+    IndexInput in{id, view.kind, view.turn_start, view.turn_end, std::string_view(view.text, view.text_len)};
+    Add(in);
+    if (view.kind != RecordKind::kEvent) ++indexed;
+  }
+  if (next_id > high_water_) high_water_ = next_id;
+  return indexed;
+}
+
+// ---- BM25 (MaxScore, document at a time) ---------------------------------------------
+
+void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+                          std::vector<LexicalHit>* hits) {
+  hits->clear();
+  Scratch& sc = *scratch_;
+  Namespace& n = ns(kind);
+  const uint32_t docs = n.doc_count();
+  if (docs == 0 || k == 0) return;
+
+  // Distinct query terms that exist in this namespace (a missing term scores nothing).
+  Tokenize(query, &stream_);
+  sc.query_terms.clear();
+  for (size_t i = 0; i < stream_.tokens.size(); ++i) {
+    const uint32_t id = n.Find(stream_.token(i));
+    if (id != kNotFound) sc.query_terms.push_back(id);
+  }
+  std::sort(sc.query_terms.begin(), sc.query_terms.end());
+  sc.query_terms.erase(std::unique(sc.query_terms.begin(), sc.query_terms.end()), sc.query_terms.end());
+  if (sc.query_terms.empty()) return;
+
+  const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
+  const float norm_a = kK1 * (1 - kB);
+  const float norm_b = avgdl > 0 ? kK1 * kB / avgdl : 0;
+  const float min_norm = norm_a + norm_b * static_cast<float>(n.min_doc_len == kEnd ? 1 : n.min_doc_len);
+
+  sc.cursors.resize(sc.query_terms.size());
+  for (size_t i = 0; i < sc.query_terms.size(); ++i) {
+    PostingCursor& c = sc.cursors[i];
+    c = PostingCursor();
+    c.Open(n, sc.query_terms[i], false);
+    const Term& t = n.terms[sc.query_terms[i]];
+    const double df = t.df;
+    c.idf = static_cast<float>(std::log(1.0 + (double(docs) - df + 0.5) / (df + 0.5)));
+    const float max_tf = static_cast<float>(t.max_tf);
+    // The largest contribution this term can make: its highest tf in the shortest doc.
+    c.upper_bound = c.idf * max_tf * (kK1 + 1) / (max_tf + min_norm) * 1.0001f;
+  }
+  // MaxScore: terms sorted by upper bound; a prefix whose bounds sum to at most the k-th
+  // score so far cannot put a document into the top k on its own ("non-essential").
+  std::sort(sc.cursors.begin(), sc.cursors.end(),
+            [](const PostingCursor& a, const PostingCursor& b) { return a.upper_bound < b.upper_bound; });
+  const size_t nterms = sc.cursors.size();
+  sc.prefix_bounds.resize(nterms);
+  float sum = 0;
+  for (size_t i = 0; i < nterms; ++i) sc.prefix_bounds[i] = (sum += sc.cursors[i].upper_bound);
+
+  const bool filter_min = !std::isnan(turn_min);
+  const bool filter_max = !std::isnan(turn_max);
+  auto& heap = *hits;
+  heap.reserve(k);
+  float theta = 0;  // score to beat once the heap is full
+  size_t first_essential = 0;
+
+  for (;;) {
+    uint32_t d = kEnd;
+    for (size_t i = first_essential; i < nterms; ++i) d = std::min(d, sc.cursors[i].doc);
+    if (d == kEnd) break;
+    if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max)) {
+      for (size_t i = first_essential; i < nterms; ++i) {
+        if (sc.cursors[i].doc == d) sc.cursors[i].Next();
+      }
+      continue;
+    }
+    const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+    float score = 0;
+    for (size_t i = first_essential; i < nterms; ++i) {
+      PostingCursor& c = sc.cursors[i];
+      if (c.doc == d) {
+        const float tf = static_cast<float>(c.tf);
+        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        c.Next();
+      }
+    }
+    const bool full = heap.size() == k;
+    bool pruned = false;
+    for (size_t i = first_essential; i-- > 0;) {
+      if (full && score + sc.prefix_bounds[i] <= theta) {
+        pruned = true;
+        break;
+      }
+      PostingCursor& c = sc.cursors[i];
+      c.Advance(d);
+      if (c.doc == d) {
+        const float tf = static_cast<float>(c.tf);
+        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+      }
+    }
+    if (pruned) continue;
+    const LexicalHit hit{n.span_ids[d], score};
+    if (!full) {
+      heap.push_back(hit);
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    } else if (Worse(hit, heap.front())) {
+      // hit ranks above the current worst: replace it.
+      std::pop_heap(heap.begin(), heap.end(), Worse);
+      heap.back() = hit;
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    } else {
+      continue;
+    }
+    if (heap.size() == k) {
+      theta = heap.front().score;
+      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= theta) ++first_essential;
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), Worse);
+}
+
+// ---- exact phrase ------------------------------------------------------------------------
+
+void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
+                          std::vector<uint64_t>* ids) {
+  ids->clear();
+  Scratch& sc = *scratch_;
+  if (phrase.empty()) throw NativeError("INVALID_ARGUMENT", "phrase is empty (it would match every span)");
+  Namespace& n = ns(kind);
+  const uint32_t docs = n.doc_count();
+  if (docs == 0 || limit == 0) return;
+
+  // Verifies local doc `d` against the log's bytes; true when the limit is reached.
+  SpanView view;
+  auto verify = [&](uint32_t d) -> bool {
+    const uint64_t span_id = n.span_ids[d];
+    if (!source.read(span_id, &view) || view.kind != kind) {
+      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
+                                       " that the log does not hold as this kind");
+    }
+    if (view.text_len >= phrase.size() &&
+        memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr) {
+      ids->push_back(span_id);
+    }
+    return ids->size() >= limit;
+  };
+
+  Tokenize(phrase, &stream_, true);
+  // Words strictly inside the phrase (a separator on both sides) are tokenized the same in
+  // any text containing the phrase, and so are the atom distances between them
+  // (tokenizer.h, "Positions"). Their whole-word tokens at those distances are a necessary
+  // condition for a match; the verification decides.
+  struct Constraint {
+    uint32_t term;
+    uint32_t offset;
+    uint32_t df;
+  };
+  std::vector<Constraint> constraints;
+  int best_partial = -1;
+  size_t best_partial_len = 0;
+  for (size_t w = 0; w < stream_.words.size(); ++w) {
+    const WordRef& word = stream_.words[w];
+    if (word.whole_token < 0) continue;  // joiners only: no token, no atoms
+    const std::string_view token = stream_.token(static_cast<size_t>(word.whole_token));
+    const bool interior = word.byte_begin > 0 && word.byte_end < phrase.size();
+    if (interior) {
+      const uint32_t term = n.Find(token);
+      if (term == kNotFound) return;  // no document holds this whole word
+      constraints.push_back(Constraint{term, word.first_atom, n.terms[term].df});
+    } else if (token.size() > best_partial_len) {
+      best_partial = static_cast<int>(w);
+      best_partial_len = token.size();
+    }
+  }
+
+  if (!constraints.empty()) {
+    std::sort(constraints.begin(), constraints.end(),
+              [](const Constraint& a, const Constraint& b) { return a.df < b.df; });
+    const size_t m = constraints.size();
+    sc.phrase_cursors.resize(m);
+    sc.phrase_positions.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      sc.phrase_cursors[i] = PostingCursor();
+      sc.phrase_cursors[i].Open(n, constraints[i].term, true);
+    }
+    PostingCursor& driver = sc.phrase_cursors[0];
+    for (; driver.doc != kEnd; driver.Next()) {
+      const uint32_t d = driver.doc;
+      bool all = true;
+      for (size_t i = 1; i < m; ++i) {
+        sc.phrase_cursors[i].Advance(d);
+        if (sc.phrase_cursors[i].doc != d) {
+          all = false;
+          if (sc.phrase_cursors[i].doc == kEnd) return;
+          break;
+        }
+      }
+      if (!all) continue;
+      bool ok = true;
+      for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+      if (!ok) continue;
+      bool aligned = false;
+      for (const uint32_t p : sc.phrase_positions[0]) {
+        if (p < constraints[0].offset) continue;
+        const uint32_t base = p - constraints[0].offset;
+        aligned = true;
+        for (size_t i = 1; i < m && aligned; ++i) {
+          const auto& list = sc.phrase_positions[i];
+          aligned = std::binary_search(list.begin(), list.end(), base + constraints[i].offset);
+        }
+        if (aligned) break;
+      }
+      if (aligned && verify(d)) return;
+    }
+    return;
+  }
+
+  if (best_partial >= 0) {
+    // Only partial words (touching the phrase's ends): the word the phrase cuts is, in the
+    // text, a longer word whose whole token ends with (first word), starts with (last
+    // word) or contains (both) the phrase word's token. Scan the dictionary for those terms.
+    const WordRef& word = stream_.words[static_cast<size_t>(best_partial)];
+    const TokenRef& tref = stream_.tokens[static_cast<size_t>(word.whole_token)];
+    const std::string_view needle = stream_.token(static_cast<size_t>(word.whole_token));
+    const bool open_left = word.byte_begin == 0;
+    const bool open_right = word.byte_end == phrase.size();
+    enum { kPrefix, kSuffix, kContains } mode =
+        (open_left && open_right) || tref.truncated ? kContains : open_left ? kSuffix : kPrefix;
+    sc.bitmap.assign((docs + 63) / 64, 0);
+    const uint32_t nterms = static_cast<uint32_t>(n.terms.size());
+    for (uint32_t t = 0; t < nterms; ++t) {
+      const std::string_view s = n.term(t);
+      if (s.size() < needle.size()) continue;
+      bool match;
+      if (mode == kPrefix) {
+        match = std::memcmp(s.data(), needle.data(), needle.size()) == 0;
+      } else if (mode == kSuffix) {
+        match = std::memcmp(s.data() + s.size() - needle.size(), needle.data(), needle.size()) == 0;
+      } else {
+        match = memmem(s.data(), s.size(), needle.data(), needle.size()) != nullptr;
+      }
+      if (!match) continue;
+      PostingCursor c;
+      c.Open(n, t, false);
+      for (; c.doc != kEnd; c.Next()) sc.bitmap[c.doc >> 6] |= uint64_t(1) << (c.doc & 63);
+    }
+    // A doc whose own token was cut at kMaxTokenBytes may hold the needle past the cut.
+    for (const uint32_t d : n.long_docs) {
+      if (d < docs) sc.bitmap[d >> 6] |= uint64_t(1) << (d & 63);
+    }
+    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
+      uint64_t bits = sc.bitmap[w];
+      while (bits != 0) {
+        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (verify(d)) return;
+      }
+    }
+    return;
+  }
+
+  // No word characters at all ("===", "  "): nothing the index holds can narrow it down.
+  // Exact answer by a linear scan of this namespace's texts.
+  ++phrase_fallback_scans_;
+  for (uint32_t d = 0; d < docs; ++d) {
+    if (verify(d)) return;
+  }
+}
+
+// ---- persistence ---------------------------------------------------------------------------
+
+namespace {
+
+/// Buffered writer computing the body CRC as it goes.
+class BodyWriter {
+ public:
+  BodyWriter(int fd, const std::string& path) : fd_(fd), path_(path) { buffer_.reserve(1 << 20); }
+
+  void Bytes(const void* data, size_t n) {
+    crc_ = Crc32cExtend(crc_, data, n);
+    written_ += n;
+    const auto* p = static_cast<const uint8_t*>(data);
+    if (buffer_.size() + n > (1u << 20)) Flush();
+    if (n >= (1u << 20)) {
+      WriteAll(p, n);
+      return;
+    }
+    buffer_.insert(buffer_.end(), p, p + n);
+  }
+  void U32(uint32_t v) { Bytes(&v, 4); }
+  void U64(uint64_t v) { Bytes(&v, 8); }
+
+  void Flush() {
+    if (!buffer_.empty()) WriteAll(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+
+  uint32_t crc() const { return crc_; }
+  uint64_t written() const { return written_; }
+
+ private:
+  void WriteAll(const uint8_t* p, size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) +
+                                          Where(path_, kHeaderBytes + file_offset_));
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+      file_offset_ += static_cast<uint64_t>(w);
+    }
+  }
+
+  int fd_;
+  const std::string& path_;
+  std::vector<uint8_t> buffer_;
+  uint32_t crc_ = 0;
+  uint64_t written_ = 0;
+  uint64_t file_offset_ = 0;
+};
+
+/// Bounds-checked reader over the mapped body; every failure names the file offset.
+struct BodyReader {
+  const uint8_t* base;
+  const uint8_t* p;
+  const uint8_t* end;
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw NativeError("CORRUPT", what + " at body offset " + std::to_string(p - base));
+  }
+  void Need(uint64_t n) const {
+    if (n > static_cast<uint64_t>(end - p)) Fail("truncated body");
+  }
+  uint32_t U32() {
+    Need(4);
+    const uint32_t v = LoadU32(p);
+    p += 4;
+    return v;
+  }
+  uint64_t U64() {
+    Need(8);
+    const uint64_t v = LoadU64(p);
+    p += 8;
+    return v;
+  }
+  const uint8_t* Take(uint64_t n) {
+    Need(n);
+    const uint8_t* q = p;
+    p += n;
+    return q;
+  }
+};
+
+uint64_t Position(const BodyReader& r) { return kHeaderBytes + static_cast<uint64_t>(r.p - r.base); }
+
+}  // namespace
+
+void LexicalIndex::Save() {
+  const std::string tmp = file_ + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
+                                      Where(tmp, 0));
+  }
+  try {
+    uint8_t header[kHeaderBytes] = {};
+    // Placeholder header; the real one is written once the body checksum is known.
+    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+      throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) + Where(tmp, 0));
+    }
+    if (::lseek(fd, kHeaderBytes, SEEK_SET) < 0) {
+      throw NativeError("IO_ERROR", std::string("seek failed: ") + std::strerror(errno) + Where(tmp, 0));
+    }
+    BodyWriter w(fd, tmp);
+    for (Namespace* n : {raw_, summary_}) {
+      const uint32_t docs = n->doc_count();
+      w.U32(static_cast<uint32_t>(n->kind));
+      w.U32(docs);
+      w.U64(n->total_tokens);
+      w.Bytes(n->span_ids.data(), size_t(docs) * 8);
+      w.Bytes(n->turn_start.data(), size_t(docs) * 8);
+      w.Bytes(n->turn_end.data(), size_t(docs) * 8);
+      w.Bytes(n->doc_len.data(), size_t(docs) * 4);
+      w.U32(static_cast<uint32_t>(n->long_docs.size()));
+      w.Bytes(n->long_docs.data(), n->long_docs.size() * 4);
+      const uint32_t nterms = static_cast<uint32_t>(n->terms.size());
+      w.U32(nterms);
+      for (uint32_t t = 0; t < nterms; ++t) {
+        const std::string_view s = n->term(t);
+        const Term& term = n->terms[t];
+        w.U32(static_cast<uint32_t>(s.size()));
+        w.Bytes(s.data(), s.size());
+        w.U32(term.df);
+        w.U32(term.max_tf);
+        w.U32(term.last_doc);
+        w.U32(term.docs.size);
+        w.Bytes(term.docs.data, term.docs.size);
+        w.U32(term.pos.size);
+        w.Bytes(term.pos.data, term.pos.size);
+        if (term.skip_list == kNoSkips) {
+          w.U32(0);
+        } else {
+          const auto& skips = n->skip_lists[term.skip_list];
+          w.U32(static_cast<uint32_t>(skips.size()));
+          w.Bytes(skips.data(), skips.size() * sizeof(Skip));
+        }
+      }
+    }
+    w.Flush();
+    std::memcpy(header, kMagic, 8);
+    StoreU32(header + 8, kFormatVersion);
+    StoreU32(header + 12, kHeaderBytes);
+    StoreU64(header + 16, high_water_);
+    StoreU64(header + 24, w.written());
+    StoreU32(header + 32, w.crc());
+    StoreU32(header + 36, kTokenizerVersion);
+    StoreU32(header + 60, Crc32cExtend(0, header, 60));
+    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+      throw NativeError("IO_ERROR", std::string("header write failed: ") + std::strerror(errno) + Where(tmp, 0));
+    }
+    // Never retry a failed fsync: the kernel may have dropped the dirty pages, and a second
+    // fsync would report success for data that is gone.
+    if (::fsync(fd) != 0) {
+      throw NativeError("FSYNC_FAILED", std::string("fsync of lexical index failed: ") + std::strerror(errno) +
+                                            Where(tmp, 0));
+    }
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    throw NativeError("IO_ERROR", std::string("close failed: ") + std::strerror(errno) + Where(tmp, 0));
+  }
+  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    throw NativeError("IO_ERROR", std::string("rename over the lexical index failed: ") + std::strerror(e) +
+                                      Where(file_, 0));
+  }
+  const size_t slash = file_.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file_.substr(0, slash));
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") +
+                                      std::strerror(errno) + Where(dir, 0));
+  }
+  const int rc = ::fsync(dfd);
+  const int e = errno;
+  ::close(dfd);
+  if (rc != 0) {
+    throw NativeError("FSYNC_FAILED", std::string("fsync of the index directory failed: ") + std::strerror(e) +
+                                          Where(dir, 0));
+  }
+}
+
+void LexicalIndex::Load() {
+  loaded_from_ = "rebuilt";
+  const int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    load_error_ = errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno) + Where(file_, 0);
+    return;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    load_error_ = std::string("cannot stat: ") + std::strerror(errno) + Where(file_, 0);
+    ::close(fd);
+    return;
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < kHeaderBytes) {
+    load_error_ = (size == 0 ? std::string("empty file") : std::string("truncated header")) + Where(file_, size);
+    ::close(fd);
+    return;
+  }
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    load_error_ = std::string("cannot map: ") + std::strerror(errno) + Where(file_, 0);
+    return;
+  }
+  const auto* bytes = static_cast<const uint8_t*>(map);
+  try {
+    if (std::memcmp(bytes, kMagic, 8) != 0) throw NativeError("CORRUPT", "bad magic" + Where(file_, 0));
+    if (LoadU32(bytes + 60) != Crc32cExtend(0, bytes, 60)) {
+      throw NativeError("CORRUPT", "header checksum mismatch" + Where(file_, 60));
+    }
+    if (LoadU32(bytes + 8) != kFormatVersion) {
+      throw NativeError("CORRUPT", "unsupported format version " + std::to_string(LoadU32(bytes + 8)) +
+                                       Where(file_, 8));
+    }
+    if (LoadU32(bytes + 12) != kHeaderBytes) throw NativeError("CORRUPT", "bad header size" + Where(file_, 12));
+    if (LoadU32(bytes + 36) != kTokenizerVersion) {
+      throw NativeError("CORRUPT", "written by tokenizer version " + std::to_string(LoadU32(bytes + 36)) +
+                                       Where(file_, 36));
+    }
+    const uint64_t high_water = LoadU64(bytes + 16);
+    const uint64_t body_bytes = LoadU64(bytes + 24);
+    if (body_bytes != size - kHeaderBytes) {
+      throw NativeError("CORRUPT", "file is " + std::to_string(size) + " bytes, header says " +
+                                       std::to_string(kHeaderBytes + body_bytes) + " (truncated or extended)" +
+                                       Where(file_, std::min(size, kHeaderBytes + body_bytes)));
+    }
+    if (LoadU32(bytes + 32) != Crc32cExtend(0, bytes + kHeaderBytes, body_bytes)) {
+      throw NativeError("CORRUPT", "body checksum mismatch" + Where(file_, kHeaderBytes));
+    }
+    BodyReader r{bytes + kHeaderBytes, bytes + kHeaderBytes, bytes + size};
+    try {
+      for (Namespace* n : {raw_, summary_}) {
+        if (r.U32() != static_cast<uint32_t>(n->kind)) r.Fail("namespace kind out of order");
+        const uint32_t docs = r.U32();
+        if (docs >= kEnd - 1) r.Fail("doc count too large");
+        n->total_tokens = r.U64();
+        r.Need(uint64_t(docs) * 28);
+        n->span_ids.resize(docs);
+        n->turn_start.resize(docs);
+        n->turn_end.resize(docs);
+        n->doc_len.resize(docs);
+        std::memcpy(n->span_ids.data(), r.Take(uint64_t(docs) * 8), size_t(docs) * 8);
+        std::memcpy(n->turn_start.data(), r.Take(uint64_t(docs) * 8), size_t(docs) * 8);
+        std::memcpy(n->turn_end.data(), r.Take(uint64_t(docs) * 8), size_t(docs) * 8);
+        std::memcpy(n->doc_len.data(), r.Take(uint64_t(docs) * 4), size_t(docs) * 4);
+        uint64_t total = 0;
+        for (uint32_t d = 0; d < docs; ++d) {
+          if (n->span_ids[d] >= high_water || (d > 0 && n->span_ids[d] <= n->span_ids[d - 1])) {
+            r.Fail("span ids not increasing below the high water");
+          }
+          if (n->turn_start[d] > n->turn_end[d]) r.Fail("reversed turn range");
+          total += n->doc_len[d];
+          if (n->doc_len[d] > 0 && n->doc_len[d] < n->min_doc_len) n->min_doc_len = n->doc_len[d];
+        }
+        if (total != n->total_tokens) r.Fail("token total does not match the doc lengths");
+        const uint32_t long_count = r.U32();
+        if (long_count > docs) r.Fail("long doc count exceeds doc count");
+        n->long_docs.resize(long_count);
+        std::memcpy(n->long_docs.data(), r.Take(uint64_t(long_count) * 4), size_t(long_count) * 4);
+        for (uint32_t i = 0; i < long_count; ++i) {
+          if (n->long_docs[i] >= docs || (i > 0 && n->long_docs[i] <= n->long_docs[i - 1])) {
+            r.Fail("long doc list out of order");
+          }
+        }
+        const uint32_t nterms = r.U32();
+        if (uint64_t(nterms) * 24 > static_cast<uint64_t>(r.end - r.p)) r.Fail("term count exceeds the body");
+        n->terms.reserve(nterms);
+        n->term_offsets.reserve(size_t(nterms) + 1);
+        size_t slot_size = 1024;
+        while (slot_size * 7 < uint64_t(nterms) * 10 + 10) slot_size *= 2;
+        n->Rehash(slot_size);
+        for (uint32_t t = 0; t < nterms; ++t) {
+          const uint32_t len = r.U32();
+          if (len == 0 || len > kMaxTokenBytes) r.Fail("bad term length");
+          const std::string_view s(reinterpret_cast<const char*>(r.Take(len)), len);
+          if (n->Intern(s) != t) r.Fail("duplicate term");
+          Term& term = n->terms[t];
+          term.df = r.U32();
+          term.max_tf = r.U32();
+          term.last_doc = r.U32();
+          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0) {
+            r.Fail("bad term statistics");
+          }
+          const uint32_t docs_bytes = r.U32();
+          const uint8_t* docs_data = r.Take(docs_bytes);
+          const uint32_t pos_bytes = r.U32();
+          const uint8_t* pos_data = r.Take(pos_bytes);
+          Reserve(&term.docs, docs_bytes);
+          if (docs_bytes > 0) std::memcpy(term.docs.data, docs_data, docs_bytes);
+          term.docs.size = docs_bytes;
+          Reserve(&term.pos, pos_bytes);
+          if (pos_bytes > 0) std::memcpy(term.pos.data, pos_data, pos_bytes);
+          term.pos.size = pos_bytes;
+          const uint32_t skip_count = r.U32();
+          if (skip_count > term.df / kSkipEvery) r.Fail("too many skip entries");
+          if (skip_count > 0) {
+            term.skip_list = static_cast<uint32_t>(n->skip_lists.size());
+            n->skip_lists.emplace_back(skip_count);
+            std::memcpy(n->skip_lists.back().data(), r.Take(uint64_t(skip_count) * sizeof(Skip)),
+                        size_t(skip_count) * sizeof(Skip));
+            for (const Skip& s : n->skip_lists.back()) {
+              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs) {
+                r.Fail("skip entry out of range");
+              }
+            }
+          }
+        }
+      }
+      if (r.p != r.end) r.Fail("trailing bytes after the last namespace");
+    } catch (const NativeError& e) {
+      throw NativeError("CORRUPT", std::string(e.what()) + Where(file_, Position(r)));
+    }
+    high_water_ = high_water;
+    loaded_from_ = "file";
+    load_error_.clear();
+  } catch (const NativeError& e) {
+    Reset();
+    loaded_from_ = "rebuilt";
+    load_error_ = e.what();
+  } catch (const std::bad_alloc&) {
+    Reset();
+    loaded_from_ = "rebuilt";
+    load_error_ = "out of memory while loading" + Where(file_, 0);
+  }
+  ::munmap(map, size);
+}
+
+LexicalStats LexicalIndex::Stats() const {
+  LexicalStats s;
+  s.high_water = high_water_;
+  s.loaded_from = loaded_from_;
+  s.load_error = load_error_;
+  s.raw_docs = raw_->doc_count();
+  s.summary_docs = summary_->doc_count();
+  s.raw_terms = raw_->terms.size();
+  s.summary_terms = summary_->terms.size();
+  s.raw_tokens = raw_->total_tokens;
+  s.summary_tokens = summary_->total_tokens;
+  s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
+  s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes();
+  s.phrase_fallback_scans = phrase_fallback_scans_;
+  return s;
+}
+
+}  // namespace spanguard

@@ -1,0 +1,123 @@
+// The lexical index: an inverted index with positions over two namespaces (raw spans and
+// summaries), BM25 top-k with MaxScore, exact phrases verified against the log's raw text,
+// and crash-safe persistence (docs/LEXICAL_FORMAT.md).
+//
+// It is derived data. Every document enters through Add(), which both the log catch-up
+// and the direct `add()` binding call, and the only thing that persists besides the
+// postings is the high-water span id, so a missing or rejected file means "catch up from
+// id 0" and nothing else.
+//
+// Threading: single-threaded, owned by the JS main thread like the log it reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "span_source.h"
+#include "tokenizer.h"
+
+namespace spanguard {
+
+struct LexicalHit {
+  uint64_t span_id;
+  float score;
+};
+
+struct LexicalStats {
+  uint64_t high_water = 0;
+  std::string loaded_from;  ///< "file" or "rebuilt"
+  std::string load_error;   ///< why the file was not used ("" when loaded)
+  uint64_t raw_docs = 0, summary_docs = 0;
+  uint64_t raw_terms = 0, summary_terms = 0;
+  uint64_t raw_tokens = 0, summary_tokens = 0;
+  uint64_t postings_bytes = 0;  ///< doc + position streams, bytes used
+  uint64_t memory_bytes = 0;    ///< heap held by the index (capacities), approximate
+  uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
+};
+
+/// A growable byte buffer of 16 bytes (a std::vector is 24 and there is one per term and
+/// stream, up to 10^7 of them).
+struct ByteVec {
+  uint8_t* data = nullptr;
+  uint32_t size = 0;
+  uint32_t capacity = 0;
+};
+
+/// One span id's record as the index sees it.
+struct IndexInput {
+  uint64_t span_id;
+  RecordKind kind;
+  int64_t turn_start;
+  int64_t turn_end;
+  std::string_view text;
+};
+
+class LexicalIndex {
+ public:
+  /// Opens `file`: loads it when it is complete and checks out, else starts empty
+  /// (stats().loaded_from == "rebuilt"). Never throws for a bad file.
+  explicit LexicalIndex(std::string file);
+  ~LexicalIndex();
+  LexicalIndex(const LexicalIndex&) = delete;
+  LexicalIndex& operator=(const LexicalIndex&) = delete;
+
+  /// One past the highest span id seen (indexed, or skipped as an event).
+  uint64_t high_water() const { return high_water_; }
+
+  /// Validates a batch as a whole (ids strictly increasing and ≥ high_water, known kinds,
+  /// turn_start ≤ turn_end); throws NativeError(INVALID_ARGUMENT/UNKNOWN_KIND/INVALID_TURN)
+  /// before indexing anything.
+  void CheckBatch(const IndexInput* inputs, size_t count) const;
+  /// Indexes one record (kinds raw and summary; events only advance the high water).
+  /// The caller has checked it (CheckBatch). This is the single ingest path.
+  void Add(const IndexInput& input);
+
+  /// Indexes records [max(high_water, first_id), next_id) from `source`. Returns the number
+  /// of raw and summary records indexed.
+  uint64_t CatchUp(const SpanSource& source);
+
+  /// BM25 top-k (k1 = 1.2, b = 0.75) in one namespace; `turn_min`/`turn_max` NaN = open.
+  /// Hits are by descending score, ties by ascending span id.
+  void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+              std::vector<LexicalHit>* hits);
+
+  /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
+  /// `limit`. Candidates come from the index; each is verified against source's text.
+  void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
+              std::vector<uint64_t>* ids);
+
+  /// Writes <file>.tmp, fsyncs, renames over <file>, fsyncs the directory.
+  /// Throws NativeError(IO_ERROR / FSYNC_FAILED).
+  void Save();
+
+  LexicalStats Stats() const;
+  const std::string& file() const { return file_; }
+
+  struct Namespace;  // defined in lexical_index.cpp
+
+ private:
+  struct Scratch;  // query-time buffers, defined in lexical_index.cpp
+
+  void Load();
+  void Reset();
+  Namespace& ns(RecordKind kind);
+  bool namespace_full(RecordKind kind) const;
+
+  std::string file_;
+  uint64_t high_water_ = 0;
+  std::string loaded_from_;
+  std::string load_error_;
+  Namespace* raw_ = nullptr;
+  Namespace* summary_ = nullptr;
+  uint64_t phrase_fallback_scans_ = 0;
+
+  // Reused scratch (no allocation on the hot path once grown).
+  TokenStream stream_;
+  std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
+  std::vector<uint32_t> positions_;  // one term's positions in that doc
+  Scratch* scratch_ = nullptr;
+};
+
+}  // namespace spanguard

@@ -1,0 +1,415 @@
+// Tokenizer implementation. The rules and their rationale are in tokenizer.h.
+//
+// Shape: one pass over the UTF-8 bytes splits the text into words (runs between
+// separators). Each word is decoded into a small reusable code point buffer, folded once
+// into the arena, and every token of the word (whole, path components, segments, atoms) is
+// a slice of that folded copy, so emitting a token is an append of two integers.
+#include "tokenizer.h"
+
+#include <cstring>
+
+namespace spanguard {
+
+namespace {
+
+enum CharClass : uint8_t {
+  kSep = 0,    // ends a word, never part of a token
+  kJoin = 1,   // . / \ : - _ @ # +   inside words, trimmed at their ends
+  kDigit = 2,  // 0-9
+  kUpper = 3,  // a letter whose fold differs from itself
+  kLower = 4,  // any other word character (lowercase, caseless, non-ASCII symbols kept)
+};
+
+// ASCII classes, built once at compile time.
+struct AsciiTable {
+  uint8_t cls[128];
+  constexpr AsciiTable() : cls() {
+    for (int c = 0; c < 128; ++c) cls[c] = kSep;
+    for (int c = '0'; c <= '9'; ++c) cls[c] = kDigit;
+    for (int c = 'A'; c <= 'Z'; ++c) cls[c] = kUpper;
+    for (int c = 'a'; c <= 'z'; ++c) cls[c] = kLower;
+    const char joiners[] = "./\\:-_@#+";
+    for (int i = 0; joiners[i] != 0; ++i) cls[static_cast<unsigned char>(joiners[i])] = kJoin;
+    // Everything else in ASCII (whitespace, controls, ` ' " ( ) [ ] { } < > $ | ; = , ! ? *
+    // & ^ % ~ DEL) stays a separator.
+  }
+};
+constexpr AsciiTable kAscii{};
+
+bool IsNonAsciiSeparator(uint32_t cp) {
+  if (cp < 0x80) return false;
+  if (cp <= 0xBF) {
+    // Latin-1 controls and punctuation separate, but µ ª º ² ³ ¹ are parts of tokens
+    // ("3.5µs", "m²").
+    return !(cp == 0xB5 || cp == 0xAA || cp == 0xBA || cp == 0xB2 || cp == 0xB3 || cp == 0xB9);
+  }
+  if (cp == 0xD7 || cp == 0xF7) return true;                 // × ÷
+  if (cp >= 0x2000 && cp <= 0x206F) return true;             // general punctuation, spaces
+  if (cp >= 0x2190 && cp <= 0x21FF) return true;             // arrows (→ in model prose)
+  if (cp >= 0x2200 && cp <= 0x22FF) return true;             // math operators
+  if (cp >= 0x2500 && cp <= 0x27BF) return true;             // box drawing … dingbats (├── ✓)
+  if (cp >= 0x3000 && cp <= 0x303F) return true;             // CJK punctuation
+  if (cp == 0xFEFF) return true;                             // BOM
+  if (cp >= 0x1F300 && cp <= 0x1FAFF) return true;           // emoji
+  return false;
+}
+
+inline bool Even(uint32_t cp) { return (cp & 1u) == 0; }
+
+// Decodes one code point at p (< end). Returns its byte length, 0 for an invalid sequence
+// (the caller treats that byte as a separator).
+inline uint32_t DecodeUtf8(const unsigned char* p, const unsigned char* end, uint32_t* cp) {
+  const unsigned char c = p[0];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if (c < 0xC2) return 0;
+  if (c < 0xE0) {
+    if (end - p < 2 || (p[1] & 0xC0) != 0x80) return 0;
+    *cp = (uint32_t(c & 0x1F) << 6) | (p[1] & 0x3F);
+    return 2;
+  }
+  if (c < 0xF0) {
+    if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+    const uint32_t v = (uint32_t(c & 0x0F) << 12) | (uint32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    if (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return 3;
+  }
+  if (c < 0xF5) {
+    if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80) return 0;
+    const uint32_t v = (uint32_t(c & 0x07) << 18) | (uint32_t(p[1] & 0x3F) << 12) |
+                       (uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+    if (v < 0x10000 || v > 0x10FFFF) return 0;
+    *cp = v;
+    return 4;
+  }
+  return 0;
+}
+
+inline void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// One code point of the current word.
+struct WordChar {
+  uint32_t byte_offset;  // in the input
+  uint32_t folded_end;   // end of its folded bytes, relative to the word's arena start
+  uint8_t cls;
+  uint8_t ascii;         // the original ASCII byte, 0 for non-ASCII
+};
+
+inline bool IsHexDigit(uint8_t a) {
+  return (a >= '0' && a <= '9') || (a >= 'a' && a <= 'f') || (a >= 'A' && a <= 'F');
+}
+
+// Per-call state: the word being built and the output. Kept in a thread_local so the
+// buffers keep their capacity across calls (no allocation once warmed up).
+struct WordBuilder {
+  std::vector<WordChar> chars;
+  uint32_t word_arena_begin = 0;  // arena offset of the current word's folded bytes
+  TokenStream* out = nullptr;
+  std::string_view text;
+
+  // Emits the folded slice of chars [cb, ce) of the current word at `position`.
+  void Emit(uint32_t cb, uint32_t ce, uint32_t position) {
+    const uint32_t begin = cb == 0 ? word_arena_begin : chars[cb - 1].folded_end;
+    const uint32_t end = chars[ce - 1].folded_end;
+    uint32_t length = end - begin;
+    bool truncated = false;
+    if (length > kMaxTokenBytes) {
+      // Cut at a code point boundary: back off over UTF-8 continuation bytes.
+      length = kMaxTokenBytes;
+      const char* base = out->arena.data() + begin;
+      while (length > 0 && (static_cast<unsigned char>(base[length]) & 0xC0) == 0x80) --length;
+      truncated = true;
+    }
+    out->tokens.push_back(TokenRef{begin, length, position, truncated});
+  }
+
+  // Splits a segment (no joiners inside except decimal dots) into atoms; emits them and
+  // returns how many atoms it had. `segment_emitted_whole` tells whether [cb, ce) itself
+  // was already emitted (then a single atom equal to it is not emitted twice).
+  uint32_t Atoms(uint32_t cb, uint32_t ce, uint32_t position, bool parent_is_same) {
+    // Hex literal: 0x followed only by hex digits is one atom.
+    if (ce - cb >= 3 && chars[cb].ascii == '0' && (chars[cb + 1].ascii == 'x' || chars[cb + 1].ascii == 'X')) {
+      bool all_hex = true;
+      for (uint32_t i = cb + 2; i < ce; ++i) {
+        if (!IsHexDigit(chars[i].ascii)) {
+          all_hex = false;
+          break;
+        }
+      }
+      if (all_hex) {
+        if (!parent_is_same) Emit(cb, ce, position);
+        return 1;
+      }
+    }
+    uint32_t start = cb;
+    // Version prefix: v2.26.2 → 2.26.2 (the 'v' itself is not an atom).
+    if (ce - cb >= 2 && (chars[cb].ascii == 'v' || chars[cb].ascii == 'V') && chars[cb + 1].cls == kDigit) {
+      start = cb + 1;
+    }
+    uint32_t atoms = 0;
+    uint32_t atom_begin = start;
+    for (uint32_t i = start + 1; i <= ce; ++i) {
+      bool boundary = i == ce;
+      if (!boundary) {
+        const uint8_t prev = chars[i - 1].cls;
+        const uint8_t cur = chars[i].cls;
+        if (prev == kLower && cur == kUpper) {
+          boundary = true;  // fooBar
+        } else if (prev == kUpper && cur == kUpper && i + 1 < ce && chars[i + 1].cls == kLower) {
+          boundary = true;  // HTTPServer: the last capital starts the next atom
+        } else if (prev == kDigit && (cur == kUpper || cur == kLower)) {
+          boundary = true;  // 3.5ms, 40k
+        }
+      }
+      if (boundary) {
+        const bool same = parent_is_same && atom_begin == cb && i == ce;
+        if (!same) Emit(atom_begin, i, position + atoms);
+        ++atoms;
+        atom_begin = i;
+      }
+    }
+    return atoms;
+  }
+
+  // A '.' between two digits is part of a number, not a joiner.
+  bool IsJoinerAt(uint32_t i, uint32_t wb, uint32_t we) const {
+    if (chars[i].cls != kJoin) return false;
+    if (chars[i].ascii == '.' && i > wb && i + 1 < we && chars[i - 1].cls == kDigit && chars[i + 1].cls == kDigit) {
+      return false;
+    }
+    return true;
+  }
+
+  // Splits [cb, ce) at joiners into segments and their atoms. Returns the atom count.
+  uint32_t Segments(uint32_t cb, uint32_t ce, uint32_t position, bool parent_is_same) {
+    uint32_t atoms = 0;
+    uint32_t i = cb;
+    while (i < ce) {
+      while (i < ce && IsJoinerAt(i, cb, ce)) ++i;
+      if (i >= ce) break;
+      uint32_t j = i;
+      while (j < ce && !IsJoinerAt(j, cb, ce)) ++j;
+      const bool same = parent_is_same && i == cb && j == ce;
+      if (!same) Emit(i, j, position + atoms);
+      atoms += Atoms(i, j, position + atoms, true);
+      i = j;
+    }
+    return atoms;
+  }
+
+  void Word(uint32_t word_byte_begin, uint32_t word_byte_end, bool with_words) {
+    TokenStream& o = *out;
+    const uint32_t n = static_cast<uint32_t>(chars.size());
+    uint32_t wb = 0;
+    uint32_t we = n;
+    while (wb < we && chars[wb].cls == kJoin) ++wb;
+    while (we > wb && chars[we - 1].cls == kJoin) --we;
+    WordRef ref{word_byte_begin, word_byte_end, o.atom_count, 0, -1, word_byte_end, word_byte_end};
+    if (wb < we) {
+      ref.trimmed_begin = chars[wb].byte_offset;
+      ref.trimmed_end = we < n ? chars[we].byte_offset : word_byte_end;
+      const uint32_t position = o.atom_count;
+      ref.whole_token = static_cast<int32_t>(o.tokens.size());
+      Emit(wb, we, position);
+      // Path components: split at / and \ (only if the word has one).
+      bool has_slash = false;
+      for (uint32_t i = wb; i < we; ++i) {
+        if (chars[i].ascii == '/' || chars[i].ascii == '\\') {
+          has_slash = true;
+          break;
+        }
+      }
+      uint32_t atoms = 0;
+      if (has_slash) {
+        uint32_t i = wb;
+        while (i < we) {
+          while (i < we && (chars[i].ascii == '/' || chars[i].ascii == '\\')) ++i;
+          if (i >= we) break;
+          uint32_t j = i;
+          while (j < we && chars[j].ascii != '/' && chars[j].ascii != '\\') ++j;
+          // Trim the component's own joiners ("https:" → "https").
+          uint32_t cb = i, ce = j;
+          while (cb < ce && chars[cb].cls == kJoin) ++cb;
+          while (ce > cb && chars[ce - 1].cls == kJoin) --ce;
+          if (cb < ce) {
+            bool multi_segment = false;
+            for (uint32_t k = cb; k < ce; ++k) {
+              if (IsJoinerAt(k, cb, ce)) {
+                multi_segment = true;
+                break;
+              }
+            }
+            // A one-segment component is emitted by Segments as that segment.
+            if (multi_segment) Emit(cb, ce, position + atoms);
+            atoms += Segments(cb, ce, position + atoms, false);
+          }
+          i = j;
+        }
+      } else {
+        atoms = Segments(wb, we, position, true);
+      }
+      o.atom_count += atoms;
+      ref.atom_count = atoms;
+    }
+    if (with_words) o.words.push_back(ref);
+  }
+};
+
+}  // namespace
+
+uint32_t FoldCodePoint(uint32_t cp) {
+  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+  if (cp < 0x100) return (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) ? cp + 32 : cp;
+  if (cp < 0x250) {
+    if (cp <= 0x12F) return Even(cp) ? cp + 1 : cp;
+    if (cp == 0x130) return 'i';
+    if (cp >= 0x132 && cp <= 0x137) return Even(cp) ? cp + 1 : cp;
+    if (cp >= 0x139 && cp <= 0x148) return Even(cp) ? cp : cp + 1;
+    if (cp >= 0x14A && cp <= 0x177) return Even(cp) ? cp + 1 : cp;
+    if (cp == 0x178) return 0xFF;
+    if (cp >= 0x179 && cp <= 0x17E) return Even(cp) ? cp : cp + 1;
+    if (cp == 0x1C4 || cp == 0x1C5) return 0x1C6;
+    if (cp == 0x1C7 || cp == 0x1C8) return 0x1C9;
+    if (cp == 0x1CA || cp == 0x1CB) return 0x1CC;
+    if (cp >= 0x1CD && cp <= 0x1DC) return Even(cp) ? cp : cp + 1;
+    if (cp >= 0x1DE && cp <= 0x1EF) return Even(cp) ? cp + 1 : cp;
+    if (cp >= 0x1F8 && cp <= 0x21F) return Even(cp) ? cp + 1 : cp;
+    if (cp >= 0x222 && cp <= 0x233) return Even(cp) ? cp + 1 : cp;
+    if (cp >= 0x246 && cp <= 0x24F) return Even(cp) ? cp + 1 : cp;
+    return cp;
+  }
+  if (cp < 0x400) {
+    if (cp == 0x386) return 0x3AC;
+    if (cp >= 0x388 && cp <= 0x38A) return cp + 37;
+    if (cp == 0x38C) return 0x3CC;
+    if (cp == 0x38E || cp == 0x38F) return cp + 63;
+    if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 32;
+    if (cp == 0x3C2) return 0x3C3;  // final sigma folds to σ
+    if (cp >= 0x3D8 && cp <= 0x3EF) return Even(cp) ? cp + 1 : cp;
+    return cp;
+  }
+  if (cp < 0x530) {
+    if (cp <= 0x40F) return cp + 80;
+    if (cp <= 0x42F) return cp + 32;
+    if (cp >= 0x460 && cp <= 0x481) return Even(cp) ? cp + 1 : cp;
+    if (cp >= 0x48A && cp <= 0x4BF) return Even(cp) ? cp + 1 : cp;
+    if (cp == 0x4C0) return 0x4CF;
+    if (cp >= 0x4C1 && cp <= 0x4CE) return Even(cp) ? cp : cp + 1;
+    if (cp >= 0x4D0) return Even(cp) ? cp + 1 : cp;
+    return cp;
+  }
+  if (cp >= 0x1E00 && cp <= 0x1EFF) {
+    if (cp == 0x1E9E) return 0xDF;  // ẞ → ß
+    if (cp <= 0x1E95 || cp >= 0x1EA0) return Even(cp) ? cp + 1 : cp;
+    return cp;
+  }
+  if (cp >= 0xFF21 && cp <= 0xFF3A) return cp + 32;
+  return cp;
+}
+
+void FoldText(std::string_view text, std::string* out) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    uint32_t cp = 0;
+    const uint32_t len = DecodeUtf8(p, end, &cp);
+    if (len == 0) {
+      out->push_back(static_cast<char>(*p));
+      ++p;
+      continue;
+    }
+    AppendUtf8(FoldCodePoint(cp), out);
+    p += len;
+  }
+}
+
+void Tokenize(std::string_view text, TokenStream* out, bool with_words) {
+  thread_local WordBuilder builder;
+  WordBuilder& b = builder;
+  b.out = out;
+  b.text = text;
+  out->arena.clear();
+  out->tokens.clear();
+  out->words.clear();
+  out->atom_count = 0;
+  // Folded text is never longer than ~the input (simple folding changes lengths by at most
+  // one byte per code point, İ → i shrinks); reserve once.
+  if (out->arena.capacity() < text.size() + 16) out->arena.reserve(text.size() + 16);
+
+  const auto* base = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = base + text.size();
+  const auto* p = base;
+  uint32_t word_begin = 0;
+  bool in_word = false;
+  b.chars.clear();
+
+  while (p < end) {
+    const unsigned char c = *p;
+    uint32_t cp;
+    uint32_t len;
+    uint8_t cls;
+    if (c < 0x80) {
+      cp = c;
+      len = 1;
+      cls = kAscii.cls[c];
+    } else {
+      len = DecodeUtf8(p, end, &cp);
+      if (len == 0) {
+        cls = kSep;
+        len = 1;
+        cp = 0xFFFD;
+      } else if (IsNonAsciiSeparator(cp)) {
+        cls = kSep;
+      } else {
+        const uint32_t folded = FoldCodePoint(cp);
+        cls = (folded != cp && cp != 0x3C2) ? kUpper : kLower;
+        if (cp == 0xB2 || cp == 0xB3 || cp == 0xB9) cls = kLower;
+      }
+    }
+    const uint32_t offset = static_cast<uint32_t>(p - base);
+    if (cls == kSep) {
+      if (in_word) {
+        b.Word(word_begin, offset, with_words);
+        b.chars.clear();
+        in_word = false;
+      }
+    } else {
+      if (!in_word) {
+        in_word = true;
+        word_begin = offset;
+        b.word_arena_begin = static_cast<uint32_t>(out->arena.size());
+      }
+      if (c < 0x80) {
+        out->arena.push_back(static_cast<char>(cls == kUpper ? c + 32 : c));
+      } else {
+        AppendUtf8(FoldCodePoint(cp), &out->arena);
+      }
+      b.chars.push_back(WordChar{offset, static_cast<uint32_t>(out->arena.size()), cls,
+                                 static_cast<uint8_t>(c < 0x80 ? c : 0)});
+    }
+    p += len;
+  }
+  if (in_word) b.Word(word_begin, static_cast<uint32_t>(text.size()), with_words);
+  b.out = nullptr;
+}
+
+}  // namespace spanguard

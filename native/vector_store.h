@@ -1,0 +1,130 @@
+// The append-only vectors file (docs/VECTOR_FORMAT.md): every vector ever added, both
+// namespaces, as f32 with a CRC per record. It is the authority on which vectors exist;
+// the usearch indexes are snapshots derived from it, so any of them can be rebuilt without
+// calling the embedder again.
+//
+// Records have a fixed size (dims is fixed per file), so record i lives at a computable
+// offset and recovery is a linear scan that stops at the first bad record. Only (id, kind)
+// of each record is kept in memory (9 bytes a vector); the vectors themselves stay on disk
+// and are streamed back in chunks when an index is rebuilt or caught up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace spanguard {
+
+/// CRC32C (Castagnoli), hardware-accelerated with SSE4.2 when the CPU has it. Named so it
+/// cannot collide with the log's own CRC helper.
+uint32_t VectorCrc32c(const void* data, size_t len, uint32_t crc = 0) noexcept;
+
+/// fsync that reports failure as FSYNC_FAILED, never retried (see VECTOR_FORMAT.md).
+void VectorFsyncOrThrow(int fd, const std::string& path);
+/// fsync of a directory, so a rename or a created file is durable.
+void VectorFsyncDir(const std::string& dir);
+
+class VectorStore {
+ public:
+  static constexpr size_t kHeaderBytes = 32;
+  static constexpr uint8_t kKindRaw = 1;
+  static constexpr uint8_t kKindSummary = 2;
+  /// Record flag: this vector is the last of its span's (a span's vectors are contiguous).
+  static constexpr uint8_t kFlagLast = 1;
+
+  struct Recovery {
+    std::string outcome = "clean";  ///< clean | torn-tail | corrupt
+    uint64_t offset = 0;            ///< where the dropped bytes began (0 when clean)
+    uint64_t dropped_bytes = 0;
+  };
+
+  /// Opens or creates `path` for `dims`-wide vectors; truncates a bad tail (see Recovery).
+  /// Throws NativeError: IO_ERROR, CORRUPT (bad header), DIMENSION_MISMATCH.
+  VectorStore(std::string path, uint32_t dims);
+  ~VectorStore();
+  VectorStore(const VectorStore&) = delete;
+  VectorStore& operator=(const VectorStore&) = delete;
+
+  uint32_t dims() const noexcept { return dims_; }
+  size_t record_bytes() const noexcept { return record_bytes_; }
+  const std::string& path() const noexcept { return path_; }
+  uint64_t size() const noexcept { return ids_.size(); }
+  uint64_t bytes() const noexcept { return kHeaderBytes + ids_.size() * record_bytes_; }
+  bool empty() const noexcept { return ids_.empty(); }
+  uint64_t last_id() const noexcept { return ids_.empty() ? 0 : ids_.back(); }
+  const Recovery& recovery() const noexcept { return recovery_; }
+
+  /// Vectors of one kind held (kind 1 or 2).
+  uint64_t count(uint8_t kind) const noexcept { return by_kind_[kind == kKindSummary].size(); }
+  /// Spans of one kind held (a span with several windows counts once).
+  uint64_t span_count(uint8_t kind) const noexcept { return spans_[kind == kKindSummary]; }
+  /// Id of the `nth` vector of `kind` (0-based), in file order.
+  uint64_t id_of(uint8_t kind, uint64_t nth) const noexcept { return ids_[by_kind_[kind == kKindSummary][nth]]; }
+
+  /// Appends a batch the caller has validated with one write. A span may own several
+  /// consecutive vectors (windows of a long text): they share its id and only the last one
+  /// has `last[i]` set (`last == nullptr`: every vector is its span's only one). Ids grow
+  /// strictly from span to span, above last_id(); kinds are 1/2; vectors finite. On a short
+  /// or failed write the file is cut back to its previous length and IO_ERROR is thrown.
+  void append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
+
+  /// Streams the vectors of `kind` from its `from_nth`-th onward, in file order, calling
+  /// `fn(ids, vectors, n)` per chunk (vectors row-major n x dims). Reads are chunked so
+  /// memory stays bounded whatever the file size. Re-checks each record's CRC.
+  template <typename Fn>
+  void for_each(uint8_t kind, uint64_t from_nth, Fn&& fn) const;
+
+  /// fsync the file (FSYNC_FAILED on failure; sticky: later appends are refused).
+  void sync();
+
+ private:
+  std::string path_;
+  uint32_t dims_;
+  size_t record_bytes_;
+  int fd_ = -1;
+  bool failed_ = false;  ///< an fsync failed: the file's durable state is unknown
+  std::vector<uint64_t> ids_;                 ///< id of record i
+  std::vector<uint32_t> by_kind_[2];          ///< record indices per namespace (raw, summary)
+  uint64_t spans_[2] = {0, 0};                ///< records flagged last, per namespace
+  Recovery recovery_;
+  std::vector<unsigned char> write_buf_;
+
+  void read_chunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
+  [[noreturn]] void fail_io(const std::string& what, uint64_t offset, int err) const;
+};
+
+template <typename Fn>
+void VectorStore::for_each(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
+  const std::vector<uint32_t>& rec = by_kind_[kind == kKindSummary];
+  if (from_nth >= rec.size()) return;
+  constexpr uint64_t kChunk = 4096;
+  std::vector<unsigned char> raw;
+  std::vector<uint64_t> ids;
+  std::vector<float> vecs;
+  uint64_t i = from_nth;
+  while (i < rec.size()) {
+    // One contiguous read spanning records [rec[i], rec[last]] of the file.
+    uint64_t first = rec[i];
+    uint64_t last_nth = i;
+    while (last_nth + 1 < rec.size() && rec[last_nth + 1] - first < kChunk) ++last_nth;
+    uint64_t span = rec[last_nth] - first + 1;
+    raw.resize(span * record_bytes_);
+    read_chunk(first, span, raw.data());
+    ids.clear();
+    vecs.resize((last_nth - i + 1) * dims_);
+    size_t out = 0;
+    for (uint64_t t = i; t <= last_nth; ++t, ++out) {
+      const unsigned char* r = raw.data() + (rec[t] - first) * record_bytes_;
+      uint64_t id;
+      std::memcpy(&id, r, 8);
+      ids.push_back(id);
+      std::memcpy(vecs.data() + out * dims_, r + 16, sizeof(float) * dims_);
+    }
+    fn(ids.data(), vecs.data(), static_cast<size_t>(out));
+    i = last_nth + 1;
+  }
+}
+
+}  // namespace spanguard
