@@ -87,8 +87,12 @@ describe('rule 4: anchors leave only when a probe from their own content returns
   it('an anchor the index cannot return is refused (refuse) or kept in the window (spill)', async () => {
     for (const policy of ['refuse', 'spill'] as const) {
       const { s, ids, factId } = await session({ policy });
-      // Break the pre-compaction index on purpose: a fresh, empty lexical index.
-      s.lexical = new (await import('../src/native.js')).addon().LexicalIndex(`${tmpDir()}/empty.idx`);
+      // Break the pre-compaction index on purpose: swap in a lexical index that covers the
+      // same ids but was built from other text, so no probe of the anchor can return it.
+      const other = await SpanStore.open(tmpDir(), { durability: 'none' });
+      open.push(other);
+      await other.appendMany(Array.from({ length: 300 }, (_, i) => ({ turn: i + 1, role: 'user', text: `unrelated filler ${i}` })));
+      s.lexical = other.lexical;
       const req = { evict: ids.slice(140, 160), summary: summary(141, 160) };
       if (policy === 'refuse') {
         const err = await s.compact(req).catch((e) => e);
