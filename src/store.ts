@@ -675,13 +675,24 @@ export class SpanStore {
     for (const c of cands.values()) {
       c.score = (c.exact ? 1 : 0) + (Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0) + (Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0);
     }
-    const ranked = [...cands.values()].sort((a, b) => b.score - a.score).slice(0, Math.max(depth, k));
+    // Ranked and cut per namespace: summaries, often hit by both paths, must never crowd
+    // the raw candidates out of the window that the match check reads.
+    const byScore = (a: Cand, b: Cand) => b.score - a.score;
+    const all = [...cands.values()];
+    const ranked = [
+      ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, depth),
+      ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, depth),
+    ];
     const spans = this.log.getMany(Float64Array.from(ranked, (c) => c.id));
-    const hits: Hit[] = [];
+    // Raw spans are the evidence: a matching raw span always ranks above any summary, so a
+    // broad summary can never stand in for the verbatim turn it was made from.
+    const rawHits: Hit[] = [];
+    const summaryHits: Hit[] = [];
     let rawMatched = false;
     let summaryMatched = false;
     const trust = verdictState === 'lossless';
-    for (let i = 0; i < ranked.length && hits.length < k; i++) {
+    for (let i = 0; i < ranked.length; i++) {
+      if ((ranked[i]!.kind === RecordKind.raw ? rawHits.length : summaryHits.length) >= k) continue;
       const c = ranked[i]!;
       const s = spans[i];
       if (!s) continue;
@@ -689,7 +700,7 @@ export class SpanStore {
       if (!c.exact && !matches(profile, s.text, this.options.matchPolicy)) continue;
       if (c.kind === RecordKind.raw) rawMatched = true;
       else summaryMatched = true;
-      hits.push({
+      (c.kind === RecordKind.raw ? rawHits : summaryHits).push({
         spanId: s.id,
         kind: c.kind === RecordKind.raw ? 'raw' : 'summary',
         turnStart: s.turnStart,
@@ -702,6 +713,7 @@ export class SpanStore {
         ...(c.kind === RecordKind.summary ? { superseded: this.state.superseded.has(s.id) } : {}),
       });
     }
+    const hits = [...rawHits, ...summaryHits].slice(0, k);
     if (options.expect === 'raw' && !rawMatched && summaryMatched && !this.options.readOnly) {
       await this.recordEvent({
         type: 'degrade',

@@ -78,7 +78,7 @@ describe('seed scenario: a query for the rate limit returns raw turn 4,237 verba
   });
   it('the top hit is the raw span of turn 4,237, verbatim, with provenance, after each pass', () => {
     const wrong = topAfterEachPass.filter((p) => !p.verbatim || p.turn !== FACT_TURN);
-    expect(wrong).toEqual([]);
+    expect(wrong, JSON.stringify(wrong.slice(0, 3))).toEqual([]);
   });
 });
 
@@ -133,7 +133,7 @@ class ContentHashStore {
       for (let i = 0; i < this.dims; i++) dot += qv[i]! * e.vector[i]!;
       if (!best || dot > best.cosine) best = { text: e.text, turnStart: e.turnStart, turnEnd: e.turnEnd, cosine: dot };
     }
-    return best && best.cosine >= 0.2 ? best : null;
+    return best && best.cosine >= 0.15 ? best : null;
   }
 }
 
@@ -160,7 +160,12 @@ describe('the seed failure reproduced: a content-hash-keyed store loses turn 4,2
     const before = measure(1);
     // Pass 2: a re-summarizer rewrites it into the coarse 3,800–4,600 summary; the upsert
     // replaces the old hash key, and the raw turns were never indexed on their own.
-    broken.upsert('Turns 3800-4600: the agent worked on the billing API client, batch jobs, deploys, keys, retries, exports and schedules.', 3800, 4600, [fine]);
+    broken.upsert(
+      'Turns 3800-4600: the agent worked on the billing API client and its rate limits, deploy schedules and the deploy freeze, the retry budget of the nightly export, and API key rotation.',
+      3800,
+      4600,
+      [fine],
+    );
     const after = measure(2);
     const answer = broken.search('what rate limit in req/s does the upstream billing API allow per key?');
     expect(answer).not.toBeNull();

@@ -21,12 +21,9 @@ async function setup(budgetTokens = 4000, n = 500) {
     },
   });
   const turns = realTurns(n);
-  const maxAfter: number[] = [];
-  for (const t of turns) {
-    await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' });
-    maxAfter.push(window.stats().tokens);
-  }
-  return { store, window, turns, calls, maxAfter };
+  const idOfTurn = new Map<number, number>();
+  for (const t of turns) idOfTurn.set(t.turn, await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' }));
+  return { store, window, turns, calls, idOfTurn };
 }
 
 describe('window invariant: the live window fits the budget after every push', () => {
@@ -40,12 +37,16 @@ describe('window invariant: the live window fits the budget after every push', (
 
 describe('eviction: oldest first, never splitting a tool call from its result', () => {
   it('an observation is evicted exactly when its action is', async () => {
-    const { store, turns } = await setup(3000, 400);
+    const { store, turns, idOfTurn } = await setup(3000, 400);
+    let checked = 0;
     for (let i = 1; i < turns.length; i++) {
       if (turns[i]!.kind !== 'observation') continue;
-      const idObs = i + 1; // ids start at 1 and nothing else was appended between turns
-      expect(store.state.evicted.has(idObs), `turn ${turns[i]!.turn}`).toBe(store.state.evicted.has(idObs - 1));
+      const obs = idOfTurn.get(turns[i]!.turn)!;
+      const call = idOfTurn.get(turns[i - 1]!.turn)!;
+      expect(store.state.evicted.has(obs), `turn ${turns[i]!.turn}`).toBe(store.state.evicted.has(call));
+      if (store.state.evicted.has(obs)) checked++;
     }
+    expect(checked).toBeGreaterThan(20);
   });
 });
 
@@ -63,10 +64,10 @@ describe('the summarizer is pluggable and summaries cite their turn ranges', () 
 
 describe('recall reaches evicted history verbatim, or says "not in transcript"', () => {
   it('returns the evicted raw span verbatim with provenance', async () => {
-    const { window, turns, store } = await setup(3000, 400);
+    const { window, turns, store, idOfTurn } = await setup(3000, 400);
     const target = turns.find((t) => t.turn < 100 && /Ran \d+ tests? in/.test(t.text)) ?? turns.find((t) => t.turn < 100 && t.text.length > 200)!;
     const line = target.text.split('\n').find((l) => l.trim().length > 30)!.trim();
-    expect(store.state.evicted.has(target.turn)).toBe(true);
+    expect(store.state.evicted.has(idOfTurn.get(target.turn)!)).toBe(true);
     const r = await window.recall(line);
     expect(r.status).toBe('found');
     expect(r.hits.some((h) => h.turnStart === target.turn && h.text === target.text)).toBe(true);
