@@ -679,11 +679,13 @@ export class SpanStore {
     // the raw candidates out of the window that the match check reads.
     const byScore = (a: Cand, b: Cand) => b.score - a.score;
     const all = [...cands.values()];
+    // A real match ranks near the top of the fused list; candidates below `checkDepth` are
+    // not read, which bounds the cost of an honest miss.
+    const checkDepth = Math.max(24, 2 * k);
     const ranked = [
-      ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, depth),
-      ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, depth),
+      ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, checkDepth),
+      ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, checkDepth),
     ];
-    const spans = this.log.getMany(Float64Array.from(ranked, (c) => c.id));
     // Raw spans are the evidence: a matching raw span always ranks above any summary, so a
     // broad summary can never stand in for the verbatim turn it was made from.
     const rawHits: Hit[] = [];
@@ -691,26 +693,35 @@ export class SpanStore {
     let rawMatched = false;
     let summaryMatched = false;
     const trust = verdictState === 'lossless';
-    for (let i = 0; i < ranked.length; i++) {
-      if ((ranked[i]!.kind === RecordKind.raw ? rawHits.length : summaryHits.length) >= k) continue;
-      const c = ranked[i]!;
-      const s = spans[i];
-      if (!s) continue;
-      if (!Number.isNaN(tmin) && (s.turnEnd < tmin || s.turnStart > tmax)) continue;
-      if (!c.exact && !matches(profile, s.text, this.options.matchPolicy)) continue;
-      if (c.kind === RecordKind.raw) rawMatched = true;
-      else summaryMatched = true;
-      (c.kind === RecordKind.raw ? rawHits : summaryHits).push({
-        spanId: s.id,
-        kind: c.kind === RecordKind.raw ? 'raw' : 'summary',
-        turnStart: s.turnStart,
-        turnEnd: s.turnEnd,
-        score: c.score,
-        via: c.exact ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
-        text: s.text,
-        verdict: verdictState,
-        trustExactRecall: trust,
-        ...(c.kind === RecordKind.summary ? { superseded: this.state.superseded.has(s.id) } : {}),
+    // Texts are fetched in small batches, best-ranked first: most queries are decided by the
+    // first few candidates, and copying long tool outputs out of the log is the cost.
+    for (let at = 0; at < ranked.length; ) {
+      const batch: Cand[] = [];
+      for (; at < ranked.length && batch.length < 16; at++) {
+        const c = ranked[at]!;
+        if ((c.kind === RecordKind.raw ? rawHits.length : summaryHits.length) < k) batch.push(c);
+      }
+      if (batch.length === 0) break;
+      const spans = this.log.getMany(Float64Array.from(batch, (c) => c.id));
+      batch.forEach((c, i) => {
+        const s = spans[i];
+        if (!s || (c.kind === RecordKind.raw ? rawHits.length : summaryHits.length) >= k) return;
+        if (!Number.isNaN(tmin) && (s.turnEnd < tmin || s.turnStart > tmax)) return;
+        if (!c.exact && !matches(profile, s.text, this.options.matchPolicy)) return;
+        if (c.kind === RecordKind.raw) rawMatched = true;
+        else summaryMatched = true;
+        (c.kind === RecordKind.raw ? rawHits : summaryHits).push({
+          spanId: s.id,
+          kind: c.kind === RecordKind.raw ? 'raw' : 'summary',
+          turnStart: s.turnStart,
+          turnEnd: s.turnEnd,
+          score: c.score,
+          via: c.exact ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
+          text: s.text,
+          verdict: verdictState,
+          trustExactRecall: trust,
+          ...(c.kind === RecordKind.summary ? { superseded: this.state.superseded.has(s.id) } : {}),
+        });
       });
     }
     const hits = [...rawHits, ...summaryHits].slice(0, k);
