@@ -48,6 +48,12 @@ export interface QueryProfile {
   values: string[];
   /** One precompiled test per term, run against the lower-cased candidate text. */
   tests: Map<string, RegExp>;
+  /** Lines the query spans: a match must hold within a window of about that many lines. */
+  lines: number;
+  /** The term whose occurrences anchor the windows: a value if there is one, else the longest term. */
+  key: string | null;
+  /** Per value with a word next to it in the query: the value must stand next to that word in the candidate too. */
+  contexts: RegExp[];
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -66,13 +72,27 @@ export function profileQuery(query: string): QueryProfile {
     // which gives plain prefix stemming (allow matches allows).
     tests.set(t, values.has(t) ? new RegExp(`(?<![\\p{L}\\p{N}.])${escape(t)}(?![\\p{N}]|\\.\\p{N})`, 'u') : new RegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`, 'u'));
   }
-  return { terms, values: [...values], tests };
+  const key = [...values].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
+  // "collected 50 items": 50 must be collected's or items' neighbour, not just anywhere.
+  const contexts: RegExp[] = [];
+  const words = query.toLowerCase().split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}%/]+$/gu, ''));
+  words.forEach((w, i) => {
+    if (!values.has(w)) return;
+    const around = [words[i - 1], words[i + 1]].filter((n): n is string => !!n && /\p{L}/u.test(n) && !values.has(n));
+    if (around.length === 0) return;
+    const v = `(?<![\\p{L}\\p{N}.])${escape(w)}(?![\\p{N}]|\\.\\p{N})`;
+    const alts: string[] = [];
+    if (words[i - 1] && around.includes(words[i - 1]!)) alts.push(`${escape(words[i - 1]!)}[^\\p{L}\\p{N}]{1,3}${v}`);
+    if (words[i + 1] && around.includes(words[i + 1]!)) alts.push(`${v}[^\\p{L}\\p{N}]{0,3}${escape(words[i + 1]!)}`);
+    contexts.push(new RegExp(alts.join('|'), 'u'));
+  });
+  return { terms, values: [...values], tests, lines: query.split('\n').length, key, contexts };
 }
 
-/** Coverage of the query's terms and values by `text`. */
+/** Coverage of the query's terms and values by `text` (already lower-cased). */
 export function coverage(profile: QueryProfile, text: string): { terms: number; values: number } {
   if (profile.terms.length === 0) return { terms: 0, values: 1 };
-  const lower = text.toLowerCase();
+  const lower = text;
   let t = 0;
   let v = 0;
   for (const term of profile.terms) {
@@ -87,7 +107,84 @@ export function coverage(profile: QueryProfile, text: string): { terms: number; 
   };
 }
 
+/**
+ * True when `b` is `a` with one letter or digit changed, inserted or removed — but not a
+ * difference of punctuation (`test-summary` / `test_summary`) or of a plural `s`, which
+ * restate the same thing.
+ */
+function oneEditVariant(a: string, b: string): boolean {
+  if (a === b) return false;
+  const la = a.length;
+  const lb = b.length;
+  if (Math.abs(la - lb) > 1) return false;
+  let i = 0;
+  while (i < la && i < lb && a[i] === b[i]) i++;
+  const alnum = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+  if (la === lb) return a.slice(i + 1) === b.slice(i + 1) && alnum(a[i]) && alnum(b[i]);
+  const [long, short] = la > lb ? [a, b] : [b, a];
+  if (long.slice(i + 1) !== short.slice(i)) return false;
+  const extra = long[i];
+  return alnum(extra) && !(extra === 's' && i === long.length - 1);
+}
+
+/**
+ * A candidate contradicts the query when it lacks a distinctive query term but holds a
+ * one-edit variant of it (`parseConfigFile` asked, `parseConfigFjle` never stated): the
+ * transcript says something close but different, which is a miss, not a match.
+ */
+export function contradicts(profile: QueryProfile, text: string): boolean {
+  const missing = profile.terms.filter((t) => t.length >= 4 && !profile.values.includes(t) && !profile.tests.get(t)!.test(text.toLowerCase()));
+  if (missing.length === 0) return false;
+  const tokens = new Set(matchTerms(text));
+  for (const m of missing) for (const tok of tokens) if (oneEditVariant(m, tok)) return true;
+  return false;
+}
+
+function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): boolean {
+  const c = coverage(profile, lower);
+  return c.terms >= policy.minCoverage && c.values >= policy.minValueCoverage && profile.contexts.every((re) => re.test(lower));
+}
+
+/**
+ * A candidate matches when one window of it — the lines around an occurrence of the
+ * query's key term, as many as the query has — holds every value and enough of the
+ * terms, and nothing in the candidate contradicts a distinctive term. Locality is what
+ * tells "collected 50 items" (never printed) from a long log that says "collected" on one
+ * line, "50" on another and "items" on a third.
+ */
 export function matches(profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY): boolean {
-  const c = coverage(profile, text);
-  return c.terms >= policy.minCoverage && c.values >= policy.minValueCoverage;
+  const lower = text.toLowerCase();
+  if (!passes(profile, lower, policy)) return false;
+  if (contradicts(profile, text)) return false;
+  if (profile.key === null) return true;
+  const lines = lower.split('\n');
+  if (lines.length <= profile.lines) return true;
+  const keyTest = profile.tests.get(profile.key)!;
+  const reach = profile.lines - 1;
+  for (let i = 0; i < lines.length; i++) {
+    if (!keyTest.test(lines[i]!)) continue;
+    const window = lines.slice(Math.max(0, i - reach), Math.min(lines.length, i + reach + 1)).join('\n');
+    if (passes(profile, window, policy)) return true;
+  }
+  return false;
+}
+
+/**
+ * For a candidate that contains a quoted part of the query verbatim (a command in
+ * backticks, a quoted message): the rest of the query need not be covered, but it must not
+ * contradict the candidate — every value stated next to its word, no one-edit variant of a
+ * distinctive term.
+ */
+export function consistent(profile: QueryProfile, text: string): boolean {
+  const lower = text.toLowerCase();
+  for (const v of profile.values) if (!profile.tests.get(v)!.test(lower)) return false;
+  if (!profile.contexts.every((re) => re.test(lower))) return false;
+  return !contradicts(profile, text);
+}
+
+/** Backticked or double-quoted parts of a query, long enough to be specific (>= 6 chars). */
+export function quotedParts(query: string): string[] {
+  const out: string[] = [];
+  for (const m of query.matchAll(/`([^`]{6,})`|"([^"\n]{6,})"/g)) out.push((m[1] ?? m[2])!);
+  return out;
 }

@@ -26,7 +26,7 @@ import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
 import type { GuardEvent } from './events.js';
 import { HitRateMonitor, MAX_AUDIT_INTERVAL, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
-import { DEFAULT_MATCH_POLICY, matches, profileQuery, type MatchPolicy } from './match.js';
+import { consistent, DEFAULT_MATCH_POLICY, matches, profileQuery, quotedParts, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
 import { Auditor, type AuditReport } from './audit.js';
 
@@ -647,19 +647,21 @@ export class SpanStore {
     const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
     const verdictState = this.monitor.verdict().state;
     const profile = profileQuery(query);
+    const quoted = quotedParts(query);
     const depth = Math.max(50, 3 * k);
     const qv = await this.embedQuery([query]);
-    type Cand = { id: number; kind: number; exact: boolean; lex: number; vec: number; score: number };
+    type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: number; vec: number; score: number };
     const cands = new Map<number, Cand>();
     const touch = (id: number, kind: number): Cand => {
       let c = cands.get(id);
-      if (!c) cands.set(id, (c = { id, kind, exact: false, lex: Infinity, vec: Infinity, score: 0 }));
+      if (!c) cands.set(id, (c = { id, kind, exact: false, quoted: false, lex: Infinity, vec: Infinity, score: 0 }));
       return c;
     };
     for (const name of kinds) {
       const kind = RecordKind[name];
       const trimmed = query.trim();
       if (trimmed.length >= 3) for (const id of this.lexical.phrase(this.log, trimmed, kind, depth)) touch(id, kind).exact = true;
+      for (const part of quoted) for (const id of this.lexical.phrase(this.log, part, kind, depth)) touch(id, kind).quoted = true;
       const lex = this.lexical.search(query, depth, kind, tmin, tmax);
       lex.ids.forEach((id, rank) => {
         const c = touch(id, kind);
@@ -673,7 +675,7 @@ export class SpanStore {
     }
     // Reciprocal-rank fusion (k=60): rank-based, so BM25 and cosine need no shared scale.
     for (const c of cands.values()) {
-      c.score = (c.exact ? 1 : 0) + (Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0) + (Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0);
+      c.score = (c.exact ? 1 : 0) + (c.quoted ? 0.5 : 0) + (Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0) + (Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0);
     }
     // Ranked and cut per namespace: summaries, often hit by both paths, must never crowd
     // the raw candidates out of the window that the match check reads.
@@ -707,7 +709,8 @@ export class SpanStore {
         const s = spans[i];
         if (!s || (c.kind === RecordKind.raw ? rawHits.length : summaryHits.length) >= k) return;
         if (!Number.isNaN(tmin) && (s.turnEnd < tmin || s.turnStart > tmax)) return;
-        if (!c.exact && !matches(profile, s.text, this.options.matchPolicy)) return;
+        const ok = c.exact || (c.quoted ? consistent(profile, s.text) : matches(profile, s.text, this.options.matchPolicy));
+        if (!ok) return;
         if (c.kind === RecordKind.raw) rawMatched = true;
         else summaryMatched = true;
         (c.kind === RecordKind.raw ? rawHits : summaryHits).push({
@@ -716,7 +719,7 @@ export class SpanStore {
           turnStart: s.turnStart,
           turnEnd: s.turnEnd,
           score: c.score,
-          via: c.exact ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
+          via: c.exact || c.quoted ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
           text: s.text,
           verdict: verdictState,
           trustExactRecall: trust,
