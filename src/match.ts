@@ -133,7 +133,12 @@ function oneEditVariant(a: string, b: string): boolean {
  * transcript says something close but different, which is a miss, not a match.
  */
 export function contradicts(profile: QueryProfile, text: string): boolean {
-  const missing = profile.terms.filter((t) => t.length >= 4 && !profile.values.includes(t) && !profile.tests.get(t)!.test(text.toLowerCase()));
+  // Only distinctive terms: identifiers (letters with `_`, digits or dots) of 5+ chars, or
+  // words of 8+; short words have real one-edit neighbours (line/like) and numbers are
+  // checked by the value rules.
+  const distinctive = (t: string) => /\p{L}/u.test(t) && (t.length >= 8 || (t.length >= 5 && /[_\d./-]/.test(t)));
+  const lower = text.toLowerCase();
+  const missing = profile.terms.filter((t) => distinctive(t) && !profile.values.includes(t) && !profile.tests.get(t)!.test(lower));
   if (missing.length === 0) return false;
   const tokens = new Set(matchTerms(text));
   for (const m of missing) for (const tok of tokens) if (oneEditVariant(m, tok)) return true;
