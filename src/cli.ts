@@ -56,7 +56,8 @@ Options:
   --questions FILE     JSONL of {question, answer, evidence_turns} to ask after the replay
   --keep-recent N      turns never evicted at the end of the window (default 8)
   --policy P           refuse | spill (default refuse)
-  --durability D       sync | group | none (default group)
+  --durability D       sync | group | none (default none: a replay re-reads a transcript that
+                       already exists; the log is flushed and fsynced at close)
   --limit N            replay only the first N turns
   --html FILE          also write the HTML report
   --sample             use the bundled sample (samples/miniswe-slice) and a fresh temp store

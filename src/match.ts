@@ -160,16 +160,16 @@ function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): bool
 export function matches(profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY): boolean {
   const lower = text.toLowerCase();
   if (!passes(profile, lower, policy)) return false;
-  if (contradicts(profile, text)) return false;
-  if (profile.key === null) return true;
   const lines = lower.split('\n');
-  if (lines.length <= profile.lines) return true;
+  if (profile.key === null || lines.length <= profile.lines) return !contradicts(profile, text);
   const keyTest = profile.tests.get(profile.key)!;
   const reach = profile.lines - 1;
   for (let i = 0; i < lines.length; i++) {
     if (!keyTest.test(lines[i]!)) continue;
     const window = lines.slice(Math.max(0, i - reach), Math.min(lines.length, i + reach + 1)).join('\n');
-    if (passes(profile, window, policy)) return true;
+    // The contradiction check reads only the matching window: a variant stated pages away
+    // says nothing about this line, and tokenizing whole tool outputs is the cost.
+    if (passes(profile, window, policy) && !contradicts(profile, window)) return true;
   }
   return false;
 }

@@ -60,7 +60,7 @@ export interface ReplayReport {
 }
 
 export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions): Promise<ReplayReport> {
-  const store = await SpanStore.open(dir, { durability: o.durability ?? 'group', ...(o.policy ? { policy: o.policy } : {}) });
+  const store = await SpanStore.open(dir, { durability: o.durability ?? 'none', ...(o.policy ? { policy: o.policy } : {}) });
   try {
     const window = new ContextWindow(store, {
       budgetTokens: o.budgetTokens,

@@ -60,7 +60,7 @@ export interface SpanStoreOptions {
   maxTextBytes?: number;
   /** Vector scalar kind (default `f16`). */
   vectorScalar?: 'f32' | 'f16' | 'i8';
-  /** Probe-set size for the per-pass hit-rate monitor (default 16 stated facts + 16 perturbed). */
+  /** Probe-set size for the per-pass hit-rate monitor (default 8 stated facts + 8 perturbed). */
   hitRateProbes?: number;
   /** Facts checked per scheduled audit (default 32). */
   auditSample?: number;
@@ -158,7 +158,7 @@ const DEFAULTS = {
   segmentBytes: 64 * 1024 * 1024,
   maxTextBytes: 16 * 1024 * 1024,
   vectorScalar: 'f16' as const,
-  hitRateProbes: 16,
+  hitRateProbes: 8,
   auditSample: 32,
 };
 
