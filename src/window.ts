@@ -164,8 +164,11 @@ export class ContextWindow {
       const ok = await this.runPass(plan);
       if (!ok) break;
     }
-    const summaries = this.entries.filter((e) => e.kind === 'summary');
-    if (summaries.length > this.o.maxSummaries) await this.resummarize(summaries[0]!, summaries[1]!);
+    for (;;) {
+      const summaries = this.entries.filter((e) => e.kind === 'summary');
+      if (summaries.length <= this.o.maxSummaries) break;
+      await this.resummarize(summaries[0]!, summaries[1]!);
+    }
   }
 
   /** Oldest whole units outside the recent tail, enough to get under `target`. */
