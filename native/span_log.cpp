@@ -564,6 +564,9 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     done += static_cast<uint64_t>(w);
   }
 
+  // One huge batch should not pin its buffer for the log's life.
+  if (batch_.capacity() > (size_t{32} << 20)) std::vector<uint8_t>().swap(batch_);
+
   const uint64_t first = next_id_;
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;

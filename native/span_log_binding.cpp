@@ -117,6 +117,14 @@ class ByteArena {
     return buf_.get() + size_;
   }
   void commit(size_t n) { size_ += n; }
+  // Gives back a buffer that one huge batch grew, so a log does not pin it forever.
+  void shrink_if_over(size_t keep) {
+    if (cap_ > keep) {
+      buf_.reset();
+      cap_ = 0;
+      size_ = 0;
+    }
+  }
 
  private:
   std::unique_ptr<char[]> buf_;
@@ -242,6 +250,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       opts.max_text_bytes =
           static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
       max_text_bytes_cached_ = opts.max_text_bytes;
+      BuildSpanFactory(env);
       Napi::Value set_immediate = env.Global().Get("setImmediate");
       if (!set_immediate.IsFunction()) throw NativeError("IO_ERROR", "setImmediate is not available");
       set_immediate_ = Napi::Persistent(set_immediate.As<Napi::Function>());
@@ -347,24 +356,50 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     w->Queue();
   }
 
-  Napi::Object MakeSpan(Napi::Env env, const RecordView& v) {
-    Napi::Object o = Napi::Object::New(env);
-    const SpanView& s = v.span;
-    o.Set(kKeyNames[kId], Napi::Number::New(env, static_cast<double>(s.id)));
-    o.Set(kKeyNames[kKind], Napi::Number::New(env, static_cast<double>(s.kind)));
-    o.Set(kKeyNames[kFlags], Napi::Number::New(env, s.flags));
-    o.Set(kKeyNames[kRole], Napi::Number::New(env, s.role));
-    o.Set(kKeyNames[kTurnStart], Napi::Number::New(env, static_cast<double>(s.turn_start)));
-    o.Set(kKeyNames[kTurnEnd], Napi::Number::New(env, static_cast<double>(s.turn_end)));
-    o.Set(kKeyNames[kTimestamp], Napi::Number::New(env, static_cast<double>(s.timestamp_ms)));
-    o.Set(kKeyNames[kTokens], Napi::Number::New(env, s.tokens));
-    // String::New copies: no JS value keeps a pointer into the mapping.
-    o.Set(kKeyNames[kText], Napi::String::New(env, s.text, s.text_len));
-    if (v.meta_len > 0) {
-      o.Set(kKeyNames[kMeta], Napi::String::New(env, v.meta, v.meta_len));
-    } else {
-      o.Set(kKeyNames[kMeta], env.Null());
+  // Spans are built by a tiny JS function taking the ten fields as arguments: one call
+  // that V8 turns into an object of a fixed shape beats ten napi_set_named_property calls
+  // (each of which re-creates and internalizes its key string) — measured below in
+  // bench/append.bench.ts (`get`). Falls back to property sets where code generation from
+  // strings is disabled.
+  void BuildSpanFactory(Napi::Env env) {
+    try {
+      Napi::Value ctor = env.Global().Get("Function");
+      if (!ctor.IsFunction()) return;
+      std::vector<napi_value> args;
+      for (int k = 0; k < kKeyCount; ++k) args.push_back(Napi::String::New(env, kKeyNames[k]));
+      args.push_back(Napi::String::New(env,
+                                       "return { id, kind, flags, role, turnStart, turnEnd, timestamp, tokens, text, meta };"));
+      Napi::Value fn = ctor.As<Napi::Function>().New(args);
+      if (fn.IsFunction()) span_factory_ = Napi::Persistent(fn.As<Napi::Function>());
+    } catch (const Napi::Error&) {
+      // --disallow-code-generation-from-strings: keep the slower path.
     }
+  }
+
+  Napi::Value MakeSpan(Napi::Env env, const RecordView& v) {
+    const SpanView& s = v.span;
+    // String::New copies: no JS value keeps a pointer into the mapping.
+    napi_value argv[kKeyCount] = {
+        Napi::Number::New(env, static_cast<double>(s.id)),
+        Napi::Number::New(env, static_cast<double>(s.kind)),
+        Napi::Number::New(env, s.flags),
+        Napi::Number::New(env, s.role),
+        Napi::Number::New(env, static_cast<double>(s.turn_start)),
+        Napi::Number::New(env, static_cast<double>(s.turn_end)),
+        Napi::Number::New(env, static_cast<double>(s.timestamp_ms)),
+        Napi::Number::New(env, s.tokens),
+        Napi::String::New(env, s.text, s.text_len),
+        v.meta_len > 0 ? static_cast<napi_value>(Napi::String::New(env, v.meta, v.meta_len)) : static_cast<napi_value>(env.Null()),
+    };
+    if (!span_factory_.IsEmpty()) {
+      napi_value out;
+      if (napi_call_function(env, env.Undefined(), span_factory_.Value(), kKeyCount, argv, &out) != napi_ok) {
+        throw Napi::Error::New(env);
+      }
+      return Napi::Value(env, out);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    for (int k = 0; k < kKeyCount; ++k) o.Set(kKeyNames[k], Napi::Value(env, argv[k]));
     return o;
   }
 
@@ -436,6 +471,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         inputs_[i].meta_len = text_at_[2 * i + 1].second;
       }
       const uint64_t first = log->Append(inputs_.data(), n);
+      constexpr size_t kKeepScratch = size_t{8} << 20;
+      arena_.shrink_if_over(kKeepScratch);
+      if (u16_.capacity() > kKeepScratch / 2) std::vector<char16_t>().swap(u16_);
       auto d = Napi::Promise::Deferred::New(env);
       if (n > 0 && log->durability() == Durability::kGroup) {
         pending_.push_back({log->written_seq(), static_cast<double>(first), d});
@@ -646,6 +684,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   bool sync_in_flight_ = false;
   bool sync_scheduled_ = false;
   Napi::FunctionReference set_immediate_;
+  Napi::FunctionReference span_factory_;
   Napi::FunctionReference start_sync_cb_;
   std::deque<Pending> pending_;
   std::vector<Napi::Promise::Deferred> close_waiters_;
