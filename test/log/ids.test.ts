@@ -62,3 +62,27 @@ describe('ids are never reused after a torn-tail recovery', () => {
     }
   });
 });
+
+describe('ids stop at 2^53 - 1 so they cross to JavaScript exactly', () => {
+  it('the log refuses to assign an id above Number.MAX_SAFE_INTEGER', async () => {
+    const dir = tmpDir('ids-max');
+    const first = 2 ** 53 - 2;
+    const header = new Uint8Array(64);
+    const dv = new DataView(header.buffer);
+    header.set(new TextEncoder().encode('SPGLOG'), 0);
+    dv.setUint32(8, 1, true);
+    dv.setUint32(12, 64, true);
+    dv.setBigUint64(16, BigInt(first), true);
+    dv.setUint32(60, testing.crc32c(header.subarray(0, 60)), true);
+    fs.writeFileSync(`${dir}/seg-${String(first).padStart(20, '0')}.log`, header, { mode: 0o600 });
+    const log = openLog(dir);
+    expect(log.nextId()).toBe(first);
+    await expect(log.append(columnsFor(1, 3, 0))).rejects.toMatchObject({ code: 'IO_ERROR' });
+    expect(log.nextId()).toBe(first);
+    expect(await log.append(columnsFor(1, 2, 0))).toBe(first);
+    expect(log.nextId()).toBe(2 ** 53);
+    expect(log.get(2 ** 53 - 1)?.id).toBe(Number.MAX_SAFE_INTEGER);
+    await expect(log.append(columnsFor(3, 1, 0))).rejects.toMatchObject({ code: 'IO_ERROR' });
+    await log.close();
+  });
+});
