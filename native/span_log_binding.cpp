@@ -271,7 +271,16 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnSyncDone(Napi::Env env, const SyncTarget& target, int err) {
     sync_in_flight_ = false;
-    Unref();
+    // Dropped last, so the object cannot become collectable while this runs.
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
     if (log_) log_->FinishSync(target, err);
     if (err != 0 || (log_ && log_->failed())) {
       std::string msg = "fdatasync failed";
@@ -298,7 +307,15 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnCloseDone(Napi::Env env, int err) {
     close_running_ = false;
-    Unref();
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
     if (log_) log_->Release();
     closed_ = true;
     for (auto& d : close_waiters_) {
@@ -331,7 +348,15 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnScheduledSync(Napi::Env env) {
     sync_scheduled_ = false;
-    Unref();
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
     if (!pending_.empty()) {
       StartSync(env);
     } else if (closing_) {
