@@ -582,6 +582,15 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
   last_raw_turn_start_ = last_raw;
   written_seq_ += total;
   wrote_this_session_ = true;
+  // Grow an existing mapping now rather than on a later read, so a read never moves the
+  // mapping: a SpanView stays valid until the next append (span_source.h), even across a
+  // catch-up loop that reads many records. A failure here is retried by the read path.
+  if (seg.map != nullptr) {
+    try {
+      EnsureMapped(seg, seg.size);
+    } catch (const NativeError&) {
+    }
+  }
 
   if (options_.durability == Durability::kSync) {
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);
