@@ -512,35 +512,53 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   uint32_t max_text_bytes() const { return max_text_bytes_cached_ ? max_text_bytes_cached_ : (16u << 20); }
 
+  // Fast path: V8 writes UTF-8 itself (vectorised for one-byte strings). It turns a lone
+  // surrogate into U+FFFD silently, so any U+FFFD in the output sends the string through
+  // the UTF-16 path, which tells a real U+FFFD from a replaced surrogate. Real text rarely
+  // holds U+FFFD, so the exact check costs one memchr pass in the common case.
   void EncodeString(Napi::Env env, const Napi::Value& v, size_t i, const char* what, uint32_t max_bytes,
                     std::pair<size_t, size_t>* at) {
-    size_t units = 0;
-    if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) != napi_ok) {
+    size_t len = 0;
+    if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
       throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + what + " must be a string");
-    }
-    // Each UTF-16 unit becomes at least one byte: refuse before converting a huge string.
-    if (units > max_bytes) {
-      throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is over " +
-                                              std::to_string(max_bytes) + " bytes");
-    }
-    if (u16_.size() < units + 1) u16_.resize(units + 1);
-    size_t got = 0;
-    napi_get_value_string_utf16(env, v, u16_.data(), units + 1, &got);
-    const size_t start = arena_.size();
-    char* out = arena_.reserve_tail(got * 3);
-    size_t bad_at = 0;
-    const size_t len = Utf16ToUtf8(u16_.data(), got, out, &bad_at);
-    if (len == SIZE_MAX) {
-      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what +
-                                            " is not valid Unicode (lone surrogate at UTF-16 index " +
-                                            std::to_string(bad_at) + ")");
     }
     if (len > max_bytes) {
       throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
                                               " bytes, the maximum is " + std::to_string(max_bytes));
     }
-    arena_.commit(len);
-    *at = {start, len};
+    const size_t start = arena_.size();
+    char* out = arena_.reserve_tail(len + 1);
+    size_t got = 0;
+    napi_get_value_string_utf8(env, v, out, len + 1, &got);
+    if (HasReplacementChar(out, got)) {
+      // Re-encode from UTF-16 over the same bytes (the exact encoding has the same length).
+      size_t units = 0;
+      napi_get_value_string_utf16(env, v, nullptr, 0, &units);
+      if (u16_.size() < units + 1) u16_.resize(units + 1);
+      napi_get_value_string_utf16(env, v, u16_.data(), units + 1, &units);
+      out = arena_.reserve_tail(units * 3);
+      size_t bad_at = 0;
+      got = Utf16ToUtf8(u16_.data(), units, out, &bad_at);
+      if (got == SIZE_MAX) {
+        throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what +
+                                              " is not valid Unicode (lone surrogate at UTF-16 index " +
+                                              std::to_string(bad_at) + ")");
+      }
+    }
+    arena_.commit(got);
+    *at = {start, got};
+  }
+
+  static bool HasReplacementChar(const char* p, size_t n) {
+    const char* end = p + n;
+    while (p < end) {
+      const void* hit = std::memchr(p, 0xEF, static_cast<size_t>(end - p));
+      if (hit == nullptr) return false;
+      const auto* h = static_cast<const unsigned char*>(hit);
+      if (end - reinterpret_cast<const char*>(h) >= 3 && h[1] == 0xBF && h[2] == 0xBD) return true;
+      p = reinterpret_cast<const char*>(h) + 1;
+    }
+    return false;
   }
 
   double IdArg(const Napi::CallbackInfo& info, size_t k, const char* what) {

@@ -43,6 +43,11 @@ describe('text that is not valid Unicode is refused with INVALID_UTF8', () => {
     it(name, async () => expectRefused(batchWith({ text }), 'INVALID_UTF8'));
   }
   it('in meta too', async () => expectRefused(batchWith({ meta: '{"a":"\ud800"}' }), 'INVALID_UTF8'));
+  it('a real U+FFFD is text, not a replaced surrogate; next to a lone one it still fails', async () => {
+    expect(await log.append(columns([{ turnStart: 11, text: 'bad byte: \ufffd ok', meta: '{"r":"\ufffd"}' }]))).toBe(2);
+    expect(log.get(2)).toMatchObject({ text: 'bad byte: \ufffd ok', meta: '{"r":"\ufffd"}' });
+    await expectRefused(batchWith({ text: '\ufffd then \ud800' }), 'INVALID_UTF8');
+  });
   it('a valid pair and empty text are fine', async () => {
     expect(await log.append(columns([{ turnStart: 11, text: '😀' }, { turnStart: 11, text: '' }]))).toBe(2);
     expect(log.get(2)?.text).toBe('😀');
