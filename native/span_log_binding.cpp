@@ -837,6 +837,26 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
   });
 }
 
+// Reads one record the way an index does (UnwrapSpanSource + SpanSource::read), so the
+// contract the lexical and vector indexes build on is tested from JS.
+Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    SpanSource* src = UnwrapSpanSource(env, info.Length() > 0 ? info[0] : env.Undefined());
+    const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafe);
+    SpanView v;
+    if (!src->read(static_cast<uint64_t>(id), &v)) return env.Undefined();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", Napi::Number::New(env, static_cast<double>(v.id)));
+    o.Set("kind", Napi::Number::New(env, static_cast<double>(v.kind)));
+    o.Set("flags", Napi::Number::New(env, v.flags));
+    o.Set("text", Napi::String::New(env, v.text, v.text_len));
+    o.Set("firstId", Napi::Number::New(env, static_cast<double>(src->first_id())));
+    o.Set("nextId", Napi::Number::New(env, static_cast<double>(src->next_id())));
+    return o;
+  });
+}
+
 }  // namespace
 
 SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
@@ -856,6 +876,7 @@ void InitSpanLog(Napi::Env env, Napi::Object exports) {
   testing.Set("clearFaults", Napi::Function::New(env, ClearFaultsJs, "clearFaults"));
   testing.Set("faultCounters", Napi::Function::New(env, FaultCountersJs, "faultCounters"));
   testing.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
+  testing.Set("readViaSource", Napi::Function::New(env, ReadViaSourceJs, "readViaSource"));
   exports.Set("_testing", testing);
 }
 
