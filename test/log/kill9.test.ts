@@ -19,7 +19,8 @@ interface TrialResult {
   ackCount: number;
 }
 
-function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: number | null, killAfterReadyMs: number): Promise<TrialResult> {
+/** Kills at `killAfterSpawnMs` from spawn if given, else `killAfterAckMs` after the first acknowledgement. */
+function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: number | null, killAfterAckMs: number): Promise<TrialResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [childScript, dir, mode, String(seed), String(SEGMENT_BYTES)], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -31,6 +32,8 @@ function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: num
     let timer: NodeJS.Timeout | undefined;
     const kill = () => child.kill('SIGKILL');
     if (killAfterSpawnMs !== null) timer = setTimeout(kill, killAfterSpawnMs);
+    // Never hang the suite on a child that does not get to its first acknowledgement.
+    const backstop = setTimeout(kill, 15_000);
     child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (d: string) => (err += d));
@@ -41,8 +44,10 @@ function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: num
         const line = out.slice(0, nl);
         out = out.slice(nl + 1);
         const [tag, a, b] = line.split(' ');
-        if (tag === 'ready' && killAfterSpawnMs === null) timer = setTimeout(kill, killAfterReadyMs);
-        else if (tag === 'ack') {
+        if (tag === 'ack') {
+          // Timed from the first acknowledgement, not from "ready": on a loaded machine (or
+          // under ASan) the first fdatasync alone can outlast a short delay.
+          if (ackCount === 0 && killAfterSpawnMs === null) timer = setTimeout(kill, killAfterAckMs);
           acked = Math.max(acked, Number(a) + Number(b) - 1);
           ackCount++;
         } else if (tag !== 'ready') {
@@ -52,6 +57,7 @@ function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: num
     });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(backstop);
       if (signal !== 'SIGKILL') reject(new Error(`child exited ${code} ${signal}: ${err}`));
       else resolve({ acked, ackCount });
     });
@@ -91,6 +97,7 @@ describe('kill -9 at any moment keeps every acknowledged record and returns no t
       let highest = 0;
       let totalAcks = 0;
       let recovered = 0;
+      let lateKills = 0;
       for (let trial = 0; trial < TRIALS_PER_MODE; trial++) {
         if (trial % TRIALS_PER_DIR === 0) {
           dir = tmpDir(`kill-${mode}`);
@@ -98,8 +105,9 @@ describe('kill -9 at any moment keeps every acknowledged record and returns no t
         }
         seed++;
         // One trial in five kills at a random moment from spawn (possibly during open and
-        // recovery); the rest kill 0-25 ms after the child is appending.
+        // recovery); the rest kill 0-25 ms after the child's first acknowledged append.
         const early = seed % 5 === 0;
+        if (!early) lateKills++;
         const r = await runChild(dir, mode, seed, early ? (seed * 7919) % 120 : null, (seed * 104729) % 26);
         totalAcks += r.ackCount;
         highest = Math.max(highest, r.acked);
@@ -110,8 +118,8 @@ describe('kill -9 at any moment keeps every acknowledged record and returns no t
         await probe.close();
       }
       // The campaign must actually have exercised acknowledged appends.
-      expect(totalAcks).toBeGreaterThan(TRIALS_PER_MODE);
+      expect(totalAcks).toBeGreaterThanOrEqual(lateKills);
       expect(recovered).toBeGreaterThan(0);
-    }, 120_000);
+    }, 300_000);
   }
 });
