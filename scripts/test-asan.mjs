@@ -33,10 +33,18 @@ if (!fs.existsSync(addonPath)) {
 }
 const gccLib = (name) => execFileSync('gcc', [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();
 const preload = [gccLib('libasan.so'), gccLib('libubsan.so')].join(':');
-const args = process.argv.slice(2);
-run(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', ...(args.length ? args : ['test/log'])], {
+const env = {
   SPANGUARD_ADDON_PATH: addonPath,
   LD_PRELOAD: preload,
   ASAN_OPTIONS: 'detect_leaks=0:abort_on_error=1',
   UBSAN_OPTIONS: 'print_stacktrace=1:halt_on_error=1',
-});
+};
+// A run that silently loaded build/Release would pass without testing anything: prove the
+// loader picks the ASan build before running the suite.
+run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json']);
+const probe = `import(${JSON.stringify(path.join(root, 'dist/native.js'))}).then((m) => { m.addon();
+  const maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8');
+  if (!maps.includes(${JSON.stringify(addonPath)})) { console.error('the ASan addon was not loaded: does src/native.ts honour SPANGUARD_ADDON_PATH?'); process.exit(1); } })`;
+run(process.execPath, ['-e', probe], env);
+const args = process.argv.slice(2);
+run(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', ...(args.length ? args : ['test/log'])], env);
