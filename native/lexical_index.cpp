@@ -457,6 +457,7 @@ struct LexicalIndex::Scratch {
   std::vector<uint32_t> query_terms;
   std::vector<PostingCursor> cursors;
   std::vector<float> prefix_bounds;
+  std::vector<float> contrib;  // per query term, for the current doc
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<uint64_t> bitmap;
@@ -643,6 +644,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   sc.prefix_bounds.resize(nterms);
   float sum = 0;
   for (size_t i = 0; i < nterms; ++i) sc.prefix_bounds[i] = (sum += sc.cursors[i].upper_bound);
+  sc.contrib.assign(nterms, 0.0f);
 
   const bool filter_min = !std::isnan(turn_min);
   const bool filter_max = !std::isnan(turn_max);
@@ -662,19 +664,25 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       continue;
     }
     const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
-    float score = 0;
+    // Contributions are kept per term and summed in one fixed order at the end, so a
+    // document's score does not depend on which terms were essential when it was reached
+    // (otherwise equal scores could differ by an ulp and break the id tie order).
+    std::fill(sc.contrib.begin(), sc.contrib.end(), 0.0f);
+    float partial = 0;
     for (size_t i = first_essential; i < nterms; ++i) {
       PostingCursor& c = sc.cursors[i];
       if (c.doc == d) {
         const float tf = static_cast<float>(c.tf);
-        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
         c.Next();
       }
     }
     const bool full = heap.size() == k;
     bool pruned = false;
     for (size_t i = first_essential; i-- > 0;) {
-      if (full && score + sc.prefix_bounds[i] <= theta) {
+      // Bounds carry a 1e-4 relative margin, so rounding never prunes a true top-k doc.
+      if (full && partial + sc.prefix_bounds[i] <= theta) {
         pruned = true;
         break;
       }
@@ -682,11 +690,14 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       c.Advance(d);
       if (c.doc == d) {
         const float tf = static_cast<float>(c.tf);
-        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
       }
     }
     if (pruned) continue;
-    const LexicalHit hit{n.span_ids[d], score};
+    double total = 0;
+    for (size_t i = 0; i < nterms; ++i) total += sc.contrib[i];
+    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
     if (!full) {
       heap.push_back(hit);
       std::push_heap(heap.begin(), heap.end(), Worse);
