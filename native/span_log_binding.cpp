@@ -1,6 +1,706 @@
-// Placeholder registration, replaced when the SpanLog part lands.
+// JS binding of the span log: class SpanLog (src/native.ts NativeSpanLog), recoverSegment,
+// and the explicitly test-named `_testing` export that installs I/O faults (io_seam.h).
+//
+// Group commit: appends are written synchronously on the main thread (so ids and read-your-
+// writes are immediate); their promises wait in `pending_` for a durability sync. At most
+// one fdatasync is in flight per log, on the libuv pool (an AsyncWorker, which also keeps
+// the event loop alive while promises wait); every append that lands while it runs shares
+// the next one. `sync` mode fdatasyncs on the main thread inside append: lowest latency,
+// no thread hop, and a failure surfaces on the very call that wrote.
 #include <napi.h>
 
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "crc32c.h"
+#include "errors.h"
+#include "io_seam.h"
+#include "span_log.h"
+#include "span_source.h"
+
 namespace spanguard {
-void InitSpanLog(Napi::Env, Napi::Object) {}
+
+namespace {
+
+// Marks JS objects that are SpanLogs, so UnwrapSpanSource can refuse anything else
+// without a per-environment constructor registry.
+constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
+constexpr double kMaxSafe = 9007199254740991.0;
+
+template <typename F>
+Napi::Value Guard(Napi::Env env, F&& f) {
+  try {
+    return f();
+  } catch (const NativeError& e) {
+    ThrowTyped(env, e.code(), e.what());
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    ThrowTyped(env, "IO_ERROR", "out of memory");
+  } catch (const std::exception& e) {
+    ThrowTyped(env, "IO_ERROR", e.what());
+  }
+}
+
+// For promise-returning methods: every failure becomes a rejected promise.
+template <typename F>
+Napi::Value GuardAsync(Napi::Env env, F&& f) {
+  auto reject = [&](const std::string& code, const std::string& msg) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(MakeTypedError(env, code, msg).Value());
+    return d.Promise();
+  };
+  try {
+    return f();
+  } catch (const NativeError& e) {
+    return reject(e.code(), e.what());
+  } catch (const Napi::Error& e) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(e.Value());
+    return d.Promise();
+  } catch (const std::bad_alloc&) {
+    return reject("IO_ERROR", "out of memory");
+  } catch (const std::exception& e) {
+    return reject("IO_ERROR", e.what());
+  }
+}
+
+double ToInteger(const Napi::Value& v, const char* what, const char* code, double min, double max) {
+  if (!v.IsNumber()) throw NativeError(code, std::string(what) + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || std::floor(d) != d || d < min || d > max) {
+    throw NativeError(code, std::string(what) + " must be an integer in [" + std::to_string(static_cast<int64_t>(min)) +
+                                ", " + std::to_string(static_cast<int64_t>(max)) + "]");
+  }
+  return d;
+}
+
+template <typename T>
+Napi::TypedArrayOf<T> TypedColumn(const Napi::Object& cols, const char* name, napi_typedarray_type type, size_t n,
+                                  bool first) {
+  Napi::Value v = cols.Get(name);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+    throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has the wrong type");
+  }
+  auto arr = v.As<Napi::TypedArrayOf<T>>();
+  if (!first && arr.ElementLength() != n) {
+    throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has " +
+                                              std::to_string(arr.ElementLength()) + " rows, expected " + std::to_string(n));
+  }
+  return arr;
+}
+
+// Appends the UTF-8 encoding of a JS string to `out`. Reads the string as UTF-16 because
+// that is the only way to see lone surrogates (the UTF-8 getter silently turns them into
+// U+FFFD, which would store text the host never sent). Returns false on a lone surrogate,
+// with its UTF-16 index in *bad_at.
+bool AppendUtf8(napi_env env, napi_value str, std::vector<char16_t>& u16, std::string& out, size_t* bad_at) {
+  size_t len = 0;
+  if (napi_get_value_string_utf16(env, str, nullptr, 0, &len) != napi_ok) throw NativeError("INVALID_ARGUMENT", "not a string");
+  if (u16.size() < len + 1) u16.resize(len + 1);
+  size_t got = 0;
+  napi_get_value_string_utf16(env, str, u16.data(), len + 1, &got);
+  const size_t base = out.size();
+  out.resize(base + got * 3);
+  char* o = &out[base];
+  const char16_t* s = u16.data();
+  for (size_t i = 0; i < got; ++i) {
+    uint32_t c = s[i];
+    if (c < 0x80) {
+      *o++ = static_cast<char>(c);
+    } else if (c < 0x800) {
+      *o++ = static_cast<char>(0xC0 | (c >> 6));
+      *o++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      if (c > 0xDBFF || i + 1 >= got || s[i + 1] < 0xDC00 || s[i + 1] > 0xDFFF) {
+        *bad_at = i;
+        out.resize(base);
+        return false;
+      }
+      uint32_t cp = 0x10000 + ((c - 0xD800) << 10) + (s[i + 1] - 0xDC00);
+      ++i;
+      *o++ = static_cast<char>(0xF0 | (cp >> 18));
+      *o++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      *o++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      *o++ = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      *o++ = static_cast<char>(0xE0 | (c >> 12));
+      *o++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *o++ = static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  out.resize(static_cast<size_t>(o - out.data()));
+  return true;
+}
+
+enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
+const char* const kKeyNames[kKeyCount] = {"id", "kind", "flags", "role", "turnStart", "turnEnd", "timestamp", "tokens", "text", "meta"};
+
+class SpanLogWrap;
+
+class SyncWorker : public Napi::AsyncWorker {
+ public:
+  SyncWorker(Napi::Env env, SpanLogWrap* wrap, SyncTarget target)
+      : Napi::AsyncWorker(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
+  void Execute() override { err_ = SpanLog::SyncFd(target_.fd); }
+  void OnOK() override;
+
+ private:
+  SpanLogWrap* wrap_;
+  SyncTarget target_;
+  int err_ = 0;
+};
+
+class CloseWorker : public Napi::AsyncWorker {
+ public:
+  CloseWorker(Napi::Env env, SpanLogWrap* wrap, SpanLog* log)
+      : Napi::AsyncWorker(env, "spanguard:close"), wrap_(wrap), log_(log) {}
+  void Execute() override { err_ = log_->SyncAndCheckpointForClose(); }
+  void OnOK() override;
+
+ private:
+  SpanLogWrap* wrap_;
+  SpanLog* log_;
+  int err_ = 0;
+};
+
+class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "SpanLog",
+                       {
+                           InstanceMethod<&SpanLogWrap::Append>("append"),
+                           InstanceMethod<&SpanLogWrap::Get>("get"),
+                           InstanceMethod<&SpanLogWrap::GetMany>("getMany"),
+                           InstanceMethod<&SpanLogWrap::Scan>("scan"),
+                           InstanceMethod<&SpanLogWrap::FirstId>("firstId"),
+                           InstanceMethod<&SpanLogWrap::NextId>("nextId"),
+                           InstanceMethod<&SpanLogWrap::Refresh>("refresh"),
+                           InstanceMethod<&SpanLogWrap::Flush>("flush"),
+                           InstanceMethod<&SpanLogWrap::Verify>("verify"),
+                           InstanceMethod<&SpanLogWrap::Stats>("stats"),
+                           InstanceMethod<&SpanLogWrap::Close>("close"),
+                       });
+  }
+
+  explicit SpanLogWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SpanLogWrap>(info) {
+    Napi::Env env = info.Env();
+    Guard(env, [&]() -> Napi::Value {
+      if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
+        throw NativeError("INVALID_OPTIONS", "SpanLog(dir: string, options: object)");
+      }
+      std::string dir = info[0].As<Napi::String>().Utf8Value();
+      if (dir.empty()) throw NativeError("INVALID_OPTIONS", "dir must not be empty");
+      Napi::Object o = info[1].As<Napi::Object>();
+      SpanLogOptions opts;
+      Napi::Value ro = o.Get("readOnly");
+      if (!ro.IsBoolean()) throw NativeError("INVALID_OPTIONS", "readOnly must be a boolean");
+      opts.read_only = ro.As<Napi::Boolean>().Value();
+      opts.durability = static_cast<Durability>(ToInteger(o.Get("durability"), "durability", "INVALID_OPTIONS", 0, 2));
+      opts.segment_bytes =
+          static_cast<uint64_t>(ToInteger(o.Get("segmentBytes"), "segmentBytes", "INVALID_OPTIONS", 4096, 274877906944.0));
+      opts.max_text_bytes =
+          static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
+      max_text_bytes_cached_ = opts.max_text_bytes;
+      log_ = std::make_unique<SpanLog>(std::move(dir), opts);
+      napi_type_tag_object(env, info.This(), &kSpanLogTag);
+      return env.Undefined();
+    });
+  }
+
+  SpanLog* LiveLog(Napi::Env env) {
+    if (closing_ || !log_) ThrowTyped(env, "CLOSED", "the span log is closed");
+    return log_.get();
+  }
+
+  void OnSyncDone(Napi::Env env, const SyncTarget& target, int err) {
+    sync_in_flight_ = false;
+    Unref();
+    if (log_) log_->FinishSync(target, err);
+    if (err != 0 || (log_ && log_->failed())) {
+      std::string msg = "fdatasync failed";
+      if (err != 0) msg += std::string(" (") + std::strerror(err) + ")";
+      msg += "; the log is now read-only";
+      while (!pending_.empty()) {
+        pending_.front().deferred.Reject(MakeTypedError(env, "FSYNC_FAILED", msg).Value());
+        pending_.pop_front();
+      }
+    } else {
+      const uint64_t synced = log_->synced_seq();
+      while (!pending_.empty() && pending_.front().seq <= synced) {
+        const double first = pending_.front().first;
+        pending_.front().deferred.Resolve(std::isnan(first) ? env.Undefined() : Napi::Number::New(env, first));
+        pending_.pop_front();
+      }
+    }
+    if (!pending_.empty()) {
+      StartSync(env);
+    } else if (closing_) {
+      StartClose(env);
+    }
+  }
+
+  void OnCloseDone(Napi::Env env, int err) {
+    close_running_ = false;
+    Unref();
+    if (log_) log_->Release();
+    closed_ = true;
+    for (auto& d : close_waiters_) {
+      if (err != 0) {
+        d.Reject(MakeTypedError(env, "FSYNC_FAILED", std::string("final fdatasync at close failed (") + std::strerror(err) + ")").Value());
+      } else {
+        d.Resolve(env.Undefined());
+      }
+    }
+    close_waiters_.clear();
+  }
+
+ private:
+  struct Pending {
+    uint64_t seq;
+    double first;
+    Napi::Promise::Deferred deferred;
+  };
+
+  void StartSync(Napi::Env env) {
+    if (sync_in_flight_ || !log_) return;
+    sync_in_flight_ = true;
+    // The JS object must outlive the worker: a strong reference until OnSyncDone.
+    Ref();
+    auto* w = new SyncWorker(env, this, log_->PrepareSync());
+    w->Queue();
+  }
+
+  void StartClose(Napi::Env env) {
+    if (close_running_ || closed_) return;
+    close_running_ = true;
+    Ref();
+    auto* w = new CloseWorker(env, this, log_.get());
+    w->Queue();
+  }
+
+  Napi::Object MakeSpan(Napi::Env env, const RecordView& v) {
+    Napi::Object o = Napi::Object::New(env);
+    const SpanView& s = v.span;
+    o.Set(kKeyNames[kId], Napi::Number::New(env, static_cast<double>(s.id)));
+    o.Set(kKeyNames[kKind], Napi::Number::New(env, static_cast<double>(s.kind)));
+    o.Set(kKeyNames[kFlags], Napi::Number::New(env, s.flags));
+    o.Set(kKeyNames[kRole], Napi::Number::New(env, s.role));
+    o.Set(kKeyNames[kTurnStart], Napi::Number::New(env, static_cast<double>(s.turn_start)));
+    o.Set(kKeyNames[kTurnEnd], Napi::Number::New(env, static_cast<double>(s.turn_end)));
+    o.Set(kKeyNames[kTimestamp], Napi::Number::New(env, static_cast<double>(s.timestamp_ms)));
+    o.Set(kKeyNames[kTokens], Napi::Number::New(env, s.tokens));
+    // String::New copies: no JS value keeps a pointer into the mapping.
+    o.Set(kKeyNames[kText], Napi::String::New(env, s.text, s.text_len));
+    if (v.meta_len > 0) {
+      o.Set(kKeyNames[kMeta], Napi::String::New(env, v.meta, v.meta_len));
+    } else {
+      o.Set(kKeyNames[kMeta], env.Null());
+    }
+    return o;
+  }
+
+  Napi::Value Append(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      if (info.Length() < 1 || !info[0].IsObject()) throw NativeError("INVALID_ARGUMENT", "append expects a columns object");
+      Napi::Object cols = info[0].As<Napi::Object>();
+      auto kinds = TypedColumn<uint8_t>(cols, "kinds", napi_uint8_array, 0, true);
+      const size_t n = kinds.ElementLength();
+      auto flags = TypedColumn<uint8_t>(cols, "flags", napi_uint8_array, n, false);
+      auto roles = TypedColumn<uint8_t>(cols, "roles", napi_uint8_array, n, false);
+      auto ts = TypedColumn<double>(cols, "turnStart", napi_float64_array, n, false);
+      auto te = TypedColumn<double>(cols, "turnEnd", napi_float64_array, n, false);
+      auto times = TypedColumn<double>(cols, "timestamps", napi_float64_array, n, false);
+      auto tokens = TypedColumn<uint32_t>(cols, "tokens", napi_uint32_array, n, false);
+      Napi::Value texts_v = cols.Get("texts");
+      Napi::Value metas_v = cols.Get("metas");
+      if (!texts_v.IsArray() || texts_v.As<Napi::Array>().Length() != n) {
+        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of " + std::to_string(n) + " strings");
+      }
+      if (!metas_v.IsArray() || metas_v.As<Napi::Array>().Length() != n) {
+        throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of " + std::to_string(n) + " entries");
+      }
+      Napi::Array texts = texts_v.As<Napi::Array>();
+      Napi::Array metas = metas_v.As<Napi::Array>();
+      const uint32_t max_text = max_text_bytes();
+      inputs_.resize(n);
+      arena_.clear();
+      text_at_.resize(n * 2);
+      for (size_t i = 0; i < n; ++i) {
+        RecordInput& r = inputs_[i];
+        r.kind = kinds[i];
+        r.flags = flags[i];
+        r.role = roles[i];
+        auto turn = [&](double d) -> int64_t {
+          if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > kMaxSafe) {
+            throw NativeError("INVALID_TURN", "record " + std::to_string(i) + ": turn " + std::to_string(d) +
+                                                  " is not an integer in [0, 2^53 - 1]");
+          }
+          return static_cast<int64_t>(d);
+        };
+        r.turn_start = turn(ts[i]);
+        r.turn_end = turn(te[i]);
+        const double t = times[i];
+        if (!std::isfinite(t) || std::fabs(t) > kMaxSafe) {
+          throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": timestamp must be a finite number");
+        }
+        r.timestamp_ms = static_cast<int64_t>(std::trunc(t));
+        r.tokens = tokens[i];
+        Napi::Value text = texts.Get(static_cast<uint32_t>(i));
+        if (!text.IsString()) throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": text must be a string");
+        EncodeString(env, text, i, "text", max_text, &text_at_[2 * i]);
+        Napi::Value meta = metas.Get(static_cast<uint32_t>(i));
+        if (meta.IsNull() || meta.IsUndefined()) {
+          text_at_[2 * i + 1] = {arena_.size(), 0};
+        } else if (meta.IsString()) {
+          EncodeString(env, meta, i, "meta", format::kMaxMetaBytes, &text_at_[2 * i + 1]);
+        } else {
+          throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": meta must be a string or null");
+        }
+      }
+      // The arena is complete, so pointers into it are stable now.
+      for (size_t i = 0; i < n; ++i) {
+        inputs_[i].text = arena_.data() + text_at_[2 * i].first;
+        inputs_[i].text_len = text_at_[2 * i].second;
+        inputs_[i].meta = arena_.data() + text_at_[2 * i + 1].first;
+        inputs_[i].meta_len = text_at_[2 * i + 1].second;
+      }
+      const uint64_t first = log->Append(inputs_.data(), n);
+      auto d = Napi::Promise::Deferred::New(env);
+      if (n > 0 && log->durability() == Durability::kGroup) {
+        pending_.push_back({log->written_seq(), static_cast<double>(first), d});
+        StartSync(env);
+      } else {
+        d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
+      }
+      return d.Promise();
+    });
+  }
+
+  uint32_t max_text_bytes() const { return max_text_bytes_cached_ ? max_text_bytes_cached_ : (16u << 20); }
+
+  void EncodeString(Napi::Env env, const Napi::Value& v, size_t i, const char* what, uint32_t max_bytes,
+                    std::pair<size_t, size_t>* at) {
+    // Each UTF-16 unit becomes at least one byte: refuse before converting a huge string.
+    size_t units = 0;
+    napi_get_value_string_utf16(env, v, nullptr, 0, &units);
+    if (units > max_bytes) {
+      throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is over " +
+                                              std::to_string(max_bytes) + " bytes");
+    }
+    const size_t start = arena_.size();
+    size_t bad_at = 0;
+    if (!AppendUtf8(env, v, u16_, arena_, &bad_at)) {
+      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what +
+                                            " is not valid Unicode (lone surrogate at UTF-16 index " +
+                                            std::to_string(bad_at) + ")");
+    }
+    const size_t len = arena_.size() - start;
+    if (len > max_bytes) {
+      throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
+                                              " bytes, the maximum is " + std::to_string(max_bytes));
+    }
+    *at = {start, len};
+  }
+
+  double IdArg(const Napi::CallbackInfo& info, size_t k, const char* what) {
+    if (info.Length() <= k) throw NativeError("INVALID_ARGUMENT", std::string(what) + " is required");
+    return ToInteger(info[k], what, "INVALID_ARGUMENT", 0, kMaxSafe);
+  }
+
+  Napi::Value Get(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      const double id = IdArg(info, 0, "id");
+      RecordView v;
+      if (!log->Read(static_cast<uint64_t>(id), &v)) return env.Undefined();
+      return MakeSpan(env, v);
+    });
+  }
+
+  Napi::Value GetMany(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      if (info.Length() < 1 || !info[0].IsTypedArray() ||
+          info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+        throw NativeError("INVALID_ARGUMENT", "getMany expects a Float64Array of ids");
+      }
+      auto ids = info[0].As<Napi::Float64Array>();
+      const size_t n = ids.ElementLength();
+      Napi::Array out = Napi::Array::New(env, n);
+      RecordView v;
+      for (size_t i = 0; i < n; ++i) {
+        const double id = ids[i];
+        if (!std::isfinite(id) || std::floor(id) != id || id < 0 || id > kMaxSafe) {
+          throw NativeError("INVALID_ARGUMENT", "getMany: ids[" + std::to_string(i) + "] is not a span id");
+        }
+        if (log->Read(static_cast<uint64_t>(id), &v)) out.Set(static_cast<uint32_t>(i), MakeSpan(env, v));
+      }
+      return out;
+    });
+  }
+
+  Napi::Value Scan(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      const double from = IdArg(info, 0, "fromId");
+      const double limit = IdArg(info, 1, "limit");
+      uint64_t lo = std::max<uint64_t>(static_cast<uint64_t>(from), log->first_id());
+      uint64_t hi = log->next_id();
+      if (static_cast<double>(lo) + limit < static_cast<double>(hi)) hi = lo + static_cast<uint64_t>(limit);
+      if (lo > hi) lo = hi;
+      Napi::Array out = Napi::Array::New(env, static_cast<size_t>(hi - lo));
+      RecordView v;
+      uint32_t k = 0;
+      for (uint64_t id = lo; id < hi; ++id) {
+        if (log->Read(id, &v)) out.Set(k++, MakeSpan(env, v));
+      }
+      return out;
+    });
+  }
+
+  Napi::Value FirstId(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->first_id())); });
+  }
+
+  Napi::Value NextId(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->next_id())); });
+  }
+
+  Napi::Value Refresh(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->Refresh())); });
+  }
+
+  Napi::Value Flush(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      auto d = Napi::Promise::Deferred::New(env);
+      if (log->read_only()) {
+        d.Resolve(env.Undefined());
+      } else if (log->failed()) {
+        throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
+      } else if (log->synced_seq() == log->written_seq() && pending_.empty()) {
+        d.Resolve(env.Undefined());
+      } else {
+        // NaN marks a flush: it resolves with undefined, not an id.
+        pending_.push_back({log->written_seq(), std::nan(""), d});
+        StartSync(env);
+      }
+      return d.Promise();
+    });
+  }
+
+  Napi::Value Verify(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      VerifyResult r = LiveLog(env)->Verify();
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("ok", Napi::Boolean::New(env, r.ok));
+      o.Set("records", Napi::Number::New(env, static_cast<double>(r.records)));
+      o.Set("bytes", Napi::Number::New(env, static_cast<double>(r.bytes)));
+      Napi::Array problems = Napi::Array::New(env, r.problems.size());
+      for (size_t i = 0; i < r.problems.size(); ++i) {
+        Napi::Object p = Napi::Object::New(env);
+        p.Set("file", r.problems[i].file);
+        p.Set("offset", Napi::Number::New(env, static_cast<double>(r.problems[i].offset)));
+        p.Set("outcome", r.problems[i].outcome);
+        p.Set("message", r.problems[i].message);
+        problems.Set(static_cast<uint32_t>(i), p);
+      }
+      o.Set("problems", problems);
+      return o;
+    });
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("firstId", Napi::Number::New(env, static_cast<double>(log->first_id())));
+      o.Set("nextId", Napi::Number::New(env, static_cast<double>(log->next_id())));
+      o.Set("segments", Napi::Number::New(env, static_cast<double>(log->segment_count())));
+      o.Set("bytes", Napi::Number::New(env, static_cast<double>(log->bytes())));
+      o.Set("durability", Napi::Number::New(env, static_cast<double>(log->durability())));
+      o.Set("readOnly", Napi::Boolean::New(env, log->read_only()));
+      o.Set("failed", Napi::Boolean::New(env, log->failed()));
+      Napi::Array rec = Napi::Array::New(env, log->recoveries().size());
+      for (size_t i = 0; i < log->recoveries().size(); ++i) {
+        const TornTailRecovery& t = log->recoveries()[i];
+        Napi::Object r = Napi::Object::New(env);
+        r.Set("file", t.file);
+        r.Set("offset", Napi::Number::New(env, static_cast<double>(t.offset)));
+        r.Set("droppedBytes", Napi::Number::New(env, static_cast<double>(t.dropped_bytes)));
+        rec.Set(static_cast<uint32_t>(i), r);
+      }
+      o.Set("recoveries", rec);
+      return o;
+    });
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      auto d = Napi::Promise::Deferred::New(env);
+      if (closed_ || !log_) {
+        d.Resolve(env.Undefined());
+        return d.Promise();
+      }
+      close_waiters_.push_back(d);
+      if (!closing_) {
+        closing_ = true;
+        if (!sync_in_flight_) StartClose(env);
+      }
+      return d.Promise();
+    });
+  }
+
+  std::unique_ptr<SpanLog> log_;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool close_running_ = false;
+  bool sync_in_flight_ = false;
+  std::deque<Pending> pending_;
+  std::vector<Napi::Promise::Deferred> close_waiters_;
+  // Reused per append: no allocation on the hot path once grown.
+  std::vector<RecordInput> inputs_;
+  std::vector<std::pair<size_t, size_t>> text_at_;
+  std::string arena_;
+  std::vector<char16_t> u16_;
+  uint32_t max_text_bytes_cached_ = 0;
+
+  friend class SyncWorker;
+  friend class CloseWorker;
+  friend SpanSource* spanguard::UnwrapSpanSource(Napi::Env env, Napi::Value value);
+};
+
+void SyncWorker::OnOK() {
+  try {
+    wrap_->OnSyncDone(Env(), target_, err_);
+  } catch (...) {
+    // Never let an exception escape a libuv callback; the promises stay rejected/resolved
+    // as far as they got.
+  }
+}
+
+void CloseWorker::OnOK() {
+  try {
+    wrap_->OnCloseDone(Env(), err_);
+  } catch (...) {
+  }
+}
+
+Napi::Value RecoverSegmentJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw NativeError("INVALID_ARGUMENT", "recoverSegment expects a Uint8Array");
+    }
+    auto bytes = info[0].As<Napi::Uint8Array>();
+    RecoveryResult r = RecoverSegment(bytes.Data(), bytes.ByteLength(), nullptr);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("outcome", RecoveryOutcomeName(r.outcome));
+    o.Set("validEnd", Napi::Number::New(env, static_cast<double>(r.valid_end)));
+    o.Set("records", Napi::Number::New(env, static_cast<double>(r.records)));
+    o.Set("firstId", Napi::Number::New(env, static_cast<double>(r.first_id)));
+    o.Set("errorOffset", Napi::Number::New(env, static_cast<double>(r.error_offset)));
+    o.Set("message", r.message);
+    return o;
+  });
+}
+
+// ---- _testing: fault injection (io_seam.h explains why it ships in the default build) ----
+
+Napi::Value SetFaultsJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsObject()) throw NativeError("INVALID_ARGUMENT", "setFaults expects an object");
+    Napi::Object o = info[0].As<Napi::Object>();
+    FaultPlan plan;
+    auto num = [&](const char* k, double dflt) {
+      Napi::Value v = o.Get(k);
+      if (v.IsUndefined()) return dflt;
+      if (!v.IsNumber()) throw NativeError("INVALID_ARGUMENT", std::string("setFaults: ") + k + " must be a number");
+      return v.As<Napi::Number>().DoubleValue();
+    };
+    plan.fail_sync_at = static_cast<int64_t>(num("failSyncAt", -1));
+    plan.crash_at_sync = static_cast<int64_t>(num("crashAtSync", -1));
+    plan.fail_write_at = static_cast<int64_t>(num("failWriteAt", -1));
+    plan.drop = num("drop", 0.3);
+    plan.garble = num("garble", 0.2);
+    plan.seed = static_cast<uint64_t>(num("seed", 1));
+    SetFaults(plan);
+    return env.Undefined();
+  });
+}
+
+Napi::Value ClearFaultsJs(const Napi::CallbackInfo& info) {
+  ClearFaults();
+  return info.Env().Undefined();
+}
+
+Napi::Value FaultCountersJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  FaultCounters c = GetFaultCounters();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("syncs", Napi::Number::New(env, static_cast<double>(c.syncs)));
+  o.Set("writes", Napi::Number::New(env, static_cast<double>(c.writes)));
+  o.Set("crashed", Napi::Boolean::New(env, c.crashed));
+  o.Set("sectorsKept", Napi::Number::New(env, static_cast<double>(c.sectors_kept)));
+  o.Set("sectorsDropped", Napi::Number::New(env, static_cast<double>(c.sectors_dropped)));
+  o.Set("sectorsGarbled", Napi::Number::New(env, static_cast<double>(c.sectors_garbled)));
+  o.Set("truncatedFiles", Napi::Number::New(env, static_cast<double>(c.truncated_files)));
+  return o;
+}
+
+Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw NativeError("INVALID_ARGUMENT", "crc32c expects a Uint8Array");
+    }
+    auto bytes = info[0].As<Napi::Uint8Array>();
+    const bool portable = info.Length() > 1 && info[1].ToBoolean().Value();
+    uint32_t c = portable ? Crc32cPortable(0, bytes.Data(), bytes.ByteLength()) : Crc32c(0, bytes.Data(), bytes.ByteLength());
+    return Napi::Number::New(env, c);
+  });
+}
+
+}  // namespace
+
+SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
+  bool is_log = false;
+  if (value.IsObject()) napi_check_object_type_tag(env, value, &kSpanLogTag, &is_log);
+  if (!is_log) ThrowTyped(env, "INVALID_ARGUMENT", "expected a SpanLog");
+  SpanLogWrap* wrap = SpanLogWrap::Unwrap(value.As<Napi::Object>());
+  if (wrap == nullptr || wrap->closing_ || !wrap->log_) ThrowTyped(env, "CLOSED", "the span log is closed");
+  return wrap->log_.get();
+}
+
+void InitSpanLog(Napi::Env env, Napi::Object exports) {
+  exports.Set("SpanLog", SpanLogWrap::Define(env));
+  exports.Set("recoverSegment", Napi::Function::New(env, RecoverSegmentJs, "recoverSegment"));
+  Napi::Object testing = Napi::Object::New(env);
+  testing.Set("setFaults", Napi::Function::New(env, SetFaultsJs, "setFaults"));
+  testing.Set("clearFaults", Napi::Function::New(env, ClearFaultsJs, "clearFaults"));
+  testing.Set("faultCounters", Napi::Function::New(env, FaultCountersJs, "faultCounters"));
+  testing.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
+  exports.Set("_testing", testing);
+}
+
 }  // namespace spanguard

@@ -1,0 +1,812 @@
+#include "span_log.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "crc32c.h"
+#include "errors.h"
+#include "io_seam.h"
+
+namespace spanguard {
+
+using format::RecordHeader;
+using format::RecordSize;
+using format::SegmentHeader;
+
+namespace {
+
+constexpr uint64_t kOffsetBits = 40;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
+
+bool AllZero(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+std::string ErrnoText(int err) { return std::string(std::strerror(err)); }
+
+// Returns the record size when a structurally valid, CRC-correct record starts at `off`
+// (its id is not checked here), else 0. Reads only [data, data + size).
+uint64_t ValidRecordAt(const uint8_t* data, uint64_t size, uint64_t off, RecordHeader* h) {
+  if (off % format::kAlign != 0 || off > size || size - off < format::kRecordHeaderSize) return 0;
+  std::memcpy(h, data + off, sizeof(RecordHeader));
+  if (h->marker != format::kRecordMarker) return 0;
+  if (h->kind > format::kKindMax || h->reserved != 0) return 0;
+  if (h->text_len > h->payload_len) return 0;
+  const uint64_t rs = RecordSize(h->payload_len);
+  if (rs > size - off) return 0;
+  if (h->synced_end > off) return 0;
+  if (h->turn_start < 0 || h->turn_start > h->turn_end) return 0;
+  if (h->kind == format::kKindCheckpoint && (h->payload_len != 0 || h->flags != 0)) return 0;
+  const uint64_t pad_at = off + format::kRecordHeaderSize + h->payload_len;
+  if (!AllZero(data + pad_at, off + rs - pad_at)) return 0;
+  if (Crc32c(0, data + off + 4, rs - 4) != h->crc) return 0;
+  return rs;
+}
+
+// The resumable part of recovery: walks records from `start` expecting `expected_id`.
+// Fills r (records relative to start) and offsets; see FORMAT.md for the rules.
+void ScanRecords(const uint8_t* data, uint64_t size, uint64_t start, uint64_t expected_id,
+                 std::vector<uint64_t>* offsets, RecoveryResult* r) {
+  const size_t offsets_base = offsets != nullptr ? offsets->size() : 0;
+  uint64_t off = start;
+  uint64_t id = expected_id;
+  uint64_t records = 0;
+  bool has_raw = false;
+  int64_t last_raw = 0;
+  // The batch-complete point: what survives if the tail turns out torn.
+  uint64_t commit_off = start, commit_records = 0;
+  bool commit_has_raw = false;
+  int64_t commit_last_raw = 0;
+  bool wrong_id = false;
+  RecordHeader h;
+  while (off < size) {
+    const uint64_t rs = ValidRecordAt(data, size, off, &h);
+    if (rs == 0) break;
+    if (h.id != id) {
+      wrong_id = true;
+      break;
+    }
+    if (h.kind != format::kKindCheckpoint) {
+      if (offsets != nullptr) offsets->push_back(off);
+      ++records;
+      ++id;
+      if (h.kind == static_cast<uint8_t>(RecordKind::kRaw)) {
+        has_raw = true;
+        last_raw = h.turn_start;
+      }
+    }
+    off += rs;
+    if ((h.flags & format::kFlagBatchContinues) == 0) {
+      commit_off = off;
+      commit_records = records;
+      commit_has_raw = has_raw;
+      commit_last_raw = last_raw;
+    }
+  }
+  auto keep_committed = [&]() {
+    r->valid_end = commit_off;
+    r->records = commit_records;
+    r->has_raw = commit_has_raw;
+    r->last_raw_turn_start = commit_last_raw;
+    if (offsets != nullptr) offsets->resize(offsets_base + commit_records);
+  };
+  keep_committed();
+  if (off == size && commit_off == size) {
+    r->outcome = RecoveryOutcome::kClean;
+    r->error_offset = -1;
+    r->message = "clean";
+    return;
+  }
+  r->error_offset = static_cast<int64_t>(off);
+  if (wrong_id) {
+    r->outcome = RecoveryOutcome::kCorrupt;
+    r->message = "record with id " + std::to_string(h.id) + " where id " + std::to_string(id) +
+                 " was expected (ids must be contiguous)";
+    return;
+  }
+  if (off == size) {
+    r->outcome = RecoveryOutcome::kTornTail;
+    r->error_offset = static_cast<int64_t>(commit_off);
+    r->message = "torn tail: the last batch is incomplete";
+    return;
+  }
+  if (AllZero(data + off, size - off)) {
+    r->outcome = RecoveryOutcome::kTornTail;
+    r->message = "torn tail: " + std::to_string(size - off) + " zero bytes after the last record";
+    return;
+  }
+  // A later valid record that was written when the bytes at `off` were already durable
+  // proves the damage hit acknowledged data.
+  for (uint64_t y = (off + format::kAlign) & ~uint64_t{format::kAlign - 1}; y + format::kRecordHeaderSize <= size;
+       y += format::kAlign) {
+    uint32_t marker;
+    std::memcpy(&marker, data + y + offsetof(RecordHeader, marker), sizeof marker);
+    if (marker != format::kRecordMarker) continue;
+    RecordHeader later;
+    if (ValidRecordAt(data, size, y, &later) != 0 && later.synced_end > off) {
+      r->outcome = RecoveryOutcome::kCorrupt;
+      r->message = "invalid record followed by a valid record at offset " + std::to_string(y) +
+                   " written after this one was durable";
+      return;
+    }
+  }
+  r->outcome = RecoveryOutcome::kTornTail;
+  r->message = "torn tail: invalid bytes after the last durable record";
+}
+
+}  // namespace
+
+const char* RecoveryOutcomeName(RecoveryOutcome outcome) {
+  switch (outcome) {
+    case RecoveryOutcome::kClean:
+      return "clean";
+    case RecoveryOutcome::kTornTail:
+      return "torn-tail";
+    case RecoveryOutcome::kCorrupt:
+      return "corrupt";
+  }
+  return "corrupt";
+}
+
+RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint64_t>* offsets) {
+  RecoveryResult r;
+  r.valid_end = 0;
+  r.error_offset = 0;
+  r.outcome = RecoveryOutcome::kCorrupt;
+  if (data == nullptr || size < format::kSegmentHeaderSize) {
+    r.message = "segment is shorter than its 64-byte header";
+    return r;
+  }
+  SegmentHeader sh;
+  std::memcpy(&sh, data, sizeof sh);
+  if (std::memcmp(sh.magic, format::kSegmentMagic, sizeof sh.magic) != 0) {
+    r.message = "bad segment magic";
+    return r;
+  }
+  if (Crc32c(0, data, offsetof(SegmentHeader, crc)) != sh.crc) {
+    r.message = "segment header fails its CRC";
+    return r;
+  }
+  if (sh.version != format::kVersion || sh.header_size != format::kSegmentHeaderSize) {
+    r.message = "unsupported segment version " + std::to_string(sh.version);
+    return r;
+  }
+  if (sh.first_id == 0 || sh.first_id > format::kMaxId) {
+    r.message = "segment first id out of range";
+    return r;
+  }
+  r.first_id = sh.first_id;
+  ScanRecords(data, size, format::kSegmentHeaderSize, sh.first_id, offsets, &r);
+  return r;
+}
+
+std::string SegmentFileName(uint64_t first_id) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "seg-%020llu.log", static_cast<unsigned long long>(first_id));
+  return buf;
+}
+
+namespace {
+
+// Parses "seg-<20 digits>.log"; returns 0 if the name is not a segment.
+uint64_t ParseSegmentName(const char* name) {
+  if (std::strlen(name) != 28 || std::strncmp(name, "seg-", 4) != 0 || std::strcmp(name + 24, ".log") != 0) return 0;
+  uint64_t v = 0;
+  for (int i = 4; i < 24; ++i) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    v = v * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return v;
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+struct DirListing {
+  std::vector<std::pair<uint64_t, std::string>> segments;
+  std::vector<std::string> temps;
+};
+
+DirListing ListDir(const std::string& dir) {
+  DirListing out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) throw NativeError("IO_ERROR", "cannot list " + dir + ": " + ErrnoText(errno));
+  while (dirent* e = ::readdir(d)) {
+    uint64_t id = ParseSegmentName(e->d_name);
+    if (id != 0) {
+      out.segments.emplace_back(id, e->d_name);
+    } else {
+      std::string name = e->d_name;
+      if (name.rfind("seg-", 0) == 0 && EndsWith(name, ".log.tmp")) out.temps.push_back(name);
+    }
+  }
+  ::closedir(d);
+  std::sort(out.segments.begin(), out.segments.end());
+  return out;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// ---- SpanLog ---------------------------------------------------------------------------
+
+std::string SpanLog::WhereSuffix(const std::string& file, uint64_t offset) const {
+  return " [file=" + file + " offset=" + std::to_string(offset) + "]";
+}
+
+SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::move(dir)), options_(options) {
+  if (options_.segment_bytes < 4096 || options_.segment_bytes > (uint64_t{1} << 38)) {
+    throw NativeError("INVALID_OPTIONS", "segmentBytes must be between 4096 and 2^38");
+  }
+  if (options_.max_text_bytes == 0 || options_.max_text_bytes > 0x7FFFFFFFu) {
+    throw NativeError("INVALID_OPTIONS", "maxTextBytes must be between 1 and 2^31 - 1");
+  }
+  try {
+    if (!options_.read_only) {
+      if (::mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+        throw NativeError("IO_ERROR", "cannot create " + dir_ + ": " + ErrnoText(errno));
+      }
+      const std::string lock_path = dir_ + "/LOCK";
+      lock_fd_ = Io().open(lock_path.c_str(), O_RDWR | O_CREAT, 0600);
+      if (lock_fd_ < 0) throw NativeError("IO_ERROR", "cannot open " + lock_path + ": " + ErrnoText(errno));
+      // flock locks belong to the open file description, so a second open() in this same
+      // process conflicts exactly like another process would (test/log/lock.test.ts).
+      if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        if (err == EWOULDBLOCK) {
+          throw NativeError("LOCKED", "another writer holds " + lock_path + WhereSuffix(lock_path, 0));
+        }
+        throw NativeError("IO_ERROR", "cannot lock " + lock_path + ": " + ErrnoText(err));
+      }
+    } else {
+      struct stat st;
+      if (::stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        throw NativeError("IO_ERROR", "no log directory at " + dir_);
+      }
+    }
+    OpenExisting();
+    if (!options_.read_only && segments_.empty()) CreateSegment(1);
+  } catch (...) {
+    Release();
+    throw;
+  }
+}
+
+SpanLog::~SpanLog() { Release(); }
+
+void SpanLog::OpenExisting() {
+  DirListing listing = ListDir(dir_);
+  if (!options_.read_only) {
+    for (const std::string& t : listing.temps) (void)Io().unlink((dir_ + "/" + t).c_str());
+  }
+  const size_t count = listing.segments.size();
+  std::vector<uint64_t> local;
+  for (size_t i = 0; i < count; ++i) {
+    const bool last = i + 1 == count;
+    Segment s;
+    s.path = dir_ + "/" + listing.segments[i].second;
+    s.first_id = listing.segments[i].first;
+    s.fd = Io().open(s.path.c_str(), options_.read_only ? O_RDONLY : O_RDWR, 0600);
+    if (s.fd < 0) throw NativeError("IO_ERROR", "cannot open " + s.path + ": " + ErrnoText(errno));
+    segments_.push_back(s);
+    Segment& seg = segments_.back();
+    struct stat st;
+    if (::fstat(seg.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + seg.path + ": " + ErrnoText(errno));
+    seg.file_size = static_cast<uint64_t>(st.st_size);
+    EnsureMapped(seg, seg.file_size);
+    local.clear();
+    RecoveryResult r = RecoverSegment(seg.map, seg.file_size, &local);
+    if (r.outcome == RecoveryOutcome::kCorrupt) {
+      throw NativeError("CORRUPT", "segment " + seg.path + " is corrupt: " + r.message +
+                                       WhereSuffix(seg.path, static_cast<uint64_t>(r.error_offset)));
+    }
+    if (r.first_id != seg.first_id) {
+      throw NativeError("CORRUPT", "segment " + seg.path + " holds first id " + std::to_string(r.first_id) +
+                                       ", its name says " + std::to_string(seg.first_id) + WhereSuffix(seg.path, 16));
+    }
+    if (i > 0 && seg.first_id != next_id_) {
+      throw NativeError("CORRUPT", "segment " + seg.path + " starts at id " + std::to_string(seg.first_id) +
+                                       " but the previous segment ends before id " + std::to_string(next_id_) +
+                                       WhereSuffix(seg.path, 16));
+    }
+    if (r.outcome == RecoveryOutcome::kTornTail && !last) {
+      // Segments are fdatasynced before the log rolls past them: damage there is never a torn write.
+      throw NativeError("CORRUPT", "sealed segment " + seg.path + " has invalid bytes: " + r.message +
+                                       WhereSuffix(seg.path, static_cast<uint64_t>(r.error_offset)));
+    }
+    if (i == 0) {
+      first_id_ = seg.first_id;
+      next_id_ = seg.first_id;
+    }
+    seg.records = r.records;
+    seg.size = r.valid_end;
+    if (r.has_raw) {
+      seg.has_raw = true;
+      has_raw_ = true;
+      last_raw_turn_start_ = r.last_raw_turn_start;
+    }
+    if (r.outcome == RecoveryOutcome::kTornTail && !options_.read_only) {
+      const uint64_t dropped = seg.file_size - r.valid_end;
+      Unmap(seg);
+      if (Io().ftruncate(seg.fd, static_cast<off_t>(r.valid_end)) != 0) {
+        throw NativeError("IO_ERROR", "cannot truncate the torn tail of " + seg.path + ": " + ErrnoText(errno) +
+                                          WhereSuffix(seg.path, r.valid_end));
+      }
+      if (Io().fdatasync(seg.fd) != 0) {
+        failed_ = true;
+        throw NativeError("FSYNC_FAILED", "fdatasync failed after truncating " + seg.path + ": " +
+                                              ErrnoText(errno) + WhereSuffix(seg.path, r.valid_end));
+      }
+      seg.file_size = r.valid_end;
+      recoveries_.push_back({seg.path, r.valid_end, dropped});
+    }
+    const uint64_t seg_index = i;
+    for (uint64_t off : local) offsets_.push_back((seg_index << kOffsetBits) | off);
+    next_id_ += r.records;
+  }
+  if (!options_.read_only && !segments_.empty()) {
+    // Whatever a killed writer left in the page cache becomes durable now, so the
+    // synced_end we stamp on new records is honest.
+    Segment& tail = segments_.back();
+    if (Io().fdatasync(tail.fd) != 0) {
+      failed_ = true;
+      throw NativeError("FSYNC_FAILED", "fdatasync failed at open of " + tail.path + ": " + ErrnoText(errno) +
+                                            WhereSuffix(tail.path, tail.size));
+    }
+    durable_end_ = tail.size;
+  }
+}
+
+void SpanLog::FsyncDir() {
+  int fd = Io().open(dir_.c_str(), O_RDONLY | O_DIRECTORY, 0);
+  if (fd < 0) throw NativeError("IO_ERROR", "cannot open directory " + dir_ + ": " + ErrnoText(errno));
+  int rc = Io().fsync(fd);
+  int err = errno;
+  Io().close(fd);
+  if (rc != 0) FailSync(err, "fsync of directory " + dir_);
+}
+
+void SpanLog::CreateSegment(uint64_t first_id) {
+  const std::string final_path = dir_ + "/" + SegmentFileName(first_id);
+  const std::string tmp_path = final_path + ".tmp";
+  int fd = Io().open(tmp_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) throw NativeError("IO_ERROR", "cannot create " + tmp_path + ": " + ErrnoText(errno));
+  SegmentHeader sh{};
+  std::memcpy(sh.magic, format::kSegmentMagic, sizeof sh.magic);
+  sh.version = format::kVersion;
+  sh.header_size = format::kSegmentHeaderSize;
+  sh.first_id = first_id;
+  sh.created_ms = NowMs();
+  sh.crc = Crc32c(0, &sh, offsetof(SegmentHeader, crc));
+  if (Io().pwrite(fd, &sh, sizeof sh, 0) != static_cast<ssize_t>(sizeof sh)) {
+    int err = errno;
+    Io().close(fd);
+    (void)Io().unlink(tmp_path.c_str());
+    throw NativeError("IO_ERROR", "cannot write the header of " + tmp_path + ": " + ErrnoText(err));
+  }
+  if (Io().fdatasync(fd) != 0) {
+    int err = errno;
+    Io().close(fd);
+    FailSync(err, "fdatasync of new segment " + tmp_path);
+  }
+  if (Io().rename(tmp_path.c_str(), final_path.c_str()) != 0) {
+    int err = errno;
+    Io().close(fd);
+    throw NativeError("IO_ERROR", "cannot rename " + tmp_path + ": " + ErrnoText(err));
+  }
+  Segment s;
+  s.path = final_path;
+  s.first_id = first_id;
+  s.size = format::kSegmentHeaderSize;
+  s.file_size = s.size;
+  s.fd = fd;
+  segments_.push_back(s);
+  durable_end_ = format::kSegmentHeaderSize;
+  FsyncDir();
+}
+
+void SpanLog::EnsureMapped(const Segment& s, uint64_t need) const {
+  if (s.map_len >= need && s.map != nullptr) return;
+  if (need > s.file_size) {
+    throw NativeError("CORRUPT", "read past the end of " + s.path + WhereSuffix(s.path, need));
+  }
+  // Map exactly what the file holds (never past EOF: touching a page beyond it is SIGBUS).
+  const size_t len = static_cast<size_t>(s.file_size);
+  if (len == 0) return;
+  void* p;
+  if (s.map == nullptr) {
+    p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, s.fd, 0);
+  } else {
+    p = ::mremap(const_cast<uint8_t*>(s.map), s.map_len, len, MREMAP_MAYMOVE);
+  }
+  if (p == MAP_FAILED) throw NativeError("IO_ERROR", "cannot map " + s.path + ": " + ErrnoText(errno));
+  s.map = static_cast<const uint8_t*>(p);
+  s.map_len = len;
+}
+
+void SpanLog::Unmap(Segment& s) {
+  if (s.map != nullptr) ::munmap(const_cast<uint8_t*>(s.map), s.map_len);
+  s.map = nullptr;
+  s.map_len = 0;
+}
+
+void SpanLog::FailSync(int err, const std::string& what) {
+  // Never retried: after a failed fsync the kernel may have dropped the dirty pages and
+  // cleared the error, so a retry that "succeeds" would lie (the PostgreSQL fsyncgate lesson).
+  failed_ = true;
+  const std::string file = segments_.empty() ? dir_ : segments_.back().path;
+  throw NativeError("FSYNC_FAILED", what + " failed (" + ErrnoText(err) + "); the log is now read-only" +
+                                        WhereSuffix(file, segments_.empty() ? 0 : segments_.back().size));
+}
+
+void SpanLog::RequireWritable() const {
+  if (released_) throw NativeError("CLOSED", "the span log is closed");
+  if (options_.read_only) throw NativeError("READ_ONLY", "the span log was opened read-only");
+  if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
+}
+
+uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
+  RequireWritable();
+  if (n == 0) return next_id_;
+  if (n > format::kMaxId || next_id_ + n - 1 > format::kMaxId) {
+    throw NativeError("IO_ERROR", "span id space exhausted (ids stop at 2^53 - 1)");
+  }
+  // Validate the whole batch before a single byte is written.
+  uint64_t total = 0;
+  bool has_raw = has_raw_;
+  int64_t last_raw = last_raw_turn_start_;
+  for (size_t i = 0; i < n; ++i) {
+    const RecordInput& r = records[i];
+    // Built only on the error path: the hot path allocates nothing.
+    auto at = [i]() { return "record " + std::to_string(i) + ": "; };
+    if (r.kind < 1 || r.kind > format::kKindMax) {
+      throw NativeError("UNKNOWN_KIND", at() + "unknown kind " + std::to_string(r.kind));
+    }
+    if ((r.flags & format::kFlagBatchContinues) != 0) {
+      throw NativeError("INVALID_ARGUMENT", at() + "flag bit 7 is reserved");
+    }
+    if (r.turn_start < 0 || r.turn_end < 0 || r.turn_start > static_cast<int64_t>(format::kMaxId) ||
+        r.turn_end > static_cast<int64_t>(format::kMaxId)) {
+      throw NativeError("INVALID_TURN", at() + "turn numbers must be integers in [0, 2^53 - 1]");
+    }
+    if (r.turn_start > r.turn_end) {
+      throw NativeError("INVALID_TURN", at() + "turnStart " + std::to_string(r.turn_start) + " > turnEnd " +
+                                            std::to_string(r.turn_end));
+    }
+    if (r.kind == static_cast<uint8_t>(RecordKind::kRaw)) {
+      if (has_raw && r.turn_start < last_raw) {
+        throw NativeError("TURN_ORDER", at() + "turn " + std::to_string(r.turn_start) +
+                                            " goes backwards (the previous raw span starts at turn " +
+                                            std::to_string(last_raw) + ")");
+      }
+      has_raw = true;
+      last_raw = r.turn_start;
+    }
+    if (r.text_len > options_.max_text_bytes) {
+      throw NativeError("TEXT_TOO_LARGE", at() + "text is " + std::to_string(r.text_len) + " bytes, the maximum is " +
+                                              std::to_string(options_.max_text_bytes));
+    }
+    if (r.meta_len > format::kMaxMetaBytes) {
+      throw NativeError("TEXT_TOO_LARGE", at() + "meta is " + std::to_string(r.meta_len) + " bytes, the maximum is " +
+                                              std::to_string(format::kMaxMetaBytes));
+    }
+    if ((r.text_len > 0 && r.text == nullptr) || (r.meta_len > 0 && r.meta == nullptr)) {
+      throw NativeError("INVALID_ARGUMENT", at() + "missing text bytes");
+    }
+    total += RecordSize(r.text_len + r.meta_len);
+  }
+
+  if (segments_.back().records > 0 && segments_.back().size + total > options_.segment_bytes) {
+    Segment& old = segments_.back();
+    if (Io().fdatasync(old.fd) != 0) FailSync(errno, "fdatasync of " + old.path + " before rolling");
+    synced_seq_ = written_seq_;
+    CreateSegment(next_id_);
+  }
+  Segment& seg = segments_.back();
+
+  if (batch_.size() < total) batch_.resize(total);
+  uint8_t* out = batch_.data();
+  uint64_t at = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const RecordInput& r = records[i];
+    const uint64_t payload = r.text_len + r.meta_len;
+    const uint64_t rs = RecordSize(payload);
+    RecordHeader h{};
+    h.payload_len = static_cast<uint32_t>(payload);
+    h.id = next_id_ + i;
+    h.kind = r.kind;
+    h.flags = static_cast<uint8_t>(r.flags | (i + 1 < n ? format::kFlagBatchContinues : 0));
+    h.role = r.role;
+    h.text_len = static_cast<uint32_t>(r.text_len);
+    h.turn_start = r.turn_start;
+    h.turn_end = r.turn_end;
+    h.timestamp_ms = r.timestamp_ms;
+    h.tokens = r.tokens;
+    h.marker = format::kRecordMarker;
+    h.synced_end = durable_end_;
+    uint8_t* rec = out + at;
+    std::memcpy(rec, &h, sizeof h);
+    if (r.text_len > 0) std::memcpy(rec + sizeof h, r.text, r.text_len);
+    if (r.meta_len > 0) std::memcpy(rec + sizeof h + r.text_len, r.meta, r.meta_len);
+    std::memset(rec + sizeof h + payload, 0, rs - sizeof h - payload);
+    const uint32_t crc = Crc32c(0, rec + 4, rs - 4);
+    std::memcpy(rec, &crc, sizeof crc);
+    at += rs;
+  }
+
+  uint64_t done = 0;
+  while (done < total) {
+    ssize_t w = Io().pwrite(seg.fd, out + done, total - done, static_cast<off_t>(seg.size + done));
+    if (w <= 0) {
+      int err = w < 0 ? errno : EIO;
+      // Take back the partial batch so the file ends on a record boundary again.
+      if (Io().ftruncate(seg.fd, static_cast<off_t>(seg.size)) != 0) failed_ = true;
+      throw NativeError("IO_ERROR", "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size));
+    }
+    done += static_cast<uint64_t>(w);
+  }
+
+  const uint64_t first = next_id_;
+  const uint64_t seg_index = segments_.size() - 1;
+  uint64_t off = seg.size;
+  for (size_t i = 0; i < n; ++i) {
+    offsets_.push_back((seg_index << kOffsetBits) | off);
+    off += RecordSize(records[i].text_len + records[i].meta_len);
+  }
+  seg.records += n;
+  seg.size += total;
+  seg.file_size = seg.size;
+  next_id_ += n;
+  has_raw_ = has_raw;
+  last_raw_turn_start_ = last_raw;
+  written_seq_ += total;
+  wrote_this_session_ = true;
+
+  if (options_.durability == Durability::kSync) {
+    if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);
+    synced_seq_ = written_seq_;
+    durable_end_ = seg.size;
+  }
+  return first;
+}
+
+bool SpanLog::read(uint64_t id, SpanView* out) const {
+  RecordView v;
+  if (!Read(id, &v)) return false;
+  *out = v.span;
+  return true;
+}
+
+bool SpanLog::Read(uint64_t id, RecordView* out) const {
+  if (released_) throw NativeError("CLOSED", "the span log is closed");
+  if (id < first_id_ || id >= next_id_) return false;
+  const uint64_t entry = offsets_[id - first_id_];
+  const Segment& s = segments_[entry >> kOffsetBits];
+  const uint64_t off = entry & kOffsetMask;
+  EnsureMapped(s, off + format::kRecordHeaderSize);
+  RecordHeader h;
+  std::memcpy(&h, s.map + off, sizeof h);
+  const uint64_t rs = RecordSize(h.payload_len);
+  if (off + rs > s.size || h.id != id || h.text_len > h.payload_len) {
+    throw NativeError("CORRUPT", "record " + std::to_string(id) + " changed on disk" + WhereSuffix(s.path, off));
+  }
+  EnsureMapped(s, off + rs);
+  if (Crc32c(0, s.map + off + 4, rs - 4) != h.crc) {
+    throw NativeError("CORRUPT", "record " + std::to_string(id) + " fails its CRC" + WhereSuffix(s.path, off));
+  }
+  SpanView& v = out->span;
+  v.id = id;
+  v.kind = static_cast<RecordKind>(h.kind);
+  v.flags = static_cast<uint8_t>(h.flags & ~format::kFlagBatchContinues);
+  v.role = h.role;
+  v.turn_start = h.turn_start;
+  v.turn_end = h.turn_end;
+  v.timestamp_ms = h.timestamp_ms;
+  v.tokens = h.tokens;
+  v.text = reinterpret_cast<const char*>(s.map + off + format::kRecordHeaderSize);
+  v.text_len = h.text_len;
+  out->meta = v.text + h.text_len;
+  out->meta_len = h.payload_len - h.text_len;
+  return true;
+}
+
+void SpanLog::ScanTail(Segment& s, bool must_be_clean) {
+  struct stat st;
+  if (::fstat(s.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + s.path + ": " + ErrnoText(errno));
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (file_size < s.size) {
+    throw NativeError("CORRUPT", "segment " + s.path + " shrank below records already read" + WhereSuffix(s.path, file_size));
+  }
+  if (file_size == s.size) return;
+  s.file_size = file_size;
+  EnsureMapped(s, file_size);
+  RecoveryResult r;
+  std::vector<uint64_t> local;
+  ScanRecords(s.map, file_size, s.size, s.first_id + s.records, &local, &r);
+  if (r.outcome == RecoveryOutcome::kCorrupt ||
+      (must_be_clean && r.outcome != RecoveryOutcome::kClean)) {
+    throw NativeError("CORRUPT", "segment " + s.path + ": " + r.message +
+                                     WhereSuffix(s.path, static_cast<uint64_t>(r.error_offset)));
+  }
+  const uint64_t seg_index = static_cast<uint64_t>(&s - segments_.data());
+  for (uint64_t off : local) offsets_.push_back((seg_index << kOffsetBits) | off);
+  s.records += r.records;
+  s.size = r.valid_end;
+  next_id_ += r.records;
+  if (r.has_raw) {
+    has_raw_ = true;
+    last_raw_turn_start_ = r.last_raw_turn_start;
+  }
+}
+
+uint64_t SpanLog::Refresh() {
+  if (released_) throw NativeError("CLOSED", "the span log is closed");
+  if (!options_.read_only) return next_id_;
+  if (!segments_.empty()) ScanTail(segments_.back(), false);
+  DirListing listing = ListDir(dir_);
+  const uint64_t known = segments_.empty() ? 0 : segments_.back().first_id;
+  for (const auto& [first, name] : listing.segments) {
+    if (first <= known) continue;
+    // A newer segment exists, so the writer sealed the one before it: it must be whole.
+    if (!segments_.empty()) ScanTail(segments_.back(), true);
+    Segment s;
+    s.path = dir_ + "/" + name;
+    s.first_id = first;
+    s.size = format::kSegmentHeaderSize;
+    s.fd = Io().open(s.path.c_str(), O_RDONLY, 0);
+    if (s.fd < 0) throw NativeError("IO_ERROR", "cannot open " + s.path + ": " + ErrnoText(errno));
+    segments_.push_back(s);
+    Segment& seg = segments_.back();
+    struct stat st;
+    if (::fstat(seg.fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < format::kSegmentHeaderSize) {
+      throw NativeError("CORRUPT", "segment " + seg.path + " has no header" + WhereSuffix(seg.path, 0));
+    }
+    seg.file_size = format::kSegmentHeaderSize;
+    EnsureMapped(seg, format::kSegmentHeaderSize);
+    RecoveryResult hr = RecoverSegment(seg.map, format::kSegmentHeaderSize, nullptr);
+    if (hr.outcome == RecoveryOutcome::kCorrupt || hr.first_id != first) {
+      throw NativeError("CORRUPT", "segment " + seg.path + ": bad header" + WhereSuffix(seg.path, 0));
+    }
+    if (segments_.size() == 1) {
+      first_id_ = first;
+      next_id_ = first;
+    } else if (first != next_id_) {
+      throw NativeError("CORRUPT", "segment " + seg.path + " starts at id " + std::to_string(first) + ", expected " +
+                                       std::to_string(next_id_) + WhereSuffix(seg.path, 16));
+    }
+    ScanTail(seg, false);
+  }
+  return next_id_;
+}
+
+VerifyResult SpanLog::Verify() const {
+  if (released_) throw NativeError("CLOSED", "the span log is closed");
+  VerifyResult out;
+  for (const Segment& s : segments_) {
+    struct stat st;
+    if (::fstat(s.fd, &st) != 0) {
+      out.ok = false;
+      out.problems.push_back({s.path, 0, "corrupt", "cannot stat: " + ErrnoText(errno)});
+      continue;
+    }
+    const size_t len = static_cast<size_t>(st.st_size);
+    // A private, whole-file mapping so verify sees the bytes as they are now, not as
+    // this log last mapped them.
+    void* p = len > 0 ? ::mmap(nullptr, len, PROT_READ, MAP_SHARED, s.fd, 0) : nullptr;
+    if (len > 0 && p == MAP_FAILED) {
+      out.ok = false;
+      out.problems.push_back({s.path, 0, "corrupt", "cannot map: " + ErrnoText(errno)});
+      continue;
+    }
+    RecoveryResult r = RecoverSegment(static_cast<const uint8_t*>(p), len, nullptr);
+    if (p != nullptr) ::munmap(p, len);
+    out.bytes += len;
+    out.records += r.records;
+    const bool lost_known = r.valid_end < s.size || r.records < s.records;
+    if (r.outcome == RecoveryOutcome::kCorrupt || lost_known ||
+        (r.outcome == RecoveryOutcome::kTornTail && !options_.read_only)) {
+      out.ok = false;
+      out.problems.push_back({s.path, static_cast<uint64_t>(r.error_offset < 0 ? 0 : r.error_offset),
+                              RecoveryOutcomeName(r.outcome), r.message});
+    }
+  }
+  return out;
+}
+
+SyncTarget SpanLog::PrepareSync() const {
+  SyncTarget t;
+  if (segments_.empty()) return t;
+  t.fd = segments_.back().fd;
+  t.seq = written_seq_;
+  t.segment = segments_.size() - 1;
+  t.segment_end = segments_.back().size;
+  return t;
+}
+
+int SpanLog::SyncFd(int fd) {
+  if (fd < 0) return 0;
+  return Io().fdatasync(fd) == 0 ? 0 : errno;
+}
+
+void SpanLog::FinishSync(const SyncTarget& target, int err) {
+  if (err != 0) {
+    failed_ = true;
+    return;
+  }
+  synced_seq_ = std::max(synced_seq_, target.seq);
+  if (target.segment + 1 == segments_.size()) durable_end_ = std::max(durable_end_, target.segment_end);
+}
+
+int SpanLog::SyncAndCheckpointForClose() {
+  if (options_.read_only || failed_ || released_ || segments_.empty()) return 0;
+  Segment& seg = segments_.back();
+  if (synced_seq_ != written_seq_ || durable_end_ != seg.size) {
+    if (Io().fdatasync(seg.fd) != 0) {
+      failed_ = true;
+      return errno;
+    }
+    synced_seq_ = written_seq_;
+    durable_end_ = seg.size;
+  }
+  if (!wrote_this_session_) return 0;
+  RecordHeader h{};
+  h.id = next_id_;
+  h.kind = format::kKindCheckpoint;
+  h.marker = format::kRecordMarker;
+  h.synced_end = seg.size;
+  h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
+  if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
+    int err = errno;
+    (void)Io().ftruncate(seg.fd, static_cast<off_t>(seg.size));
+    return err == 0 ? EIO : err;
+  }
+  if (Io().fdatasync(seg.fd) != 0) {
+    failed_ = true;
+    return errno;
+  }
+  seg.size += sizeof h;
+  seg.file_size = seg.size;
+  durable_end_ = seg.size;
+  wrote_this_session_ = false;
+  return 0;
+}
+
+void SpanLog::Release() {
+  if (released_) return;
+  released_ = true;
+  for (Segment& s : segments_) {
+    Unmap(s);
+    if (s.fd >= 0) Io().close(s.fd);
+    s.fd = -1;
+  }
+  if (lock_fd_ >= 0) {
+    Io().close(lock_fd_);  // closing the last fd of the description drops the flock
+    lock_fd_ = -1;
+  }
+}
+
+uint64_t SpanLog::bytes() const {
+  uint64_t b = 0;
+  for (const Segment& s : segments_) b += s.size;
+  return b;
+}
+
+}  // namespace spanguard

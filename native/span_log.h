@@ -1,0 +1,276 @@
+// The append-only, segmented, memory-mapped span log: the store's source of truth.
+//
+// Byte layout and recovery rules are specified in docs/FORMAT.md; the constants and structs
+// below mirror it, and every size and field offset is static_assert'ed.
+//
+// Threading: a SpanLog is owned by the JS main thread. The only call allowed from another
+// thread is SyncFd()/WriteCheckpointAndSync() issued by the group-commit/close workers
+// while the main thread is not appending to the same fd range (see span_log_binding.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "span_source.h"
+
+namespace spanguard {
+
+namespace format {
+
+inline constexpr char kSegmentMagic[8] = {'S', 'P', 'G', 'L', 'O', 'G', '\0', '\0'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr size_t kSegmentHeaderSize = 64;
+inline constexpr size_t kRecordHeaderSize = 64;
+inline constexpr size_t kAlign = 8;
+inline constexpr uint32_t kRecordMarker = 0x53504731u;
+/// Internal flag: more records of the same append batch follow this one.
+inline constexpr uint8_t kFlagBatchContinues = 0x80;
+/// Internal kind: a durability checkpoint written at clean close; carries no span and no id.
+inline constexpr uint8_t kKindCheckpoint = 0;
+inline constexpr uint8_t kKindMax = 3;
+/// Largest id ever assigned: ids cross to JS as exact doubles.
+inline constexpr uint64_t kMaxId = (uint64_t{1} << 53) - 1;
+/// Meta JSON budget per record (text has its own, configurable budget).
+inline constexpr uint32_t kMaxMetaBytes = 16u << 20;
+
+/// Segment header, 64 bytes at offset 0. Invariant: crc == Crc32c(bytes 0..59).
+struct SegmentHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;
+  uint64_t first_id;
+  int64_t created_ms;
+  uint8_t reserved[28];
+  uint32_t crc;
+};
+static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize, "segment header is 64 bytes");
+static_assert(offsetof(SegmentHeader, first_id) == 16, "FORMAT.md: first id at 16");
+static_assert(offsetof(SegmentHeader, crc) == 60, "FORMAT.md: header crc at 60");
+
+/// Record header, 64 bytes, followed by `payload_len` bytes (text then meta) and zero
+/// padding to 8. Invariant: crc == Crc32c(bytes 4 .. RecordSize(payload_len) - 1).
+struct RecordHeader {
+  uint32_t crc;
+  uint32_t payload_len;
+  uint64_t id;
+  uint8_t kind;
+  uint8_t flags;
+  uint8_t role;
+  uint8_t reserved;
+  uint32_t text_len;
+  int64_t turn_start;
+  int64_t turn_end;
+  int64_t timestamp_ms;
+  uint32_t tokens;
+  uint32_t marker;
+  uint64_t synced_end;
+};
+static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "record header is 64 bytes");
+static_assert(offsetof(RecordHeader, payload_len) == 4, "FORMAT.md: payload length at 4");
+static_assert(offsetof(RecordHeader, id) == 8, "FORMAT.md: id at 8");
+static_assert(offsetof(RecordHeader, kind) == 16, "FORMAT.md: kind at 16");
+static_assert(offsetof(RecordHeader, text_len) == 20, "FORMAT.md: text length at 20");
+static_assert(offsetof(RecordHeader, turn_start) == 24, "FORMAT.md: turn start at 24");
+static_assert(offsetof(RecordHeader, timestamp_ms) == 40, "FORMAT.md: timestamp at 40");
+static_assert(offsetof(RecordHeader, tokens) == 48, "FORMAT.md: tokens at 48");
+static_assert(offsetof(RecordHeader, marker) == 52, "FORMAT.md: marker at 52");
+static_assert(offsetof(RecordHeader, synced_end) == 56, "FORMAT.md: synced end at 56");
+static_assert(kRecordHeaderSize % kAlign == 0 && kSegmentHeaderSize % kAlign == 0, "records stay aligned");
+
+/// Size on disk of a record with `payload_len` payload bytes.
+constexpr uint64_t RecordSize(uint64_t payload_len) {
+  return (kRecordHeaderSize + payload_len + (kAlign - 1)) & ~uint64_t{kAlign - 1};
+}
+
+}  // namespace format
+
+enum class RecoveryOutcome : uint8_t { kClean, kTornTail, kCorrupt };
+const char* RecoveryOutcomeName(RecoveryOutcome outcome);
+
+/// What recovery found in one segment's bytes.
+struct RecoveryResult {
+  RecoveryOutcome outcome = RecoveryOutcome::kClean;
+  /// End of the last valid, batch-complete record: what a writer truncates to.
+  uint64_t valid_end = 0;
+  /// Id-bearing records before valid_end.
+  uint64_t records = 0;
+  uint64_t first_id = 0;
+  /// Where the problem starts (torn tail or corruption); -1 when clean.
+  int64_t error_offset = -1;
+  std::string message;
+  /// Largest turn_start of a raw record in the segment (turn order carries across opens).
+  bool has_raw = false;
+  int64_t last_raw_turn_start = 0;
+};
+
+/// Recovery over one segment's bytes (docs/FORMAT.md, "Recovery"). Pure and total: reads
+/// only [data, data + size), never throws, any byte string is a valid input. When
+/// `offsets` is given it receives the offset of every id-bearing record up to valid_end.
+RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint64_t>* offsets = nullptr);
+
+enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
+
+struct SpanLogOptions {
+  bool read_only = false;
+  Durability durability = Durability::kSync;
+  /// Roll threshold; a batch never spans segments (a larger batch gets a segment of its own).
+  uint64_t segment_bytes = 64u << 20;
+  uint32_t max_text_bytes = 16u << 20;
+};
+
+/// One record to append. `text` must be valid UTF-8 (the binding guarantees it while
+/// converting from UTF-16); `meta` may be null/empty.
+struct RecordInput {
+  uint8_t kind = 1;
+  uint8_t flags = 0;
+  uint8_t role = 0;
+  int64_t turn_start = 0;
+  int64_t turn_end = 0;
+  int64_t timestamp_ms = 0;
+  uint32_t tokens = 0;
+  const char* text = nullptr;
+  uint64_t text_len = 0;
+  const char* meta = nullptr;
+  uint64_t meta_len = 0;
+};
+
+/// A record read back: SpanView plus the meta bytes (same lifetime rules as SpanView).
+struct RecordView {
+  SpanView span;
+  const char* meta = nullptr;
+  uint32_t meta_len = 0;
+};
+
+struct TornTailRecovery {
+  std::string file;
+  uint64_t offset = 0;
+  uint64_t dropped_bytes = 0;
+};
+
+struct VerifyProblem {
+  std::string file;
+  uint64_t offset = 0;
+  std::string outcome;
+  std::string message;
+};
+
+struct VerifyResult {
+  bool ok = true;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  std::vector<VerifyProblem> problems;
+};
+
+/// What a group-commit worker must fdatasync to make everything written so far durable.
+struct SyncTarget {
+  int fd = -1;
+  uint64_t seq = 0;          ///< written_seq() at the time of the request
+  size_t segment = 0;        ///< index of the segment the fd belongs to
+  uint64_t segment_end = 0;  ///< bytes of that segment covered by the sync
+};
+
+class SpanLog final : public SpanSource {
+ public:
+  /// Opens (creating if needed) the log in `dir`. Writers take the LOCK flock, delete
+  /// leftover *.tmp segments, recover every segment, truncate a torn tail of the last one.
+  /// Throws NativeError (LOCKED, CORRUPT, IO_ERROR, INVALID_OPTIONS).
+  SpanLog(std::string dir, const SpanLogOptions& options);
+  ~SpanLog() override;
+  SpanLog(const SpanLog&) = delete;
+  SpanLog& operator=(const SpanLog&) = delete;
+
+  /// Validates the whole batch (nothing is written if any record is bad), encodes it into
+  /// one buffer and writes it with one pwrite. In `sync` mode also fdatasyncs before
+  /// returning. Returns the first assigned id (next_id() when n == 0).
+  uint64_t Append(const RecordInput* records, size_t n);
+
+  // SpanSource
+  uint64_t first_id() const override { return first_id_; }
+  uint64_t next_id() const override { return next_id_; }
+  bool read(uint64_t id, SpanView* out) const override;
+
+  /// Like read() with meta; throws CORRUPT if the record fails its CRC on the way out.
+  bool Read(uint64_t id, RecordView* out) const;
+
+  /// Readers: map what another process appended since the last refresh. Returns next_id().
+  uint64_t Refresh();
+  VerifyResult Verify() const;
+
+  // Group commit / close support.
+  uint64_t written_seq() const { return written_seq_; }
+  uint64_t synced_seq() const { return synced_seq_; }
+  SyncTarget PrepareSync() const;
+  /// Worker-thread safe: fdatasync through the seam; returns 0 or errno.
+  static int SyncFd(int fd);
+  /// Main thread, after SyncFd: err == 0 advances the durable point, else the log fails.
+  void FinishSync(const SyncTarget& target, int err);
+  /// For close: fdatasync anything unsynced and, if this session wrote records, append a
+  /// checkpoint record and fdatasync again. Runs on a worker while the JS side refuses
+  /// every other call. Returns 0 or errno (the log is then failed).
+  int SyncAndCheckpointForClose();
+  /// Unmaps, closes fds, releases the lock. Idempotent.
+  void Release();
+
+  bool read_only() const { return options_.read_only; }
+  bool failed() const { return failed_; }
+  Durability durability() const { return options_.durability; }
+  size_t segment_count() const { return segments_.size(); }
+  uint64_t bytes() const;
+  const std::vector<TornTailRecovery>& recoveries() const { return recoveries_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Segment {
+    std::string path;
+    uint64_t first_id = 0;
+    uint64_t records = 0;
+    uint64_t size = 0;       ///< valid bytes (the write end for the writer)
+    uint64_t file_size = 0;  ///< bytes the file is known to hold (mapping never goes past it)
+    int fd = -1;
+    // Mapping state changes on reads, which are logically const.
+    mutable const uint8_t* map = nullptr;
+    mutable size_t map_len = 0;
+    bool has_raw = false;
+    int64_t last_raw_turn_start = 0;
+  };
+
+  void OpenExisting();
+  void CreateSegment(uint64_t first_id);
+  void FsyncDir();
+  /// Maps at least [0, need) of segment `s` (need <= s.size); remaps to s.size when short.
+  void EnsureMapped(const Segment& s, uint64_t need) const;
+  void Unmap(Segment& s);
+  /// Reader: re-scan the last segment from its known end, then pick up new segments.
+  void ScanTail(Segment& s, bool must_be_clean);
+  [[noreturn]] void FailSync(int err, const std::string& what);
+  void RequireWritable() const;
+  std::string WhereSuffix(const std::string& file, uint64_t offset) const;
+
+  std::string dir_;
+  SpanLogOptions options_;
+  int lock_fd_ = -1;
+  std::vector<Segment> segments_;
+  /// Dense id -> (segment index << 40 | offset). O(1) get; 8 bytes per record.
+  std::vector<uint64_t> offsets_;
+  uint64_t first_id_ = 1;
+  uint64_t next_id_ = 1;
+  bool has_raw_ = false;
+  int64_t last_raw_turn_start_ = 0;
+  uint64_t written_seq_ = 0;
+  uint64_t synced_seq_ = 0;
+  /// Bytes of the last segment known durable; goes into each record's synced_end.
+  uint64_t durable_end_ = 0;
+  bool failed_ = false;
+  bool wrote_this_session_ = false;
+  bool released_ = false;
+  std::vector<TornTailRecovery> recoveries_;
+  /// Reused encode buffer: no allocation per append once it has grown to the batch size.
+  std::vector<uint8_t> batch_;
+};
+
+/// Segment file name for a first id: seg-<20 digits>.log.
+std::string SegmentFileName(uint64_t first_id);
+
+}  // namespace spanguard

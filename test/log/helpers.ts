@@ -1,0 +1,133 @@
+// Shared helpers for the span log tests: build column batches, temp dirs, raw file access.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { addon, type AppendColumns, type NativeSpan, type NativeSpanLog, type NativeSpanLogOptions } from '../../src/native.js';
+
+export const native = addon();
+// The test-only fault seam (native/io_seam.h); not part of the typed surface on purpose.
+export const testing = (native as unknown as { _testing: Testing })._testing;
+
+export interface Testing {
+  setFaults(plan: {
+    failSyncAt?: number;
+    crashAtSync?: number;
+    failWriteAt?: number;
+    drop?: number;
+    garble?: number;
+    seed?: number;
+  }): void;
+  clearFaults(): void;
+  faultCounters(): { syncs: number; writes: number; crashed: boolean; sectorsKept: number; sectorsDropped: number; sectorsGarbled: number; truncatedFiles: number };
+  crc32c(bytes: Uint8Array, portable?: boolean): number;
+}
+
+export const durabilities = { none: 0, group: 1, sync: 2 } as const;
+
+export function tmpDir(tag: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-${tag}-`));
+}
+
+export function openLog(dir: string, opts: Partial<NativeSpanLogOptions> = {}): NativeSpanLog {
+  return new native.SpanLog(dir, {
+    readOnly: false,
+    durability: durabilities.sync,
+    segmentBytes: 64 << 20,
+    maxTextBytes: 16 << 20,
+    ...opts,
+  });
+}
+
+export interface Row {
+  kind?: number;
+  flags?: number;
+  role?: number;
+  turnStart: number;
+  turnEnd?: number;
+  timestamp?: number;
+  tokens?: number;
+  text: string;
+  meta?: string | null;
+}
+
+export function columns(rows: Row[]): AppendColumns {
+  const n = rows.length;
+  const c: AppendColumns = {
+    kinds: new Uint8Array(n),
+    flags: new Uint8Array(n),
+    roles: new Uint8Array(n),
+    turnStart: new Float64Array(n),
+    turnEnd: new Float64Array(n),
+    timestamps: new Float64Array(n),
+    tokens: new Uint32Array(n),
+    texts: [],
+    metas: [],
+  };
+  rows.forEach((r, i) => {
+    c.kinds[i] = r.kind ?? 1;
+    c.flags[i] = r.flags ?? 0;
+    c.roles[i] = r.role ?? 2;
+    c.turnStart[i] = r.turnStart;
+    c.turnEnd[i] = r.turnEnd ?? r.turnStart;
+    c.timestamps[i] = r.timestamp ?? 1_700_000_000_000 + r.turnStart;
+    c.tokens[i] = r.tokens ?? r.text.length;
+    c.texts.push(r.text);
+    c.metas.push(r.meta ?? null);
+  });
+  return c;
+}
+
+/** Deterministic text for turn t, of varied length, with non-ASCII characters. */
+export function textFor(t: number, salt = 0): string {
+  const len = (t * 37 + salt * 11) % 300;
+  return `turn ${t}/${salt}: rate limit ${t % 97} req/s é✓😀 ` + 'x'.repeat(len);
+}
+
+export function rowsFor(fromTurn: number, n: number, salt = 0): Row[] {
+  return Array.from({ length: n }, (_, i) => ({
+    turnStart: fromTurn + i,
+    text: textFor(fromTurn + i, salt),
+    meta: i % 3 === 0 ? JSON.stringify({ t: fromTurn + i }) : null,
+    flags: i % 5 === 0 ? 1 : 0,
+  }));
+}
+
+export function expectSpanMatches(span: NativeSpan | undefined, row: Row, id: number): void {
+  if (!span) throw new Error(`span ${id} missing`);
+  const want = {
+    id,
+    kind: row.kind ?? 1,
+    flags: row.flags ?? 0,
+    role: row.role ?? 2,
+    turnStart: row.turnStart,
+    turnEnd: row.turnEnd ?? row.turnStart,
+    timestamp: row.timestamp ?? 1_700_000_000_000 + row.turnStart,
+    tokens: row.tokens ?? row.text.length,
+    text: row.text,
+    meta: row.meta ?? null,
+  };
+  if (JSON.stringify(span) !== JSON.stringify(want)) {
+    throw new Error(`span ${id} differs:\n got  ${JSON.stringify(span)}\n want ${JSON.stringify(want)}`);
+  }
+}
+
+export function segmentFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^seg-\d{20}\.log$/.test(f))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+/** Offsets of every record in a segment's bytes (walks the length fields; the bytes must be clean). */
+export function recordOffsets(bytes: Uint8Array): number[] {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: number[] = [];
+  let off = 64;
+  while (off + 64 <= bytes.length) {
+    const payload = dv.getUint32(off + 4, true);
+    out.push(off);
+    off += (64 + payload + 7) & ~7;
+  }
+  return out;
+}
