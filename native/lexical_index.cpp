@@ -23,77 +23,15 @@
 #include <limits>
 #include <new>
 
+#include "crc32c.h"
 #include "errors.h"
 
 namespace spanguard {
 
 namespace {
 
-// ---- CRC32C (Castagnoli) -------------------------------------------------------------
-// Private to this file: the log has its own crc32c.h; the two must not clash at link time.
-
-uint32_t g_crc_table[8][256];
-bool g_crc_table_ready = false;
-
-void InitCrcTable() {
-  if (g_crc_table_ready) return;
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    g_crc_table[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; ++i) {
-    for (int t = 1; t < 8; ++t) {
-      g_crc_table[t][i] = (g_crc_table[t - 1][i] >> 8) ^ g_crc_table[0][g_crc_table[t - 1][i] & 0xFF];
-    }
-  }
-  g_crc_table_ready = true;
-}
-
-uint32_t Crc32cSoftware(uint32_t crc, const uint8_t* p, size_t n) {
-  InitCrcTable();
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    v ^= crc;
-    crc = g_crc_table[7][v & 0xFF] ^ g_crc_table[6][(v >> 8) & 0xFF] ^ g_crc_table[5][(v >> 16) & 0xFF] ^
-          g_crc_table[4][(v >> 24) & 0xFF] ^ g_crc_table[3][(v >> 32) & 0xFF] ^
-          g_crc_table[2][(v >> 40) & 0xFF] ^ g_crc_table[1][(v >> 48) & 0xFF] ^ g_crc_table[0][v >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n-- > 0) crc = (crc >> 8) ^ g_crc_table[0][(crc ^ *p++) & 0xFF];
-  return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const uint8_t* p, size_t n) {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = __builtin_ia32_crc32di(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return c32;
-}
-#endif
-
-/// Incremental CRC32C: pass the previous return value (0 to start).
-uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
-  crc = ~crc;
-  const auto* p = static_cast<const uint8_t*>(data);
-#if defined(__x86_64__)
-  static const bool has_sse42 = __builtin_cpu_supports("sse4.2");
-  crc = has_sse42 ? Crc32cHardware(crc, p, n) : Crc32cSoftware(crc, p, n);
-#else
-  crc = Crc32cSoftware(crc, p, n);
-#endif
-  return ~crc;
-}
+/// Incremental CRC32C (the log's implementation, hardware when the CPU has SSE4.2).
+inline uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) { return Crc32c(crc, data, n); }
 
 // ---- hashing, varints, byte vectors ----------------------------------------------------
 

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { addon, type NativeLexicalIndex } from '../../src/native.js';
+import { addon, type NativeLexicalIndex, type NativeSpanLog } from '../../src/native.js';
 
 export interface Doc {
   id: number;
@@ -77,4 +77,26 @@ export function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Opens a span log (the real one) in `dir`, durability none: these tests are about indexing. */
+export function openSpanLog(dir: string): NativeSpanLog {
+  return new (addon().SpanLog)(dir, { readOnly: false, durability: 0, segmentBytes: 8 << 20, maxTextBytes: 16 << 20 });
+}
+
+/** Appends docs (their ids are ignored: the log assigns them) and returns the first id. */
+export async function appendToLog(log: NativeSpanLog, docs: Omit<Doc, 'id'>[]): Promise<number> {
+  const n = docs.length;
+  let turn = 0;
+  return log.append({
+    kinds: Uint8Array.from(docs.map((d) => d.kind ?? 1)),
+    flags: new Uint8Array(n),
+    roles: new Uint8Array(n).fill(2),
+    turnStart: Float64Array.from(docs.map((d) => (turn = d.turnStart ?? turn))),
+    turnEnd: Float64Array.from(docs.map((d) => d.turnEnd ?? d.turnStart ?? turn)),
+    timestamps: new Float64Array(n).fill(1_700_000_000_000),
+    tokens: new Uint32Array(n),
+    texts: docs.map((d) => d.text),
+    metas: docs.map(() => null),
+  });
 }
