@@ -78,6 +78,14 @@ struct WordRef {
   uint32_t trimmed_end;
 };
 
+/// One code point of the word being split (tokenizer working state).
+struct WordChar {
+  uint32_t byte_offset;  ///< in the input
+  uint32_t folded_end;   ///< arena offset just past its folded bytes
+  uint8_t cls;
+  uint8_t ascii;         ///< the original byte if ASCII, else 0
+};
+
 /// Reusable output buffers: tokenizing clears them but keeps their capacity, so the ingest
 /// hot path allocates nothing once the buffers have grown to the largest span seen.
 struct TokenStream {
@@ -85,6 +93,7 @@ struct TokenStream {
   std::vector<TokenRef> tokens;
   std::vector<WordRef> words;  ///< filled only when asked (phrase queries)
   uint32_t atom_count = 0;
+  std::vector<WordChar> chars;  ///< working state: the current word's code points
 
   std::string_view token(size_t i) const {
     return std::string_view(arena.data() + tokens[i].offset, tokens[i].length);
