@@ -44,18 +44,35 @@ inline uint64_t Mix(uint64_t h) {
   return h;
 }
 
+// Short keys dominate (a token is ~6 bytes): no memcpy call for the tail, one multiply per
+// 8 bytes, one full mix at the end.
 inline uint64_t HashBytes(const char* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001B3ULL);
-  while (n >= 8) {
-    uint64_t k;
-    std::memcpy(&k, p, 8);
-    h = (h ^ Mix(k)) * 0x9E3779B97F4A7C15ULL;
-    p += 8;
-    n -= 8;
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  uint64_t h = kMul ^ (n * 0xff51afd7ed558ccdULL);
+  auto load64 = [](const char* q) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    return v;
+  };
+  auto load32 = [](const char* q) {
+    uint32_t v;
+    std::memcpy(&v, q, 4);
+    return uint64_t(v);
+  };
+  if (n >= 8) {
+    const char* last = p + n - 8;
+    while (p < last) {
+      h = (h ^ load64(p)) * kMul;
+      h ^= h >> 29;
+      p += 8;
+    }
+    h = (h ^ load64(last)) * kMul;  // the last 8 bytes, overlapping the previous chunk
+  } else if (n >= 4) {
+    h = (h ^ ((load32(p) << 32) | load32(p + n - 4))) * kMul;
+  } else if (n > 0) {
+    const uint64_t k = (uint64_t(uint8_t(p[0])) << 16) | (uint64_t(uint8_t(p[n >> 1])) << 8) | uint8_t(p[n - 1]);
+    h = (h ^ k) * kMul;
   }
-  uint64_t k = 0;
-  std::memcpy(&k, p, n);
-  h = (h ^ Mix(k ^ n)) * 0x9E3779B97F4A7C15ULL;
   return Mix(h);
 }
 
@@ -197,8 +214,9 @@ struct LexicalIndex::Namespace {
     }
   }
 
-  uint32_t Intern(std::string_view s) {
-    const uint64_t h = HashBytes(s.data(), s.size());
+  uint32_t Intern(std::string_view s) { return InternHashed(s, HashBytes(s.data(), s.size())); }
+
+  uint32_t InternHashed(std::string_view s, uint64_t h) {
     const uint64_t tag = h >> 32;
     uint64_t i = h & slot_mask;
     for (;; i = (i + 1) & slot_mask) {
@@ -473,17 +491,27 @@ void LexicalIndex::Add(const IndexInput& in) {
   Tokenize(in.text, &stream_);
 
   // (term id << 32 | position), sorted: groups each term's positions in increasing order.
+  // Hash every token first and prefetch its slot: the dictionary is far larger than the
+  // cache, and issuing the misses together overlaps them instead of paying them in series.
+  const size_t ntokens = stream_.tokens.size();
+  hashes_.resize(ntokens);
+  for (size_t i = 0; i < ntokens; ++i) {
+    const std::string_view t = stream_.token(i);
+    hashes_[i] = HashBytes(t.data(), t.size());
+    __builtin_prefetch(&n.slots[hashes_[i] & n.slot_mask]);
+  }
   pairs_.clear();
   bool has_truncated = false;
-  for (size_t i = 0; i < stream_.tokens.size(); ++i) {
+  for (size_t i = 0; i < ntokens; ++i) {
     const TokenRef& t = stream_.tokens[i];
     has_truncated |= t.truncated;
-    const uint32_t id = n.Intern(stream_.token(i));
+    const uint32_t id = n.InternHashed(stream_.token(i), hashes_[i]);
     pairs_.push_back((uint64_t(id) << 32) | t.position);
   }
   std::sort(pairs_.begin(), pairs_.end());
   pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
 
+  for (size_t i = 0; i < pairs_.size(); i += 4) __builtin_prefetch(&n.terms[pairs_[i] >> 32]);
   positions_.clear();
   for (size_t i = 0; i < pairs_.size();) {
     const uint32_t term_id = static_cast<uint32_t>(pairs_[i] >> 32);

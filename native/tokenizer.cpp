@@ -218,6 +218,24 @@ struct WordBuilder {
     while (wb < we && chars[wb].cls == kJoin) ++wb;
     while (we > wb && chars[we - 1].cls == kJoin) --we;
     WordRef ref{word_byte_begin, word_byte_end, o.atom_count, 0, -1, word_byte_end, word_byte_end};
+    // Fast path (most words of a transcript): lowercase letters and digits with no
+    // digit→letter step and no version prefix are one atom, so the word is its only token.
+    bool simple = n > 0;
+    for (uint32_t i = 0; i < n && simple; ++i) {
+      const uint8_t c = chars[i].cls;
+      simple = c == kDigit || (c == kLower && (i == 0 || chars[i - 1].cls != kDigit));
+    }
+    if (simple && n >= 2 && (chars[0].ascii == 'v' || chars[0].ascii == 'V') && chars[1].cls == kDigit) simple = false;
+    if (simple) {
+      ref.trimmed_begin = word_byte_begin;
+      ref.trimmed_end = word_byte_end;
+      ref.whole_token = static_cast<int32_t>(o.tokens.size());
+      ref.atom_count = 1;
+      Emit(0, n, o.atom_count);
+      o.atom_count += 1;
+      if (with_words) o.words.push_back(ref);
+      return;
+    }
     if (wb < we) {
       ref.trimmed_begin = chars[wb].byte_offset;
       ref.trimmed_end = we < n ? chars[we].byte_offset : word_byte_end;
@@ -355,6 +373,41 @@ void Tokenize(std::string_view text, TokenStream* out, bool with_words) {
 
   while (p < end) {
     const unsigned char c = *p;
+    // Fast path for the common word: ASCII lowercase letters and digits, no digit→letter
+    // step, ended by an ASCII separator. It is one atom and its own only token, so copy
+    // the bytes and emit without building the per-character state.
+    if (!in_word && c < 0x80 && (kAscii.cls[c] == kLower || kAscii.cls[c] == kDigit)) {
+      const unsigned char* q = p;
+      uint8_t prev = kSep;
+      bool simple = true;
+      while (q < end && *q < 0x80) {
+        const uint8_t cl = kAscii.cls[*q];
+        if (cl == kSep) break;
+        if (cl == kJoin || cl == kUpper || (cl == kLower && prev == kDigit)) {
+          simple = false;
+          break;
+        }
+        prev = cl;
+        ++q;
+      }
+      const bool version = (c == 'v') && q - p >= 2 && kAscii.cls[p[1]] == kDigit;
+      if (simple && !version && (q == end || *q < 0x80)) {
+        const uint32_t begin = static_cast<uint32_t>(p - base);
+        const uint32_t length = static_cast<uint32_t>(q - p);
+        const uint32_t arena_offset = static_cast<uint32_t>(out->arena.size());
+        out->arena.append(reinterpret_cast<const char*>(p), length);
+        const bool truncated = length > kMaxTokenBytes;
+        if (with_words) {
+          out->words.push_back(WordRef{begin, begin + length, out->atom_count, 1,
+                                       static_cast<int32_t>(out->tokens.size()), begin, begin + length});
+        }
+        out->tokens.push_back(TokenRef{arena_offset, truncated ? static_cast<uint32_t>(kMaxTokenBytes) : length,
+                                       out->atom_count, truncated});
+        out->atom_count += 1;
+        p = q;
+        continue;
+      }
+    }
     uint32_t cp;
     uint32_t len;
     uint8_t cls;
