@@ -133,6 +133,7 @@ struct Term {
   uint32_t df = 0;
   uint32_t max_tf = 0;
   uint32_t last_doc = 0;
+  uint32_t min_doc_len = kEnd;  // shortest doc holding the term: tightens its BM25 bound
   uint32_t skip_list = kNoSkips;
 };
 
@@ -171,7 +172,6 @@ struct LexicalIndex::Namespace {
   std::vector<uint32_t> doc_len;
   std::vector<uint32_t> long_docs;  // docs holding a truncated token
   uint64_t total_tokens = 0;
-  uint32_t min_doc_len = kEnd;  // over docs with at least one token (MaxScore bound)
 
   // Dictionary.
   std::string term_bytes;
@@ -253,7 +253,7 @@ struct LexicalIndex::Namespace {
   }
 
   /// Appends one posting; `positions` strictly increasing.
-  void AddPosting(uint32_t term_id, uint32_t doc, const uint32_t* positions, uint32_t count) {
+  void AddPosting(uint32_t term_id, uint32_t doc, uint32_t doc_length, const uint32_t* positions, uint32_t count) {
     Term& t = terms[term_id];
     if (t.df > 0 && t.df % kSkipEvery == 0) {
       if (t.skip_list == kNoSkips) {
@@ -275,6 +275,7 @@ struct LexicalIndex::Namespace {
     t.df += 1;
     t.last_doc = doc;
     if (count > t.max_tf) t.max_tf = count;
+    if (doc_length < t.min_doc_len) t.min_doc_len = doc_length;
   }
 
   uint64_t MemoryBytes() const {
@@ -521,7 +522,8 @@ void LexicalIndex::Add(const IndexInput& in) {
       positions_.push_back(static_cast<uint32_t>(pairs_[j]));
       ++j;
     }
-    n.AddPosting(term_id, doc, positions_.data(), static_cast<uint32_t>(positions_.size()));
+    n.AddPosting(term_id, doc, static_cast<uint32_t>(ntokens), positions_.data(),
+                 static_cast<uint32_t>(positions_.size()));
     i = j;
   }
 
@@ -531,7 +533,6 @@ void LexicalIndex::Add(const IndexInput& in) {
   n.turn_end.push_back(in.turn_end);
   n.doc_len.push_back(length);
   n.total_tokens += length;
-  if (length > 0 && length < n.min_doc_len) n.min_doc_len = length;
   if (has_truncated) n.long_docs.push_back(doc);
   high_water_ = in.span_id + 1;
 }
@@ -588,7 +589,6 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
   const float norm_a = kK1 * (1 - kB);
   const float norm_b = avgdl > 0 ? kK1 * kB / avgdl : 0;
-  const float min_norm = norm_a + norm_b * static_cast<float>(n.min_doc_len == kEnd ? 1 : n.min_doc_len);
 
   sc.cursors.resize(sc.query_terms.size());
   for (size_t i = 0; i < sc.query_terms.size(); ++i) {
@@ -599,7 +599,9 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     const double df = t.df;
     c.idf = static_cast<float>(std::log(1.0 + (double(docs) - df + 0.5) / (df + 0.5)));
     const float max_tf = static_cast<float>(t.max_tf);
-    // The largest contribution this term can make: its highest tf in the shortest doc.
+    // The largest contribution this term can make: its highest tf in the shortest doc that
+    // holds it (tf/(tf + norm) grows with tf and shrinks with the doc length).
+    const float min_norm = norm_a + norm_b * static_cast<float>(t.min_doc_len);
     c.upper_bound = c.idf * max_tf * (kK1 + 1) / (max_tf + min_norm) * 1.0001f;
   }
   // MaxScore: terms sorted by upper bound; a prefix whose bounds sum to at most the k-th
@@ -959,6 +961,7 @@ void LexicalIndex::Save() {
         w.U32(term.df);
         w.U32(term.max_tf);
         w.U32(term.last_doc);
+        w.U32(term.min_doc_len);
         w.U32(term.docs.size);
         w.Bytes(term.docs.data, term.docs.size);
         w.U32(term.pos.size);
@@ -1094,7 +1097,6 @@ void LexicalIndex::Load() {
           }
           if (n->turn_start[d] > n->turn_end[d]) r.Fail("reversed turn range");
           total += n->doc_len[d];
-          if (n->doc_len[d] > 0 && n->doc_len[d] < n->min_doc_len) n->min_doc_len = n->doc_len[d];
         }
         if (total != n->total_tokens) r.Fail("token total does not match the doc lengths");
         const uint32_t long_count = r.U32();
@@ -1122,7 +1124,9 @@ void LexicalIndex::Load() {
           term.df = r.U32();
           term.max_tf = r.U32();
           term.last_doc = r.U32();
-          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0) {
+          term.min_doc_len = r.U32();
+          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0 ||
+              term.min_doc_len == 0) {
             r.Fail("bad term statistics");
           }
           const uint32_t docs_bytes = r.U32();
