@@ -20,9 +20,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { addon, type NativeLexicalIndex } from '../src/native.js';
 
-type LexIndex = NativeLexicalIndex & {
-  add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, texts: string[]): number;
-};
+type LexIndex = NativeLexicalIndex;
 
 const DATA = '/work/shared/data/miniswe-gemini3pro-verified';
 const scales = (process.env.LEX_BENCH_SCALES ?? '10000,100000').split(',').map(Number);

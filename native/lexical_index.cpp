@@ -121,10 +121,15 @@ constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
 constexpr float kK1 = 1.2f;
 constexpr float kB = 0.75f;
 
+// Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
+// doc_before as the previous doc. It also carries the statistics of the block it closes,
+// postings [j * 64, (j + 1) * 64), so BM25 can bound a whole block ("block-max").
 struct Skip {
-  uint32_t doc_before;  // the doc decoded just before docs_off
+  uint32_t doc_before;  // last doc of block j
   uint32_t docs_off;
   uint32_t pos_off;
+  uint32_t block_max_tf;
+  uint32_t block_min_doc_len;
 };
 
 struct Term {
@@ -255,13 +260,7 @@ struct LexicalIndex::Namespace {
   /// Appends one posting; `positions` strictly increasing.
   void AddPosting(uint32_t term_id, uint32_t doc, uint32_t doc_length, const uint32_t* positions, uint32_t count) {
     Term& t = terms[term_id];
-    if (t.df > 0 && t.df % kSkipEvery == 0) {
-      if (t.skip_list == kNoSkips) {
-        t.skip_list = static_cast<uint32_t>(skip_lists.size());
-        skip_lists.emplace_back();
-      }
-      skip_lists[t.skip_list].push_back(Skip{t.last_doc, t.docs.size, t.pos.size});
-    }
+    if (t.df > 0 && t.df % kSkipEvery == 0) CloseBlock(t);
     const uint32_t delta = t.df == 0 ? doc + 1 : doc - t.last_doc;
     Reserve(&t.docs, 10);
     PutVarintUnchecked(&t.docs, delta);
@@ -276,6 +275,28 @@ struct LexicalIndex::Namespace {
     t.last_doc = doc;
     if (count > t.max_tf) t.max_tf = count;
     if (doc_length < t.min_doc_len) t.min_doc_len = doc_length;
+  }
+
+  // Appends the skip entry for the block of 64 postings that just filled, decoding it once
+  // for its max tf and shortest doc (amortized: one extra decode per posting).
+  void CloseBlock(Term& t) {
+    if (t.skip_list == kNoSkips) {
+      t.skip_list = static_cast<uint32_t>(skip_lists.size());
+      skip_lists.emplace_back();
+    }
+    std::vector<Skip>& skips = skip_lists[t.skip_list];
+    uint32_t doc = skips.empty() ? kEnd : skips.back().doc_before;
+    const uint8_t* p = t.docs.data + (skips.empty() ? 0 : skips.back().docs_off);
+    const uint8_t* end = t.docs.data + t.docs.size;
+    Skip s{t.last_doc, t.docs.size, t.pos.size, 0, kEnd};
+    while (p < end) {
+      uint32_t delta, tf;
+      if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &tf)) break;
+      doc += delta;
+      s.block_max_tf = std::max(s.block_max_tf, tf);
+      if (doc < doc_len.size()) s.block_min_doc_len = std::min(s.block_min_doc_len, doc_len[doc]);
+    }
+    skips.push_back(s);
   }
 
   uint64_t MemoryBytes() const {
@@ -314,10 +335,15 @@ struct PostingCursor {
   uint32_t doc = kEnd;      // current doc, kEnd when exhausted
   uint32_t tf = 0;
   uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
+  uint32_t decoded_count = 0;  // postings decoded so far (the current one is decoded_count - 1)
   bool with_positions = false;
   // BM25 per-term constants.
   float idf = 0;
   float upper_bound = 0;
+  // Block-max: the bound of the block holding the current posting, cached per block.
+  uint32_t cached_block = kEnd;
+  uint32_t block_last_doc = kEnd;
+  float block_bound = 0;
 
   void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
     const Term& t = ns.terms[term_id];
@@ -356,6 +382,7 @@ struct PostingCursor {
     doc = decoded;
     tf = count;
     pos_unread = count;
+    ++decoded_count;
     return true;
   }
 
@@ -378,10 +405,31 @@ struct PostingCursor {
         pos_p = pos_base + k.pos_off;
         pos_unread = 0;
         decoded = k.doc_before;
+        decoded_count = s * kSkipEvery;  // skips[s - 1] sits at posting s * 64
       }
     }
     while (doc < target && Next()) {
     }
+  }
+
+  /// The largest BM25 contribution of any posting in the current posting's block, and the
+  /// block's last doc (kEnd - 1 for the open tail block, bounded by the term's own bound).
+  float BlockBound(float norm_a, float norm_b) {
+    const uint32_t block = (decoded_count - 1) / kSkipEvery;
+    if (block != cached_block) {
+      cached_block = block;
+      if (block < skip_count) {
+        const Skip& s = skips[block];
+        const float max_tf = static_cast<float>(s.block_max_tf);
+        block_last_doc = s.doc_before;
+        block_bound = idf * max_tf * (kK1 + 1) / (max_tf + norm_a + norm_b * static_cast<float>(s.block_min_doc_len)) *
+                      1.0001f;
+      } else {
+        block_last_doc = kEnd - 1;
+        block_bound = upper_bound;
+      }
+    }
+    return block_bound;
   }
 
   /// Decodes the current doc's positions into `out` (replaces its contents).
@@ -630,6 +678,28 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
         if (sc.cursors[i].doc == d) sc.cursors[i].Next();
       }
       continue;
+    }
+    if (heap.size() == k) {
+      // Block-max: bound d by the blocks of the essential terms present at d. If even that
+      // cannot beat theta, neither can any doc up to the first block end or the next doc of
+      // another essential term, so all of them are skipped in one jump.
+      float bound = first_essential > 0 ? sc.prefix_bounds[first_essential - 1] : 0;
+      uint32_t boundary = kEnd - 1;
+      for (size_t i = first_essential; i < nterms; ++i) {
+        PostingCursor& c = sc.cursors[i];
+        if (c.doc == d) {
+          bound += c.BlockBound(norm_a, norm_b);
+          boundary = std::min(boundary, c.block_last_doc);
+        } else {
+          boundary = std::min(boundary, c.doc - 1);
+        }
+      }
+      if (bound <= theta) {
+        for (size_t i = first_essential; i < nterms; ++i) {
+          if (sc.cursors[i].doc <= boundary) sc.cursors[i].Advance(boundary + 1);
+        }
+        continue;
+      }
     }
     const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
     // Contributions are kept per term and summed in one fixed order at the end, so a
@@ -1147,7 +1217,8 @@ void LexicalIndex::Load() {
             std::memcpy(n->skip_lists.back().data(), r.Take(uint64_t(skip_count) * sizeof(Skip)),
                         size_t(skip_count) * sizeof(Skip));
             for (const Skip& s : n->skip_lists.back()) {
-              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs) {
+              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs ||
+                  s.block_max_tf == 0 || s.block_max_tf > term.max_tf || s.block_min_doc_len < term.min_doc_len) {
                 r.Fail("skip entry out of range");
               }
             }

@@ -122,15 +122,28 @@ export interface LexicalHits {
   scores: Float32Array;
 }
 
+/** Texts held by the host instead of a SpanLog (consecutive ids), for `phrase`. */
+export interface LexicalTextSource {
+  ids: Float64Array;
+  kinds: Uint8Array;
+  texts: string[];
+}
+
 export interface NativeLexicalIndex {
   /** One past the highest span id indexed. */
   highWater(): number;
   /** Index raw and summary records from highWater() to log.nextId(); returns records indexed. */
   catchUp(log: NativeSpanLog): number;
+  /**
+   * Direct ingest (the same path catchUp uses): ids strictly increasing from highWater(),
+   * kind 3 (event) only advances the high water. The batch is checked whole first.
+   * Returns the raw and summary records indexed.
+   */
+  add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, texts: string[]): number;
   /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
-  /** Ids of every span of `kind` whose text contains `phrase` verbatim (checked against the log's text). */
-  phrase(log: NativeSpanLog, phrase: string, kind: number, limit: number): Float64Array;
+  /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
+  phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
   /** The tokenizer's output, for tests and debugging. */
   tokenize(text: string): string[];
   /** Persist crash-safely (temp + fsync + rename + dir fsync). */

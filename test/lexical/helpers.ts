@@ -14,10 +14,7 @@ export interface Doc {
   text: string;
 }
 
-/** The addon's LexicalIndex plus the direct `add` this part exposes for hosts and tests. */
-export type LexIndex = NativeLexicalIndex & {
-  add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, texts: string[]): number;
-};
+export type LexIndex = NativeLexicalIndex;
 
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'spanguard-lex-'));
