@@ -103,6 +103,7 @@ describe('turn filters', () => {
 // Scores every document the slow way from the tokenizer's own output.
 interface Corpus {
   docTokens: string[][];
+  tfs: Map<string, number>[];
   df: Map<string, number>;
   avgdl: number;
 }
@@ -111,15 +112,26 @@ function corpus(ix: LexIndex, texts: string[]): Corpus {
   const total = docTokens.reduce((s, t) => s + t.length, 0);
   const df = new Map<string, number>();
   for (const toks of docTokens) for (const t of new Set(toks)) df.set(t, (df.get(t) ?? 0) + 1);
-  return { docTokens, df, avgdl: total / texts.length };
+  const tfs = docTokens.map((toks) => {
+    const tf = new Map<string, number>();
+    for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return tf;
+  });
+  return { docTokens, tfs, df, avgdl: total / texts.length };
 }
-function oracle(ix: LexIndex, { docTokens, df, avgdl }: Corpus, query: string, k: number): { id: number; score: number }[] {
+function oracle(
+  ix: LexIndex,
+  { docTokens, tfs, df, avgdl }: Corpus,
+  query: string,
+  k: number,
+  keep: (id: number) => boolean = () => true,
+): { id: number; score: number }[] {
   const N = docTokens.length;
   const q = [...new Set(ix.tokenize(query))].filter((t) => df.has(t));
   const scored: { id: number; score: number }[] = [];
   docTokens.forEach((toks, id) => {
-    const tf = new Map<string, number>();
-    for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
+    if (!keep(id)) return;
+    const tf = tfs[id]!;
     let s = 0;
     let any = false;
     for (const term of q) {
@@ -137,7 +149,7 @@ function oracle(ix: LexIndex, { docTokens, df, avgdl }: Corpus, query: string, k
 }
 
 describe('BM25 oracle on real turns', () => {
-  it('MaxScore top-10 equals exhaustive scoring (ids and scores) for 60 real queries', () => {
+  it('MaxScore/block-max top-k equals exhaustive scoring (ids and scores) for 60 real queries, k 1–50, with and without turn windows', () => {
     const turns = realTurns(1500);
     const texts = turns.map((t) => t.text);
     const ix = fresh();
@@ -150,9 +162,14 @@ describe('BM25 oracle on real turns', () => {
       queries.push(words.slice(start, start + 2 + Math.floor(rand() * 12)).join(' '));
     }
     const c = corpus(ix, texts);
-    for (const q of queries) {
-      const want = oracle(ix, c, q, 10);
-      const got = ix.search(q, 10, 1, NaN, NaN);
+    const ks = [1, 3, 10, 50];
+    queries.forEach((q, qi) => {
+      // Vary k and, for every third query, a turn window (turn = id in this corpus).
+      const k = ks[qi % ks.length]!;
+      const lo = qi % 3 === 2 ? Math.floor(rand() * 1000) : NaN;
+      const hi = Number.isNaN(lo) ? NaN : lo + 200 + Math.floor(rand() * 300);
+      const want = oracle(ix, c, q, k, (id) => Number.isNaN(lo) || (id >= lo && id <= hi));
+      const got = ix.search(q, k, 1, lo, hi);
       expect(got.ids.length, q).toBe(want.length);
       for (let i = 0; i < want.length; i++) {
         expect(got.scores[i], q).toBeCloseTo(want[i]!.score, 3);
@@ -160,6 +177,32 @@ describe('BM25 oracle on real turns', () => {
         const tieNext = i + 1 < want.length && Math.abs(want[i]!.score - want[i + 1]!.score) < 1e-4;
         const tiePrev = i > 0 && Math.abs(want[i]!.score - want[i - 1]!.score) < 1e-4;
         if (!tieNext && !tiePrev) expect(got.ids[i], q).toBe(want[i]!.id);
+      }
+    });
+  });
+});
+
+describe('BM25 oracle on a Zipf corpus (long posting lists, skips and block-max)', () => {
+  it('top-k equals exhaustive scoring on 20,000 docs with a skewed vocabulary', () => {
+    const rand = rng(11);
+    const vocab = Array.from({ length: 4000 }, (_, i) => `w${i.toString(36)}x`);
+    // Zipf-ish: index = floor(V * u^3) makes low indexes (common words) dominate.
+    const word = () => vocab[Math.floor(vocab.length * rand() ** 3)]!;
+    const texts = Array.from({ length: 20000 }, () => Array.from({ length: 5 + Math.floor(rand() * 40) }, word).join(' '));
+    const ix = fresh();
+    addDocs(ix, asDocs(texts));
+    const c = corpus(ix, texts);
+    const ks = [1, 5, 10, 100];
+    for (let qi = 0; qi < 40; qi++) {
+      const q = Array.from({ length: 2 + (qi % 7) }, word).join(' ');
+      const k = ks[qi % ks.length]!;
+      const want = oracle(ix, c, q, k);
+      const got = ix.search(q, k, 1, NaN, NaN);
+      expect(got.ids.length, q).toBe(want.length);
+      for (let i = 0; i < want.length; i++) {
+        expect(got.scores[i], q).toBeCloseTo(want[i]!.score, 3);
+        const tie = (j: number) => j >= 0 && j < want.length && Math.abs(want[i]!.score - want[j]!.score) < 1e-4;
+        if (!tie(i - 1) && !tie(i + 1)) expect(got.ids[i], q).toBe(want[i]!.id);
       }
     }
   });
