@@ -25,6 +25,7 @@
 
 #include "crc32c.h"
 #include "errors.h"
+#include "io_seam.h"
 
 namespace spanguard {
 
@@ -907,7 +908,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
 
 namespace {
 
-/// Buffered writer computing the body CRC as it goes.
+/// Buffered writer of the body (from offset kHeaderBytes), computing its CRC as it goes.
 class BodyWriter {
  public:
   BodyWriter(int fd, const std::string& path) : fd_(fd), path_(path) { buffer_.reserve(1 << 20); }
@@ -937,7 +938,7 @@ class BodyWriter {
  private:
   void WriteAll(const uint8_t* p, size_t n) {
     while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
+      const ssize_t w = Io().pwrite(fd_, p, n, static_cast<off_t>(kHeaderBytes + file_offset_));
       if (w < 0) {
         if (errno == EINTR) continue;
         throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) +
@@ -995,7 +996,10 @@ uint64_t Position(const BodyReader& r) { return kHeaderBytes + static_cast<uint6
 
 void LexicalIndex::Save() {
   const std::string tmp = file_ + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const IoOps& io = Io();
+  // Every call that changes the disk goes through the I/O seam (io_seam.h), so the fault
+  // tests exercise this exact path.
+  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
                                       Where(tmp, 0));
@@ -1003,11 +1007,8 @@ void LexicalIndex::Save() {
   try {
     uint8_t header[kHeaderBytes] = {};
     // Placeholder header; the real one is written once the body checksum is known.
-    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+    if (io.pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
       throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) + Where(tmp, 0));
-    }
-    if (::lseek(fd, kHeaderBytes, SEEK_SET) < 0) {
-      throw NativeError("IO_ERROR", std::string("seek failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
     BodyWriter w(fd, tmp);
     for (Namespace* n : {raw_, summary_}) {
@@ -1054,40 +1055,40 @@ void LexicalIndex::Save() {
     StoreU32(header + 32, w.crc());
     StoreU32(header + 36, kTokenizerVersion);
     StoreU32(header + 60, Crc32cExtend(0, header, 60));
-    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+    if (io.pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
       throw NativeError("IO_ERROR", std::string("header write failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
     // Never retry a failed fsync: the kernel may have dropped the dirty pages, and a second
     // fsync would report success for data that is gone.
-    if (::fsync(fd) != 0) {
+    if (io.fsync(fd) != 0) {
       throw NativeError("FSYNC_FAILED", std::string("fsync of lexical index failed: ") + std::strerror(errno) +
                                             Where(tmp, 0));
     }
   } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
+    io.close(fd);
+    io.unlink(tmp.c_str());
     throw;
   }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
+  if (io.close(fd) != 0) {
+    io.unlink(tmp.c_str());
     throw NativeError("IO_ERROR", std::string("close failed: ") + std::strerror(errno) + Where(tmp, 0));
   }
-  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
+  if (io.rename(tmp.c_str(), file_.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
+    io.unlink(tmp.c_str());
     throw NativeError("IO_ERROR", std::string("rename over the lexical index failed: ") + std::strerror(e) +
                                       Where(file_, 0));
   }
   const size_t slash = file_.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file_.substr(0, slash));
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = io.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dfd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") +
                                       std::strerror(errno) + Where(dir, 0));
   }
-  const int rc = ::fsync(dfd);
+  const int rc = io.fsync(dfd);
   const int e = errno;
-  ::close(dfd);
+  io.close(dfd);
   if (rc != 0) {
     throw NativeError("FSYNC_FAILED", std::string("fsync of the index directory failed: ") + std::strerror(e) +
                                           Where(dir, 0));
