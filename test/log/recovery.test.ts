@@ -241,3 +241,17 @@ describe('recovery is total over arbitrary bytes', () => {
     }
   });
 });
+
+describe('a damaged last batch in a real file is dropped as a torn tail, never returned', () => {
+  it('flip in the last record of a killed writer: open truncates back to the batch start and reports it', async () => {
+    const offs = recordOffsets(noCheckpoint.bytes);
+    const dir = copyDirWith(noCheckpoint.file, flipped(noCheckpoint.bytes, offs[7]! + 200, 3));
+    const log = openLog(dir);
+    expect(log.nextId()).toBe(6); // records 6..8 were one batch
+    expect(log.stats().recoveries).toEqual([expect.objectContaining({ offset: offs[5], droppedBytes: noCheckpoint.bytes.length - offs[5]! })]);
+    expect(log.get(8)).toBeUndefined();
+    expect(log.get(5)?.text).toBe(noCheckpoint.rows[4]!.text);
+    expect(await log.append(columns(rowsFor(5, 1, 9)))).toBe(6);
+    await log.close();
+  });
+});
