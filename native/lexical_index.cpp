@@ -377,7 +377,15 @@ struct PostingCursor {
     }
     if (p >= end) return Finish();
     uint32_t delta, count;
-    if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) return Finish();
+    if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) {
+      // Common case: a small doc gap and a small tf, one byte each.
+      delta = p[0];
+      count = p[1];
+      p += 2;
+      if (delta == 0 || count == 0) return Finish();
+    } else if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) {
+      return Finish();
+    }
     decoded += delta;
     if (decoded >= doc_limit) return Finish();
     doc = decoded;
