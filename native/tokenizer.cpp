@@ -296,6 +296,49 @@ struct WordBuilder {
   }
 };
 
+// Irregular simple case foldings of Latin Extended-B and Greek (Unicode CaseFolding.txt,
+// status C and S), sorted by code point for a binary search.
+struct FoldPair {
+  uint16_t from;
+  uint16_t to;
+};
+constexpr FoldPair kIrregularFolds[] = {
+    {0x181, 0x253}, {0x182, 0x183}, {0x184, 0x185}, {0x186, 0x254}, {0x187, 0x188}, {0x189, 0x256},
+    {0x18A, 0x257}, {0x18B, 0x18C}, {0x18E, 0x1DD}, {0x18F, 0x259}, {0x190, 0x25B}, {0x191, 0x192},
+    {0x193, 0x260}, {0x194, 0x263}, {0x196, 0x269}, {0x197, 0x268}, {0x198, 0x199}, {0x19C, 0x26F},
+    {0x19D, 0x272}, {0x19F, 0x275}, {0x1A0, 0x1A1}, {0x1A2, 0x1A3}, {0x1A4, 0x1A5}, {0x1A6, 0x280},
+    {0x1A7, 0x1A8}, {0x1A9, 0x283}, {0x1AC, 0x1AD}, {0x1AE, 0x288}, {0x1AF, 0x1B0}, {0x1B1, 0x28A},
+    {0x1B2, 0x28B}, {0x1B3, 0x1B4}, {0x1B5, 0x1B6}, {0x1B7, 0x292}, {0x1B8, 0x1B9}, {0x1BC, 0x1BD},
+    {0x1F1, 0x1F3}, {0x1F2, 0x1F3}, {0x1F4, 0x1F5}, {0x1F6, 0x195}, {0x1F7, 0x1BF}, {0x220, 0x19E},
+    {0x23A, 0x2C65}, {0x23B, 0x23C}, {0x23D, 0x19A}, {0x23E, 0x2C66}, {0x241, 0x242}, {0x243, 0x180},
+    {0x244, 0x289}, {0x245, 0x28C}, {0x370, 0x371}, {0x372, 0x373}, {0x376, 0x377}, {0x37F, 0x3F3},
+    {0x3CF, 0x3D7}, {0x3D0, 0x3B2}, {0x3D1, 0x3B8}, {0x3D5, 0x3C6}, {0x3D6, 0x3C0}, {0x3F0, 0x3BA},
+    {0x3F1, 0x3C1}, {0x3F4, 0x3B8}, {0x3F5, 0x3B5}, {0x3F7, 0x3F8}, {0x3F9, 0x3F2}, {0x3FA, 0x3FB},
+    {0x3FD, 0x37B}, {0x3FE, 0x37C}, {0x3FF, 0x37D},
+};
+
+uint32_t IrregularFold(uint32_t cp) {
+  size_t lo = 0, hi = sizeof(kIrregularFolds) / sizeof(kIrregularFolds[0]);
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (kIrregularFolds[mid].from < cp) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < sizeof(kIrregularFolds) / sizeof(kIrregularFolds[0]) && kIrregularFolds[lo].from == cp
+             ? kIrregularFolds[lo].to
+             : cp;
+}
+
+// Lowercase variants that fold to another lowercase letter (final sigma, curly beta, …):
+// they are not capitals, so they must not start a camelCase atom.
+inline bool IsLowercaseVariant(uint32_t cp) {
+  return cp == 0x3C2 || cp == 0x3D0 || cp == 0x3D1 || cp == 0x3D5 || cp == 0x3D6 || cp == 0x3F0 || cp == 0x3F1 ||
+         cp == 0x3F5;
+}
+
 }  // namespace
 
 uint32_t FoldCodePoint(uint32_t cp) {
@@ -317,7 +360,7 @@ uint32_t FoldCodePoint(uint32_t cp) {
     if (cp >= 0x1F8 && cp <= 0x21F) return Even(cp) ? cp + 1 : cp;
     if (cp >= 0x222 && cp <= 0x233) return Even(cp) ? cp + 1 : cp;
     if (cp >= 0x246 && cp <= 0x24F) return Even(cp) ? cp + 1 : cp;
-    return cp;
+    return IrregularFold(cp);
   }
   if (cp < 0x400) {
     if (cp == 0x386) return 0x3AC;
@@ -327,7 +370,7 @@ uint32_t FoldCodePoint(uint32_t cp) {
     if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 32;
     if (cp == 0x3C2) return 0x3C3;  // final sigma folds to σ
     if (cp >= 0x3D8 && cp <= 0x3EF) return Even(cp) ? cp + 1 : cp;
-    return cp;
+    return IrregularFold(cp);
   }
   if (cp < 0x530) {
     if (cp <= 0x40F) return cp + 80;
@@ -435,7 +478,7 @@ void Tokenize(std::string_view text, TokenStream* out, bool with_words) {
         cls = kSep;
       } else {
         const uint32_t folded = FoldCodePoint(cp);
-        cls = (folded != cp && cp != 0x3C2) ? kUpper : kLower;
+        cls = (folded != cp && !IsLowercaseVariant(cp)) ? kUpper : kLower;
         if (cp == 0xB2 || cp == 0xB3 || cp == 0xB9) cls = kLower;
       }
     }

@@ -34,11 +34,14 @@
 // atom-count distance between two such words is the same too. The exact-phrase path relies
 // on this (see LexicalIndex::Phrase).
 //
-// Case folding limits: simple (1:1) folding for ASCII, Latin-1, Latin Extended-A, the
-// common Latin Extended-B pairs, Latin Extended Additional, Greek (incl. accented capitals
-// and final sigma → σ), Cyrillic (U+0400–U+052F) and fullwidth A–Z. No full folding
-// (ß stays ß, no ligature expansion), no Armenian/Georgian/Cherokee/Deseret, no Unicode
-// normalization (é precomposed ≠ e + combining acute). Non-ASCII code points are word
+// Case folding limits: simple (1:1, CaseFolding.txt status C+S) folding for ASCII,
+// Latin-1, Latin Extended-A and -B (pairs and the irregular capitals Ɓ Ɔ Ə …), Latin
+// Extended Additional, Greek and Coptic (accented capitals, final sigma → σ, ϐ ϑ ϕ ϖ ϰ ϱ ϵ
+// variants), Cyrillic and Cyrillic Supplement (U+0400–U+052F) and fullwidth A–Z. Not
+// covered: full folding (ß stays ß, no ligature expansion), Greek Extended (polytonic),
+// Latin Extended-C/D/E, Armenian, Georgian, Cherokee, Deseret and other scripts (their
+// letters are word characters but are not folded), and Unicode normalization (é
+// precomposed ≠ e + combining acute). Non-ASCII code points are word
 // characters, except the Unicode spaces and the General Punctuation (U+2000–U+206F),
 // Latin-1 punctuation (U+00A0–U+00BF, U+00D7, U+00F7) and CJK punctuation (U+3000–U+303F)
 // blocks, which separate. Invalid UTF-8 bytes separate (the log never stores them).

@@ -37,6 +37,10 @@ describe('case folding', () => {
   it('folds ASCII, Latin-1, Latin Extended, Greek and Cyrillic', () => {
     expect(tok('ÉCOLE Ĳssel ŁÓDŹ ΣΟΦΊΑ МОСКВА ЁЖ Ǆ')).toEqual(['école', 'ĳssel', 'łódź', 'σοφία', 'москва', 'ёж', 'ǆ']);
   });
+  it('folds the irregular Latin Extended-B and Greek capitals', () => {
+    expect(tok('ƁƆƏ ǱǄ Ⱥ ϴ Ϳ')).toEqual(['ɓɔə', 'ǳǆ', 'ⱥ', 'θ', 'ϳ']);
+    expect(tok('aϐc')).toEqual(['aβc']); // a lowercase variant is not a camelCase boundary
+  });
   it('folds final sigma to σ and keeps ß (simple folding only)', () => {
     expect(tok('λόγος Straße')).toEqual(['λόγοσ', 'straße']);
   });
