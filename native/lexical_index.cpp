@@ -145,7 +145,7 @@ struct Term {
 
 // ---- file layout constants (docs/LEXICAL_FORMAT.md) ----------------------------------
 constexpr char kMagic[8] = {'S', 'G', 'L', 'E', 'X', 'I', 'D', 'X'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: block-max skip entries, per-term min_doc_len
 constexpr uint32_t kHeaderBytes = 64;
 
 void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }

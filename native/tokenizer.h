@@ -1,4 +1,4 @@
-// Tokenizer for agent transcripts (tokenizer version 1).
+// Tokenizer for agent transcripts (tokenizer version 2).
 //
 // Agent transcripts are full of identifiers, paths, shell and markdown punctuation,
 // numbers with units and error codes. A prose tokenizer either glues `` `fooBar` `` into
@@ -55,7 +55,7 @@
 
 namespace spanguard {
 
-constexpr uint32_t kTokenizerVersion = 1;
+constexpr uint32_t kTokenizerVersion = 2;  // 2: irregular Latin Extended-B / Greek foldings
 /// Tokens longer than this (folded UTF-8 bytes) are cut at a code point boundary.
 constexpr size_t kMaxTokenBytes = 96;
 
