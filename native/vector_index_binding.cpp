@@ -248,12 +248,6 @@ Napi::Value SimdIsa(const Napi::CallbackInfo& info) { return Napi::String::New(i
 
 }  // namespace
 
-// Until the span log binding is linked in, catchUp reports a clear error; the log's strong
-// definition replaces this one at link time.
-__attribute__((weak)) SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value) {
-  ThrowTyped(env, "INVALID_ARGUMENT", "catchUp: no SpanLog in this build");
-}
-
 void InitVectorIndex(Napi::Env env, Napi::Object exports) {
   exports.Set("VectorIndex", VectorIndexWrap::Define(env));
   exports.Set("simdIsa", Napi::Function::New(env, SimdIsa, "simdIsa"));
