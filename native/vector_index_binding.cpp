@@ -217,7 +217,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     bool any_rebuilt = false, any_file = false;
     for (uint8_t kind : {uint8_t{1}, uint8_t{2}}) {
       const auto& ns = ix.ns(kind);
-      s.Set("count" + name(kind), Napi::Number::New(env, static_cast<double>(ns.index.size())));
+      // count: vectors held (windows and duplicates included); spans: distinct span ids;
+      // graph: vectors in the usearch graph (duplicates are aliases, not nodes).
+      s.Set("count" + name(kind), Napi::Number::New(env, static_cast<double>(ns.covered)));
+      s.Set("spans" + name(kind), Napi::Number::New(env, static_cast<double>(ix.store().span_count(kind))));
+      s.Set("graph" + name(kind), Napi::Number::New(env, static_cast<double>(ns.index.size())));
       s.Set("strategy" + name(kind), Napi::String::New(env, ix.exact_for(kind) ? "exact" : "hnsw"));
       s.Set("loadedFrom" + name(kind), Napi::String::New(env, ns.loaded_from));
       s.Set("snapshotProblem" + name(kind), Napi::String::New(env, ns.snapshot_problem));

@@ -15,13 +15,16 @@ describe('vector index: a span comes back for its own vector', () => {
       const ix = openIndex(tmpDir('self'), { dims, scalar, exactBelow });
       ix.add(seq(n, 100), new Uint8Array(n).fill(RAW), m);
       let top1 = 0;
+      let top10 = 0;
       for (let i = 0; i < n; i += 7) {
         const r = ix.search(row(m, i, dims), 10, RAW);
-        expect(Array.from(r.ids)).toContain(100 + i);
+        top10 += Array.from(r.ids).includes(100 + i) ? 1 : 0;
         top1 += r.ids[0] === 100 + i ? 1 : 0;
         // Sorted by cosine distance, ascending, from ~0.
         for (let j = 1; j < r.distances.length; j++) expect(r.distances[j]!).toBeGreaterThanOrEqual(r.distances[j - 1]!);
       }
+      // i8 is lossy (8 bits a coordinate): near neighbours can tie with the vector itself.
+      expect(top10 / Math.ceil(n / 7)).toBeGreaterThanOrEqual(scalar === 'i8' ? 0.98 : 1);
       expect(top1 / Math.ceil(n / 7)).toBeGreaterThan(scalar === 'i8' ? 0.9 : 0.99);
     }
   });
@@ -124,7 +127,7 @@ describe('vector index: identical vectors', () => {
       const r = ix.search(dup, 21, RAW);
       expect(new Set(r.ids)).toEqual(new Set([0, ...Array.from({ length: 20 }, (_, i) => 300 + i)]));
       for (const d of r.distances) expect(d).toBeCloseTo(r.distances[0]!, 6);
-      expect(ix.stats().countRaw).toBe(300);
+      expect(ix.stats()).toMatchObject({ countRaw: 320, spansRaw: 320, graphRaw: 300 });
       ix.save();
       const again = openIndex(dir, { dims, exactBelow });
       expect(again.stats().loadedFrom).toBe('file');
