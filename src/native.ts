@@ -149,6 +149,17 @@ export interface VectorHits {
   distances: Float32Array;
 }
 
+export interface NativeVectorIndexOptions {
+  dims: number;
+  scalar: 'f32' | 'f16' | 'i8';
+  /** Namespaces with fewer vectors than this are searched by an exact scan (default: measured crossover). */
+  exactBelow?: number;
+  /** HNSW parameters (defaults 16 / 128 / 64). */
+  connectivity?: number;
+  expansionAdd?: number;
+  expansionSearch?: number;
+}
+
 export interface NativeVectorIndex {
   readonly dims: number;
   highWater(): number;
@@ -156,8 +167,11 @@ export interface NativeVectorIndex {
   catchUp(log: NativeSpanLog, embedder: NativeEmbedder): number;
   /** Host embedder path: store vectors (appended to the vectors file) and index them. */
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
-  /** Cosine distance top-k in one namespace. */
-  search(query: Float32Array, k: number, kind: number): VectorHits;
+  /**
+   * Cosine distance top-k spans in one namespace (a span indexed as several windows counts
+   * once). `strategy` forces the exact scan or HNSW; by default the namespace's size picks.
+   */
+  search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'hnsw'): VectorHits;
   save(): void;
   stats(): Record<string, number | string>;
 }
@@ -169,7 +183,7 @@ export interface Addon {
   recoverSegment(bytes: Uint8Array): RecoveryReport;
   LexicalIndex: new (file: string) => NativeLexicalIndex;
   Embedder: new (dims: number) => NativeEmbedder;
-  VectorIndex: new (dir: string, options: { dims: number; scalar: 'f32' | 'f16' | 'i8'; exactBelow: number }) => NativeVectorIndex;
+  VectorIndex: new (dir: string, options: NativeVectorIndexOptions) => NativeVectorIndex;
   /** The SIMD instruction set NumKong dispatches to on this CPU. */
   simdIsa(): string;
 }

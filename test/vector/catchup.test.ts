@@ -122,12 +122,12 @@ describe('catchUp: incremental and idempotent', () => {
     a.catchUp(log, embedder);
     a.save();
     const q = embedder.embed([sentence(123)]);
-    const before = Array.from(a.search(q, 10, RAW, 'exact' as never).ids);
+    const before = Array.from(a.search(q, 10, RAW, 'exact').ids);
     fs.rmSync(vdir, { recursive: true });
     const b = index();
     expect(b.highWater()).toBe(0);
     expect(b.catchUp(log, embedder)).toBe(200);
-    expect(Array.from(b.search(q, 10, RAW, 'exact' as never).ids)).toEqual(before);
+    expect(Array.from(b.search(q, 10, RAW, 'exact').ids)).toEqual(before);
   });
 
   it('rejects a non-log source, a non-embedder, and an embedder of other dims', async () => {

@@ -13,7 +13,7 @@ export function tmpDir(tag: string): string {
 export type Scalar = 'f32' | 'f16' | 'i8';
 
 export function openIndex(dir: string, opts: { dims: number; scalar?: Scalar; exactBelow?: number; expansionSearch?: number }): NativeVectorIndex {
-  return new native.VectorIndex(dir, { scalar: 'f32', exactBelow: 0, ...opts } as never);
+  return new native.VectorIndex(dir, { scalar: 'f32', exactBelow: 0, ...opts });
 }
 
 /** Deterministic PRNG (LCG) so failures reproduce. */

@@ -62,11 +62,11 @@ describe('vector index: exact and HNSW strategies agree', () => {
     let same = 0;
     for (let q = 0; q < 100; q++) {
       const qv = row(queries, q, dims);
-      const exact = ix.search(qv, 10, RAW, 'exact' as never);
+      const exact = ix.search(qv, 10, RAW, 'exact');
       const auto = ix.search(qv, 10, RAW);
       expect(Array.from(auto.ids)).toEqual(Array.from(exact.ids)); // auto picked exact
       expect(Array.from(exact.ids)).toEqual(bruteTopK(m, seq(n), qv, 10));
-      const hnsw = new Set(ix.search(qv, 10, RAW, 'hnsw' as never).ids);
+      const hnsw = new Set(ix.search(qv, 10, RAW, 'hnsw').ids);
       for (const id of exact.ids) same += hnsw.has(id) ? 1 : 0;
     }
     expect(same / 1000).toBeGreaterThanOrEqual(0.99);

@@ -18,7 +18,7 @@ function build(scalar: Scalar = 'f16') {
   ix.add(seq(400), kinds, m);
   ix.save();
   const expected = (q: number, kind = RAW) => Array.from(ix.search(row(m, q, dims), 10, kind).ids);
-  const exactOf = (q: number) => Array.from(ix.search(row(m, q, dims), 10, RAW, 'exact' as never).ids);
+  const exactOf = (q: number) => Array.from(ix.search(row(m, q, dims), 10, RAW, 'exact').ids);
   return { dir, m, kinds, ix, expected, exactOf, scalar };
 }
 
@@ -26,7 +26,7 @@ function flipByte(file: string, offset: number) {
   const fd = fs.openSync(file, 'r+');
   const b = Buffer.alloc(1);
   fs.readSync(fd, b, 0, 1, offset);
-  b[0] ^= 0x10;
+  b[0] = b[0]! ^ 0x10;
   fs.writeSync(fd, b, 0, 1, offset);
   fs.closeSync(fd);
 }
@@ -87,7 +87,7 @@ describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never tr
     expect(s.countRaw).toBe(300);
     // Exact answers do not depend on graph construction order.
     for (let q = 0; q < 400; q += 9) {
-      expect(Array.from(again.search(row(m, q, dims), 10, RAW, 'exact' as never).ids)).toEqual(exactOf(q));
+      expect(Array.from(again.search(row(m, q, dims), 10, RAW, 'exact').ids)).toEqual(exactOf(q));
       if (q % 4 !== 3) expect(again.search(row(m, q, dims), 1, RAW).ids[0]).toBe(q);
     }
     // Saving again makes the next open trust the file.
@@ -102,7 +102,7 @@ describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never tr
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
     expect(again.stats()).toMatchObject({ loadedFromRaw: 'rebuilt', loadedFromSummary: 'rebuilt', vectorsRecovery: 'clean' });
     expect(again.highWater()).toBe(390);
-    expect(again.stats().countRaw + again.stats().countSummary).toBe(390);
+    expect(Number(again.stats().countRaw) + Number(again.stats().countSummary)).toBe(390);
     expect(Array.from(again.search(row(m, 395, dims), 10, RAW).ids)).not.toContain(395);
   });
 });
