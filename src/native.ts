@@ -174,6 +174,8 @@ export interface NativeVectorIndex {
   search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'hnsw'): VectorHits;
   save(): void;
   stats(): Record<string, number | string>;
+  /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */
+  close(): void;
 }
 
 export interface Addon {

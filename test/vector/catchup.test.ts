@@ -103,11 +103,13 @@ describe('catchUp: incremental and idempotent', () => {
     await log.append(cols(Array.from({ length: 60 }, (_, i) => sentence(i)), Array.from({ length: 60 }, (_, i) => (i === 59 ? EVENT : RAW))));
     const a = index();
     expect(a.catchUp(log, embedder)).toBe(59);
+    a.close();
     // Not saved: the snapshot is missing, the vectors file has everything.
     const b = index();
     expect(b.stats()).toMatchObject({ loadedFrom: 'rebuilt', countRaw: 59 });
     expect(b.catchUp(log, embedder)).toBe(0); // only the trailing event is re-read, and skipped
     b.save();
+    b.close();
     const c = index();
     expect(c.stats()).toMatchObject({ loadedFrom: 'file', countRaw: 59 });
     expect(c.catchUp(log, embedder)).toBe(0);
@@ -123,6 +125,7 @@ describe('catchUp: incremental and idempotent', () => {
     a.save();
     const q = embedder.embed([sentence(123)]);
     const before = Array.from(a.search(q, 10, RAW, 'exact').ids);
+    a.close();
     fs.rmSync(vdir, { recursive: true });
     const b = index();
     expect(b.highWater()).toBe(0);

@@ -129,6 +129,7 @@ describe('vector index: identical vectors', () => {
       for (const d of r.distances) expect(d).toBeCloseTo(r.distances[0]!, 6);
       expect(ix.stats()).toMatchObject({ countRaw: 320, spansRaw: 320, graphRaw: 300 });
       ix.save();
+      ix.close();
       const again = openIndex(dir, { dims, exactBelow });
       expect(again.stats().loadedFrom).toBe('file');
       expect(new Set(again.search(dup, 21, RAW).ids)).toEqual(new Set(r.ids));
@@ -194,7 +195,9 @@ describe('vector index: bad input is a typed error and stores nothing', () => {
     for (const o of [{ dims: 0 }, { dims: 5000 }, { dims: 16, scalar: 'f64' }, { dims: 16, exactBelow: -1 }]) {
       expect(() => new native.VectorIndex(dir, o as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
-    openIndex(dir, { dims: 16 }).add(seq(1), new Uint8Array(1).fill(RAW), clustered(1, 16, 1));
+    const ix = openIndex(dir, { dims: 16 });
+    ix.add(seq(1), new Uint8Array(1).fill(RAW), clustered(1, 16, 1));
+    ix.close();
     expect(() => openIndex(dir, { dims: 32 })).toThrow(expect.objectContaining({ code: 'DIMENSION_MISMATCH' }));
   });
 });

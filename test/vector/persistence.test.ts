@@ -17,8 +17,14 @@ function build(scalar: Scalar = 'f16') {
   const ix = openIndex(dir, { dims, scalar, exactBelow: 0 });
   ix.add(seq(400), kinds, m);
   ix.save();
-  const expected = (q: number, kind = RAW) => Array.from(ix.search(row(m, q, dims), 10, kind).ids);
-  const exactOf = (q: number) => Array.from(ix.search(row(m, q, dims), 10, RAW, 'exact').ids);
+  // Answers before any damage, taken now: the index is closed before every reopen.
+  const answers = Array.from({ length: 400 }, (_, q) => ({
+    raw: Array.from(ix.search(row(m, q, dims), 10, RAW).ids),
+    summary: Array.from(ix.search(row(m, q, dims), 10, SUMMARY).ids),
+    exact: Array.from(ix.search(row(m, q, dims), 10, RAW, 'exact').ids),
+  }));
+  const expected = (q: number, kind = RAW) => (kind === RAW ? answers[q]!.raw : answers[q]!.summary);
+  const exactOf = (q: number) => answers[q]!.exact;
   return { dir, m, kinds, ix, expected, exactOf, scalar };
 }
 
@@ -33,7 +39,8 @@ function flipByte(file: string, offset: number) {
 
 describe('persistence: save and reopen round-trips', () => {
   it.each<Scalar>(['f32', 'f16', 'i8'])('%s: loaded from the snapshot, same answers, same high-water', (scalar) => {
-    const { dir, m, expected } = build(scalar);
+    const { dir, m, ix, expected } = build(scalar);
+    ix.close();
     const again = openIndex(dir, { dims, scalar, exactBelow: 0 });
     const s = again.stats();
     expect(s).toMatchObject({ loadedFrom: 'file', loadedFromRaw: 'file', loadedFromSummary: 'file', countRaw: 300, countSummary: 100 });
@@ -50,7 +57,7 @@ describe('persistence: save and reopen round-trips', () => {
     const { dir, ix } = build();
     const more = clustered(50, dims, 3, 77);
     ix.add(seq(50, 1000), new Uint8Array(50).fill(RAW), more);
-    // No save: the snapshot is stale, the vectors file is not.
+    ix.close(); // no save: the snapshot is stale, the vectors file is not
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
     expect(again.stats()).toMatchObject({ loadedFromRaw: 'file', countRaw: 350 });
     expect(again.highWater()).toBe(1050);
@@ -58,7 +65,8 @@ describe('persistence: save and reopen round-trips', () => {
   });
 
   it('a different scalar kind rebuilds from the f32 vectors, no embedder needed', () => {
-    const { dir, m } = build('f16');
+    const { dir, m, ix } = build('f16');
+    ix.close();
     const again = openIndex(dir, { dims, scalar: 'f32', exactBelow: 0 });
     expect(again.stats()).toMatchObject({ loadedFrom: 'rebuilt', countRaw: 300, scalar: 'f32' });
     expect(again.search(row(m, 8, dims), 1, RAW).ids[0]).toBe(8);
@@ -77,7 +85,8 @@ describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never tr
     ['swapped namespaces', (dir) => fs.copyFileSync(path.join(dir, 'index.summary.usearch'), path.join(dir, 'index.raw.usearch'))],
   ];
   it.each(cases)('%s', (_name, damage) => {
-    const { dir, m, exactOf } = build();
+    const { dir, m, ix, exactOf } = build();
+    ix.close();
     damage(dir);
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
     const s = again.stats();
@@ -92,11 +101,13 @@ describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never tr
     }
     // Saving again makes the next open trust the file.
     again.save();
+    again.close();
     expect(openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 }).stats().loadedFromRaw).toBe('file');
   });
 
   it('a snapshot covering vectors the vectors file no longer holds is rebuilt', () => {
-    const { dir, m } = build();
+    const { dir, m, ix } = build();
+    ix.close();
     // Cut the last 10 records (ids 390..399): the snapshots now claim more than the file holds.
     fs.truncateSync(path.join(dir, 'vectors.bin'), HEADER + 390 * RECORD);
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
@@ -109,7 +120,8 @@ describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never tr
 
 describe('persistence: the vectors file recovers from a torn tail and reports corruption', () => {
   it('a partial last record is truncated silently (torn-tail) and the rest is intact', () => {
-    const { dir, m } = build();
+    const { dir, m, ix } = build();
+    ix.close();
     const file = path.join(dir, 'vectors.bin');
     fs.truncateSync(file, HEADER + 399 * RECORD + 37);
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
@@ -123,14 +135,16 @@ describe('persistence: the vectors file recovers from a torn tail and reports co
   });
 
   it('a bad CRC on the last whole record is a torn tail', () => {
-    const { dir } = build();
+    const { dir, ix } = build();
+    ix.close();
     flipByte(path.join(dir, 'vectors.bin'), HEADER + 399 * RECORD + 20);
     const s = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 }).stats();
     expect(s).toMatchObject({ vectorsRecovery: 'torn-tail', vectorsRecoveryOffset: HEADER + 399 * RECORD });
   });
 
   it('a flipped bit mid-file is reported as corrupt with its offset; the valid prefix survives', () => {
-    const { dir, m } = build();
+    const { dir, m, ix } = build();
+    ix.close();
     const file = path.join(dir, 'vectors.bin');
     flipByte(file, HEADER + 200 * RECORD + 50);
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
@@ -144,10 +158,25 @@ describe('persistence: the vectors file recovers from a torn tail and reports co
   });
 
   it('a corrupt header is a CORRUPT error naming the file and offset', () => {
-    const { dir } = build();
+    const { dir, ix } = build();
+    ix.close();
     flipByte(path.join(dir, 'vectors.bin'), 3);
     expect(() => openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 })).toThrow(
       expect.objectContaining({ code: 'CORRUPT', message: expect.stringMatching(/\[file=.*vectors\.bin offset=0\]$/) }),
     );
+  });
+});
+
+describe('persistence: one writer per vectors file', () => {
+  it('a second open is LOCKED until the first is closed; a closed index throws CLOSED', () => {
+    const { dir, ix } = build();
+    expect(() => openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 })).toThrow(expect.objectContaining({ code: 'LOCKED' }));
+    ix.close();
+    ix.close(); // idempotent
+    expect(() => ix.search(new Float32Array(dims), 1, RAW)).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+    expect(() => ix.stats()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+    const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
+    expect(again.stats().countRaw).toBe(300);
+    again.close();
   });
 });
