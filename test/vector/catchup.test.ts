@@ -164,6 +164,28 @@ describe('catchUp: long spans are indexed as windows keyed by the span id', () =
   });
 });
 
+describe('catchUp: a crash inside a span\'s windows drops the whole span, and catchUp redoes it', () => {
+  it('truncating vectors.bin mid-span leaves no partial span behind', async () => {
+    const { vdir, log, index, embedder } = setup('midspan');
+    const long = Array.from({ length: 300 }, (_, i) => `step ${i}: compiled module_${i}.rs in ${i * 13} ms`).join('\n');
+    const first = await log.append(cols([sentence(1), sentence(2), long]));
+    const a = index();
+    const added = a.catchUp(log, embedder);
+    expect(added).toBeGreaterThan(5);
+    a.close();
+    const record = 20 + 4 * DIMS;
+    const file = path.join(vdir, 'vectors.bin');
+    // Keep the two short spans and the first 3 windows of the long one.
+    fs.truncateSync(file, 32 + (2 + 3) * record);
+    const b = index();
+    expect(b.stats()).toMatchObject({ vectorsRecovery: 'torn-tail', countRaw: 2, spansRaw: 2 });
+    expect(fs.statSync(file).size).toBe(32 + 2 * record);
+    expect(b.highWater()).toBe(first + 2);
+    expect(b.catchUp(log, embedder)).toBe(added - 2);
+    expect(b.search(embedder.embed(['step 150: compiled module_150.rs in 1950 ms']), 1, RAW).ids[0]).toBe(first + 2);
+  });
+});
+
 describe('catchUp: near-exact queries land the turn in the top 10 (real transcript slice)', () => {
   it('copied and lightly edited sentences from 2,000 real turns', async () => {
     const file = path.resolve(__dirname, '../../../shared/data/miniswe-gemini3pro-verified/turns.jsonl.gz');

@@ -167,6 +167,23 @@ describe('persistence: the vectors file recovers from a torn tail and reports co
   });
 });
 
+describe('persistence: a crash during save leaves the previous snapshot in force', () => {
+  it('a leftover .tmp is ignored on open and replaced by the next save', () => {
+    const { dir, m, ix, expected } = build();
+    ix.close();
+    const tmpFile = path.join(dir, 'index.raw.usearch.tmp');
+    fs.writeFileSync(tmpFile, Buffer.alloc(4096, 0x5a)); // a save that died before its rename
+    const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
+    expect(again.stats().loadedFromRaw).toBe('file');
+    expect(Array.from(again.search(row(m, 5, dims), 10, RAW).ids)).toEqual(expected(5));
+    again.add(seq(1, 5000), new Uint8Array([RAW]), row(m, 5, dims));
+    again.save();
+    expect(fs.existsSync(tmpFile)).toBe(false);
+    again.close();
+    expect(openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 }).stats()).toMatchObject({ loadedFromRaw: 'file', countRaw: 301 });
+  });
+});
+
 describe('persistence: one writer per vectors file', () => {
   it('a second open is LOCKED until the first is closed; a closed index throws CLOSED', () => {
     const { dir, ix } = build();
