@@ -163,8 +163,13 @@ const char* SimdIsaName() noexcept {
 }
 
 VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : dir_(std::move(dir)), options_(options) {
-  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-    throw NativeError("IO_ERROR", "cannot create index directory: " + std::string(std::strerror(errno)) + Where(dir_, 0));
+  // mkdir -p: the index may live in a subdirectory of a store that is being created.
+  for (size_t slash = dir_.find('/', 1);; slash = dir_.find('/', slash + 1)) {
+    std::string part = dir_.substr(0, slash);
+    if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
+      throw NativeError("IO_ERROR", "cannot create index directory: " + std::string(std::strerror(errno)) + Where(part, 0));
+    }
+    if (slash == std::string::npos) break;
   }
   store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims);
   raw_.kind = VectorStore::kKindRaw;
