@@ -564,6 +564,9 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     done += static_cast<uint64_t>(w);
   }
 
+  // One huge batch should not pin its buffer for the log's life.
+  if (batch_.capacity() > (size_t{32} << 20)) std::vector<uint8_t>().swap(batch_);
+
   const uint64_t first = next_id_;
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;
@@ -579,6 +582,15 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
   last_raw_turn_start_ = last_raw;
   written_seq_ += total;
   wrote_this_session_ = true;
+  // Grow an existing mapping now rather than on a later read, so a read never moves the
+  // mapping: a SpanView stays valid until the next append (span_source.h), even across a
+  // catch-up loop that reads many records. A failure here is retried by the read path.
+  if (seg.map != nullptr) {
+    try {
+      EnsureMapped(seg, seg.size);
+    } catch (const NativeError&) {
+    }
+  }
 
   if (options_.durability == Durability::kSync) {
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);

@@ -191,7 +191,9 @@ class SpanLog final : public SpanSource {
   uint64_t next_id() const override { return next_id_; }
   bool read(uint64_t id, SpanView* out) const override;
 
-  /// Like read() with meta; throws CORRUPT if the record fails its CRC on the way out.
+  /// Like read() with meta. Throws NativeError CORRUPT if the record fails its CRC on the
+  /// way out (so does read(): a damaged record is never handed to an index), CLOSED after
+  /// Release().
   bool Read(uint64_t id, RecordView* out) const;
 
   /// Readers: map what another process appended since the last refresh. Returns next_id().
