@@ -134,6 +134,14 @@ uint64_t VectorHash(const float* v, size_t dims) noexcept {
   return h;
 }
 
+/// Writes v / |v| to out (zero stays zero: it has no direction, every distance to it is 1).
+void Normalize(const float* v, size_t dims, float* out) noexcept {
+  double sum = 0.0;
+  for (size_t d = 0; d < dims; ++d) sum += static_cast<double>(v[d]) * v[d];
+  float inv = sum > 0.0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+  for (size_t d = 0; d < dims; ++d) out[d] = v[d] * inv;
+}
+
 }  // namespace
 
 const char* VectorScalarName(VectorScalar s) noexcept {
@@ -201,7 +209,13 @@ std::string VectorIndex::snapshot_path(uint8_t kind) const {
 }
 
 VectorIndex::index_t VectorIndex::make_index() const {
-  metric_punned_t metric = metric_punned_t::builtin(options_.dims, metric_kind_t::cos_k, ToUsearch(options_.scalar));
+  // Rows are L2-normalized before they enter the index (index_rows, search), so for f32 and
+  // f16 cosine distance is 1 - dot and the inner-product kernel does it without computing
+  // two norms per pair: measured 25% (f16) to 20% (f32) faster per distance on this CPU.
+  // i8 keeps the angular kernel: usearch's f32 -> i8 cast truncates, which leaves the
+  // quantized norms uneven, and only the angular kernel divides that back out.
+  const metric_kind_t kind = options_.scalar == VectorScalar::kI8 ? metric_kind_t::cos_k : metric_kind_t::ip_k;
+  metric_punned_t metric = metric_punned_t::builtin(options_.dims, kind, ToUsearch(options_.scalar));
   index_dense_config_t config(options_.connectivity, options_.expansion_add, options_.expansion_search);
   config.multi = true;  // windows of one span share its id
   auto made = index_t::make(metric, config, unum::usearch::default_free_value<uint64_t>(),
@@ -351,10 +365,13 @@ void VectorIndex::index_rows(Namespace& ns, const uint64_t* ids, const float* ve
   if (m == 0) return;
   ensure_capacity(ns, m);
   std::string errors[kBuildThreads];
+  if (unit_rows_.size() < kBuildThreads * dims) unit_rows_.resize(kBuildThreads * dims);
   ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
+    float* unit = unit_rows_.data() + thread * dims;  // usearch copies it inside add()
     for (size_t j = b; j < e; ++j) {
       size_t i = fresh_[j];
-      auto r = ns.index.add(ids[i], vectors + i * dims, thread);
+      Normalize(vectors + i * dims, dims, unit);
+      auto r = ns.index.add(ids[i], unit, thread);
       if (!r) {
         errors[thread] = r.error.what();
         return;
@@ -544,9 +561,11 @@ size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, bool exac
   // Windows of one span share its key, so ask for a little more than k and keep each span
   // once, at its best (first) window; widen only if duplicates ate the margin.
   size_t wanted = std::min(total, k + k / 2 + 8);
+  unit_query_.resize(options_.dims);
+  Normalize(query, options_.dims, unit_query_.data());
   for (;;) {
     // Thread slot 0: a single query runs on the calling thread, no pool, no lock contention.
-    auto result = space.index.search(query, wanted, 0, exact);
+    auto result = space.index.search(unit_query_.data(), wanted, 0, exact);
     if (!result) throw NativeError("IO_ERROR", std::string("vector search failed: ") + result.error.what());
     hits_keys_.resize(wanted);
     hits_dist_.resize(wanted);

@@ -121,6 +121,8 @@ class VectorIndex {
   mutable std::vector<float> hits_dist_;
   mutable std::unordered_set<uint64_t> seen_;
   std::vector<size_t> fresh_;  ///< index_rows: rows with new content
+  std::vector<float> unit_rows_;  ///< index_rows: one normalized row per build thread
+  mutable std::vector<float> unit_query_;
 
   void SplitWindows(std::string_view text, std::vector<std::pair<size_t, size_t>>* out) const;
   Namespace& ns_mut(uint8_t kind) { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
