@@ -162,8 +162,6 @@ const DEFAULTS = {
   auditSample: 32,
 };
 
-/** Exact scan is faster than HNSW below this many vectors per namespace (bench/vector-crossover.bench.ts). */
-const EXACT_BELOW = 20_000;
 const APPEND_CHUNK = 4096;
 
 function invalid(message: string): never {
@@ -349,11 +347,8 @@ export class SpanStore {
     try {
       const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
       const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
-      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), {
-        dims: o.dims,
-        scalar: o.vectorScalar,
-        exactBelow: EXACT_BELOW,
-      });
+      // exactBelow stays at the index's default: the crossover measured by bench/vector-crossover.bench.ts.
+      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), { dims: o.dims, scalar: o.vectorScalar });
       const store = new SpanStore(dir, o, log, lexical, vector, embedder);
       await store.replay();
       return store;
@@ -845,10 +840,11 @@ export class SpanStore {
       this.lexical = new a.LexicalIndex(this.options.readOnly ? path.join(indexDir, 'lexical.rebuild-in-memory') : file);
     } else {
       const vdir = path.join(indexDir, 'vector');
+      this.vector.close();
       if (!this.options.readOnly) {
         for (const f of fs.readdirSync(vdir)) if (f.endsWith('.usearch') || f.endsWith('.meta')) fs.rmSync(path.join(vdir, f), { force: true });
       }
-      this.vector = new a.VectorIndex(vdir, { dims: this.options.dims, scalar: this.options.vectorScalar, exactBelow: EXACT_BELOW });
+      this.vector = new a.VectorIndex(vdir, { dims: this.options.dims, scalar: this.options.vectorScalar });
     }
   }
 
@@ -914,6 +910,7 @@ export class SpanStore {
         this.vector.save();
       }
     } finally {
+      this.vector.close();
       await this.log.close();
     }
   }
