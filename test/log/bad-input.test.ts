@@ -109,6 +109,54 @@ describe('unknown kinds, reserved flags and malformed columns are refused', () =
   }
 });
 
+describe('hostile columns (getters, proxies, detached buffers) get a typed error or a clean append, never a crash', () => {
+  it('a column getter that detaches an earlier column buffer', async () => {
+    const c = columns(shortRows(20, 3)) as unknown as Record<string, unknown>;
+    const kinds = c.kinds as Uint8Array;
+    const hostile = { ...c };
+    Object.defineProperty(hostile, 'flags', {
+      get() {
+        structuredClone(kinds.buffer, { transfer: [kinds.buffer] });
+        return c.flags;
+      },
+    });
+    await expectRefused(hostile as unknown as AppendColumns, 'INVALID_ARGUMENT');
+  });
+
+  it('a texts element getter that detaches the numeric columns while strings are read', async () => {
+    const c = columns(shortRows(20, 3));
+    const texts = [...c.texts];
+    const second = texts[1];
+    Object.defineProperty(texts, '1', {
+      get() {
+        for (const col of [c.kinds, c.turnStart, c.tokens]) {
+          if (col.buffer.byteLength) structuredClone(col.buffer, { transfer: [col.buffer] });
+        }
+        return second;
+      },
+    });
+    // The numbers were copied before any string was read: the append goes through intact.
+    const next = log.nextId();
+    expect(await log.append({ ...c, texts })).toBe(next);
+    expect(c.kinds.byteLength).toBe(0); // really detached
+    expect(log.get(next + 2)).toMatchObject({ kind: 1, turnStart: 22, text: 'turn 22 ✓' });
+  });
+
+  it('a Proxy in place of an array is refused', async () => {
+    const c = columns(shortRows(20, 2));
+    await expectRefused({ ...c, texts: new Proxy(c.texts, {}) }, 'INVALID_ARGUMENT');
+  });
+
+  it('a getter that throws rejects with that error and writes nothing', async () => {
+    const c = columns(shortRows(20, 2)) as unknown as Record<string, unknown>;
+    const hostile = { ...c };
+    Object.defineProperty(hostile, 'metas', { get() { throw new RangeError('nope'); } });
+    const next = log.nextId();
+    await expect(log.append(hostile as unknown as AppendColumns)).rejects.toThrow('nope');
+    expect(log.nextId()).toBe(next);
+  });
+});
+
 describe('read arguments and options are checked', () => {
   it('ids must be non-negative integers', () => {
     for (const id of [-1, 1.5, NaN, '1', undefined]) {
