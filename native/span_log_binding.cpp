@@ -229,6 +229,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                            InstanceMethod<&SpanLogWrap::Get>("get"),
                            InstanceMethod<&SpanLogWrap::GetMany>("getMany"),
                            InstanceMethod<&SpanLogWrap::Scan>("scan"),
+                           InstanceMethod<&SpanLogWrap::ScanIds>("scanIds"),
                            InstanceMethod<&SpanLogWrap::FirstId>("firstId"),
                            InstanceMethod<&SpanLogWrap::NextId>("nextId"),
                            InstanceMethod<&SpanLogWrap::Refresh>("refresh"),
@@ -634,12 +635,46 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       uint64_t hi = log->next_id();
       if (static_cast<double>(lo) + limit < static_cast<double>(hi)) hi = lo + static_cast<uint64_t>(limit);
       if (lo > hi) lo = hi;
-      Napi::Array out = Napi::Array::New(env, static_cast<size_t>(hi - lo));
+      // Optional kind mask (bit k = kind k): the store replays only its event records at
+      // open, and skipping the rest here avoids copying every text into a JS string.
+      const uint32_t mask = info.Length() > 2 && !info[2].IsUndefined()
+                                ? static_cast<uint32_t>(ToInteger(info[2], "kindMask", "INVALID_ARGUMENT", 0, 255))
+                                : 0xFFu;
+      Napi::Array out = Napi::Array::New(env);
       RecordView v;
       uint32_t k = 0;
       for (uint64_t id = lo; id < hi; ++id) {
-        if (log->Read(id, &v)) out.Set(k++, MakeSpan(env, v));
+        if (!log->Read(id, &v)) continue;
+        if ((mask & (1u << static_cast<uint32_t>(v.span.kind))) == 0) continue;
+        out.Set(k++, MakeSpan(env, v));
       }
+      return out;
+    });
+  }
+
+  /// Ids in [fromId, fromId + limit) whose kind is in `kindMask` and whose flags include all
+  /// of `flags`: the anchors of a session, say, without materializing a single text.
+  Napi::Value ScanIds(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      const double from = IdArg(info, 0, "fromId");
+      const double limit = IdArg(info, 1, "limit");
+      const uint32_t mask = static_cast<uint32_t>(ToInteger(info[2], "kindMask", "INVALID_ARGUMENT", 0, 255));
+      const uint32_t flags = static_cast<uint32_t>(ToInteger(info[3], "flags", "INVALID_ARGUMENT", 0, 255));
+      uint64_t lo = std::max<uint64_t>(static_cast<uint64_t>(from), log->first_id());
+      uint64_t hi = log->next_id();
+      if (static_cast<double>(lo) + limit < static_cast<double>(hi)) hi = lo + static_cast<uint64_t>(limit);
+      std::vector<double> ids;
+      RecordView v;
+      for (uint64_t id = lo; id < hi; ++id) {
+        if (!log->Read(id, &v)) continue;
+        if ((mask & (1u << static_cast<uint32_t>(v.span.kind))) == 0) continue;
+        if ((v.span.flags & flags) != flags) continue;
+        ids.push_back(static_cast<double>(id));
+      }
+      Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+      if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(double));
       return out;
     });
   }

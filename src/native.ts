@@ -102,8 +102,10 @@ export interface NativeSpanLog {
   get(id: number): NativeSpan | undefined;
   /** One crossing for many ids; holes for unknown ids. */
   getMany(ids: Float64Array): (NativeSpan | undefined)[];
-  /** Records [fromId, fromId + limit), in id order. */
-  scan(fromId: number, limit: number): NativeSpan[];
+  /** Records [fromId, fromId + limit), in id order; `kindMask` (bit k = kind k) keeps only those kinds. */
+  scan(fromId: number, limit: number, kindMask?: number): NativeSpan[];
+  /** Ids in [fromId, fromId + limit) of the kinds in `kindMask` whose flags include `flags`; no texts copied. */
+  scanIds(fromId: number, limit: number, kindMask: number, flags: number): Float64Array;
   firstId(): number;
   /** One past the last id written. */
   nextId(): number;

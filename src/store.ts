@@ -369,19 +369,22 @@ export class SpanStore {
         this.rebuildIndex(name);
       }
     }
-    // One pass over the log restores anchors, summaries and the event trail.
+    // The anchors (ids only) and the event trail restore the guard; no raw text is copied.
+    const first = this.log.firstId();
+    for (const id of this.log.scanIds(first, next - first, 1 << RecordKind.raw, RecordFlag.anchor)) this.state.anchors.push(id);
+    // Turns never go backwards, so the last raw record holds the highest turn.
+    for (let hi = next; hi > first && this.state.lastTurn < 0; hi -= APPEND_CHUNK) {
+      const lo = Math.max(first, hi - APPEND_CHUNK);
+      const ids = this.log.scanIds(lo, hi - lo, 1 << RecordKind.raw, 0);
+      if (ids.length > 0) this.state.lastTurn = this.log.get(ids[ids.length - 1]!)!.turnEnd;
+    }
     const events: [number, GuardEvent][] = [];
-    for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK) {
-      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from))) {
-        if (r.kind === RecordKind.raw) {
-          if (r.flags & RecordFlag.anchor) this.state.anchors.push(r.id);
-          this.state.lastTurn = Math.max(this.state.lastTurn, r.turnEnd);
-        } else if (r.kind === RecordKind.event) {
-          try {
-            events.push([r.id, JSON.parse(r.text) as GuardEvent]);
-          } catch {
-            disagreements.push(`event record ${r.id} is not valid JSON`);
-          }
+    for (let from = first; from < next; from += APPEND_CHUNK) {
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from), 1 << RecordKind.event)) {
+        try {
+          events.push([r.id, JSON.parse(r.text) as GuardEvent]);
+        } catch {
+          disagreements.push(`event record ${r.id} is not valid JSON`);
         }
       }
     }
@@ -811,8 +814,8 @@ export class SpanStore {
     const out: { id: number; event: GuardEvent }[] = [];
     const next = this.log.nextId();
     for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK)
-      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from)))
-        if (r.kind === RecordKind.event) out.push({ id: r.id, event: JSON.parse(r.text) as GuardEvent });
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from), 1 << RecordKind.event))
+        out.push({ id: r.id, event: JSON.parse(r.text) as GuardEvent });
     return out;
   }
 
