@@ -392,6 +392,11 @@ export class SpanStore {
     for (const [id, e] of events) this.applyEvent(id, e, summaryIds);
     this.lastVerdictState = this.monitor.verdict().state;
     await this.catchUpIndexes();
+    if (!this.options.readOnly) {
+      // The log only reports a torn tail; recording it keeps the trail complete.
+      for (const r of this.log.stats().recoveries)
+        await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes });
+    }
     if (disagreements.length > 0 && !this.options.readOnly) {
       await this.recordEvent({
         type: 'degrade',
