@@ -15,7 +15,7 @@
 import { bench, describe } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { addon, type NativeLexicalIndex } from '../src/native.js';
@@ -127,7 +127,11 @@ async function main(): Promise<void> {
       const file = path.join(dir, `lex-${scale}.idx`);
       const ix = new (addon().LexicalIndex)(file) as LexIndex;
       const rss0 = process.memoryUsage().rss;
+      // Wall time and this process's CPU time (the box is shared: CPU time is the steadier one).
+      const cpu0 = process.cpuUsage();
       const [, ingestUs] = time(() => ix.catchUp(log));
+      const cpu = process.cpuUsage(cpu0);
+      const ingestCpuUs = cpu.user + cpu.system;
       const rss1 = process.memoryUsage().rss;
       const stats = ix.stats();
       const tokens = stats.rawTokens as number;
@@ -154,6 +158,8 @@ async function main(): Promise<void> {
         charsPerSpan: +(chars / scale).toFixed(0),
         catchUpSpansPerSec: Math.round(scale / (ingestUs / 1e6)),
         catchUpTokensPerSec: Math.round(tokens / (ingestUs / 1e6)),
+        catchUpSpansPerCpuSec: Math.round(scale / (ingestCpuUs / 1e6)),
+        loadAverage: +loadavg()[0]!.toFixed(1),
         addSpansPerSec: Math.round(scale / (addUs / 1e6)),
         memoryBytesPerSpan: Math.round((stats.memoryBytes as number) / scale),
         rssBytesPerSpan: Math.round((rss1 - rss0) / scale),

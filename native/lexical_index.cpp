@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 
@@ -341,6 +342,7 @@ struct PostingCursor {
   // BM25 per-term constants.
   float idf = 0;
   float upper_bound = 0;
+  uint32_t term_id = 0;
   // Block-max: the bound of the block holding the current posting, cached per block.
   uint32_t cached_block = kEnd;
   uint32_t block_last_doc = kEnd;
@@ -348,6 +350,7 @@ struct PostingCursor {
 
   void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
     const Term& t = ns.terms[term_id];
+    this->term_id = term_id;
     docs_base = p = t.docs.data;
     end = t.docs.data + t.docs.size;
     pos_base = pos_p = t.pos.data;
@@ -472,6 +475,8 @@ struct LexicalIndex::Scratch {
   std::vector<PostingCursor> cursors;
   std::vector<float> prefix_bounds;
   std::vector<float> contrib;  // per query term, for the current doc
+  std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
+  std::vector<float> seed_scores;
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<uint64_t> bitmap;
@@ -675,8 +680,56 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   const bool filter_max = !std::isnan(turn_max);
   auto& heap = *hits;
   heap.reserve(k);
-  float theta = 0;  // score to beat once the heap is full
+
+  // Threshold seed: MaxScore only prunes once it knows a k-th score, and on a long query
+  // the common terms stay essential (and fully decoded) until then. The rarest terms'
+  // short lists give partial scores, which are lower bounds of full scores: if k docs
+  // reach θ0 on those terms alone, no doc below θ0 can be in the top k, so pruning may
+  // start at θ0 (shaved by 1e-5 against summation-order rounding; ties at θ0 still enter).
+  float threshold = 0;
+  if (nterms >= 2) {
+    size_t rare_begin = nterms - 1;
+    uint64_t budget = n.terms[sc.cursors[nterms - 1].term_id].df;
+    while (rare_begin > 1 && budget + n.terms[sc.cursors[rare_begin - 1].term_id].df <= 4096) {
+      budget += n.terms[sc.cursors[--rare_begin].term_id].df;
+    }
+    sc.seed_cursors.resize(nterms - rare_begin);
+    for (size_t i = rare_begin; i < nterms; ++i) {
+      PostingCursor& c = sc.seed_cursors[i - rare_begin];
+      c = PostingCursor();
+      c.Open(n, sc.cursors[i].term_id, false);
+      c.idf = sc.cursors[i].idf;
+    }
+    auto& seed = sc.seed_scores;  // min-heap of the k best partial scores
+    seed.clear();
+    for (;;) {
+      uint32_t d = kEnd;
+      for (const PostingCursor& c : sc.seed_cursors) d = std::min(d, c.doc);
+      if (d == kEnd) break;
+      const bool keep =
+          !((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max));
+      const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+      float score = 0;
+      for (PostingCursor& c : sc.seed_cursors) {
+        if (c.doc != d) continue;
+        const float tf = static_cast<float>(c.tf);
+        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        c.Next();
+      }
+      if (!keep) continue;
+      if (seed.size() < k) {
+        seed.push_back(score);
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      } else if (score > seed.front()) {
+        std::pop_heap(seed.begin(), seed.end(), std::greater<float>());
+        seed.back() = score;
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      }
+    }
+    if (seed.size() == k) threshold = seed.front() * (1 - 1e-5f);
+  }
   size_t first_essential = 0;
+  while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
 
   for (;;) {
     uint32_t d = kEnd;
@@ -688,9 +741,10 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       }
       continue;
     }
-    if (heap.size() == k) {
+    const bool pruning = heap.size() == k || threshold > 0;
+    if (pruning) {
       // Block-max: bound d by the blocks of the essential terms present at d. If even that
-      // cannot beat theta, neither can any doc up to the first block end or the next doc of
+      // cannot beat the threshold, neither can any doc up to the first block end or the next doc of
       // another essential term, so all of them are skipped in one jump.
       float bound = first_essential > 0 ? sc.prefix_bounds[first_essential - 1] : 0;
       uint32_t boundary = kEnd - 1;
@@ -703,7 +757,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
           boundary = std::min(boundary, c.doc - 1);
         }
       }
-      if (bound <= theta) {
+      if (bound <= threshold) {
         for (size_t i = first_essential; i < nterms; ++i) {
           if (sc.cursors[i].doc <= boundary) sc.cursors[i].Advance(boundary + 1);
         }
@@ -729,7 +783,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     bool pruned = false;
     for (size_t i = first_essential; i-- > 0;) {
       // Bounds carry a 1e-4 relative margin, so rounding never prunes a true top-k doc.
-      if (full && partial + sc.prefix_bounds[i] <= theta) {
+      if (pruning && partial + sc.prefix_bounds[i] <= threshold) {
         pruned = true;
         break;
       }
@@ -757,8 +811,8 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       continue;
     }
     if (heap.size() == k) {
-      theta = heap.front().score;
-      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= theta) ++first_essential;
+      threshold = std::max(threshold, heap.front().score);
+      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
     }
   }
   std::sort_heap(heap.begin(), heap.end(), Worse);
