@@ -665,13 +665,19 @@ export class SpanStore {
       const trimmed = query.trim();
       if (trimmed.length >= 3) for (const id of this.lexical.phrase(this.log, trimmed, kind, depth)) touch(id, kind).exact = true;
       for (const part of quoted) for (const id of this.lexical.phrase(this.log, part, kind, depth)) touch(id, kind).quoted = true;
+      // Ranks with ties: equal scores (identical texts, identical vectors) share a rank, so
+      // the fusion is decided by the path that does tell them apart, not by id order.
       const lex = this.lexical.search(query, depth, kind, tmin, tmax);
-      lex.ids.forEach((id, rank) => {
+      let rank = 0;
+      lex.ids.forEach((id, i) => {
+        if (i > 0 && lex.scores[i] !== lex.scores[i - 1]) rank = i;
         const c = touch(id, kind);
         c.lex = Math.min(c.lex, rank);
       });
       const vec = this.vector.search(qv, depth, kind);
-      vec.ids.forEach((id, rank) => {
+      rank = 0;
+      vec.ids.forEach((id, i) => {
+        if (i > 0 && vec.distances[i] !== vec.distances[i - 1]) rank = i;
         const c = touch(id, kind);
         c.vec = Math.min(c.vec, rank);
       });
