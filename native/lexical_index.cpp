@@ -1069,7 +1069,7 @@ void LexicalIndex::Save() {
   const IoOps& io = Io();
   // Every call that changes the disk goes through the I/O seam (io_seam.h), so the fault
   // tests exercise this exact path.
-  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
                                       Where(tmp, 0));

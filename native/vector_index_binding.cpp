@@ -104,6 +104,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         }
         *out = static_cast<size_t>(x);
       };
+      Napi::Value ro = o.Get("readOnly");
+      if (!ro.IsUndefined()) {
+        if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
+        opts.read_only = ro.As<Napi::Boolean>().Value();
+      }
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
       size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
