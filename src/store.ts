@@ -163,6 +163,8 @@ const DEFAULTS = {
 };
 
 const APPEND_CHUNK = 4096;
+/** Weight of the vector path in the fusion (lexical: 1); see search(). */
+const VECTOR_WEIGHT = 0.5;
 
 function invalid(message: string): never {
   throw new SpanguardError(ErrorCode.INVALID_OPTIONS, message);
@@ -678,7 +680,10 @@ export class SpanStore {
       const kind = RecordKind[name];
       const trimmed = query.trim();
       if (trimmed.length >= 3) for (const id of this.lexical.phrase(this.log, trimmed, kind, depth)) touch(id, kind).exact = true;
-      for (const part of quoted) for (const id of this.lexical.phrase(this.log, part, kind, depth)) touch(id, kind).quoted = true;
+      // A quoted command may recur across a session (the same test run in many episodes):
+      // every occurrence is a candidate, and BM25 over the rest of the query (metadata
+      // included) decides among them.
+      for (const part of quoted) for (const id of this.lexical.phrase(this.log, part, kind, 4096)) touch(id, kind).quoted = true;
       // Ranks with ties: equal scores (identical texts, identical vectors) share a rank, so
       // the fusion is decided by the path that does tell them apart, not by id order.
       const lex = this.lexical.search(query, depth, kind, tmin, tmax);
@@ -696,9 +701,17 @@ export class SpanStore {
         c.vec = Math.min(c.vec, rank);
       });
     }
-    // Reciprocal-rank fusion (k=60): rank-based, so BM25 and cosine need no shared scale.
+    // Tiers first: the whole query verbatim, then a quoted part verbatim, then the rest.
+    // Within a tier, reciprocal-rank fusion (k=60), rank-based so BM25 and cosine need no
+    // shared scale. Among verbatim matches of a quoted command the texts are near-identical:
+    // what tells them apart is the rest of the query (an episode, a file), which BM25 sees,
+    // metadata included, and the built-in embedder's ranks are noise there, so the vector
+    // path only breaks ties in those tiers. Elsewhere it weighs VECTOR_WEIGHT.
     for (const c of cands.values()) {
-      c.score = (c.exact ? 1 : 0) + (c.quoted ? 0.5 : 0) + (Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0) + (Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0);
+      const tier = c.exact ? 2 : c.quoted ? 1 : 0;
+      const lexRrf = Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0;
+      const vecRrf = Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0;
+      c.score = tier + lexRrf + (tier > 0 ? 0.01 : VECTOR_WEIGHT) * vecRrf;
     }
     // Ranked and cut per namespace: summaries, often hit by both paths, must never crowd
     // the raw candidates out of the window that the match check reads.
