@@ -247,6 +247,10 @@ export function matches(profile: QueryProfile, text: string, policy: MatchPolicy
  * a name the transcript never prints) are framing, not a contradiction.
  */
 export function consistent(profile: QueryProfile, text: string): boolean {
+  // Every quote of the query is verbatim in the candidate: "I don't see `assumptions5`
+  // ... in `__new__`" is not answered by a span that has `__new__` and no `assumptions5`.
+  const lowerText = text.toLowerCase();
+  if (!profile.quoted.every((p) => text.includes(p) || lowerText.includes(p.toLowerCase()))) return false;
   // The rest of the query is read next to the quote: in the lines around an occurrence of a
   // quoted part, as many more as the query has, not anywhere in a long output.
   // The phrase path verified the quote against the raw text; lower-cased only as a fallback.

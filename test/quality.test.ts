@@ -23,7 +23,7 @@ beforeAll(async () => {
   dir = tmpDir('spanguard-quality-');
   store = (await ingest(ds, dir)).store;
   m = await measure(store, ds, PROBES);
-  probes = neverStatedProbes(store, PROBES);
+  probes = neverStatedProbes(store, PROBES).probes;
 }, 120_000);
 
 afterAll(async () => {
