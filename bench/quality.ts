@@ -21,8 +21,12 @@
  * number, a decimal, a number with a unit, an identifier with digits: `distinctiveValue`);
  * facts whose numbers are all single bare digits (`6. Update ...`, `table_id = 1`, `found 5
  * actions`) are near-true when perturbed (`found 6 actions` is stated elsewhere too), so
- * they are measured apart and printed as "weak probes", never silently dropped. Every
- * remaining near-true probe in the headline set counts as a failure.
+ * they are measured apart and printed as "weak probes", never silently dropped. And a
+ * variant whose every changed number stands, with the same words around it, somewhere else
+ * in the transcript (`isNearTrue`: "│    collected 14 items" when another run printed
+ * "collected 14 items"; "⎿  Read 10 lines" stated with a no-break space) is skipped for
+ * the next variant; facts with only such variants are measured and printed as "near-true
+ * probes". Every other near-true probe in the headline set counts as a failure.
  *
  * Usage: npm run quality -- [--dataset miniswe|bookminder|all|<folder>] [--unit exchange|turn] [--dir D] [--min-coverage X]
  *                           [--limit N] [--misses N] [--json]
@@ -67,6 +71,8 @@ export interface QualityReport {
   honestMisses: { probes: number; missed: number; trueFound: number; rate: number; trueRate: number };
   /** Probes from facts whose numbers are all single bare digits (see distinctiveValue), reported apart. */
   weakMisses: { probes: number; missed: number; trueFound: number; rate: number; trueRate: number };
+  /** Facts whose every perturbation was near-true (see isNearTrue), reported apart. */
+  nearTrueMisses: { probes: number; missed: number; trueFound: number; rate: number; trueRate: number };
   failures: { question: string; rank: number | null }[];
   falseHits: { query: string; spanId: number; text: string }[];
   weakFalseHits: { query: string; spanId: number; text: string }[];
@@ -140,11 +146,12 @@ export interface Probe {
  * Never-stated probes: anchor facts (src/anchors.ts) of raw spans sampled uniformly across
  * the session, each perturbed with `perturb` until findExact finds it nowhere.
  */
-export function neverStatedProbes(store: SpanStore, n: number, seed = 20261130): { probes: Probe[]; weak: Probe[] } {
+export function neverStatedProbes(store: SpanStore, n: number, seed = 20261130): { probes: Probe[]; weak: Probe[]; nearTrue: Probe[] } {
   const rand = prng(seed);
   const next = store.stats().nextId;
   const probes: Probe[] = [];
   const weak: Probe[] = [];
+  const nearTrue: Probe[] = [];
   for (let tries = 0; probes.length < n && tries < n * 50; tries++) {
     const id = 1 + Math.floor(rand() * (next - 1));
     const s = store.get(id);
@@ -152,14 +159,33 @@ export function neverStatedProbes(store: SpanStore, n: number, seed = 20261130):
     const fact = detectAnchor(s.text, s.role)?.fact;
     if (!fact || fact.length < 12) continue;
     let never: string | null = null;
+    let near: string | null = null;
     for (let v = 0; v < 8 && never === null; v++) {
       const p = perturb(fact, v + tries);
-      if (p !== fact && store.findExact(p, { limit: 1 }).length === 0) never = p;
+      if (p === fact || store.findExact(p, { limit: 1 }).length > 0) continue;
+      if (isNearTrue(store, p)) near ??= p;
+      else never = p;
     }
-    if (never === null) continue;
-    (distinctiveValue(fact) ? probes : weak).push({ fact, never, spanId: id });
+    if (never !== null) (distinctiveValue(fact) ? probes : weak).push({ fact, never, spanId: id });
+    else if (near !== null) nearTrue.push({ fact, never: near, spanId: id });
   }
-  return { probes, weak };
+  return { probes, weak, nearTrue };
+}
+
+/**
+ * A perturbation is near-true when every number it changed is stated elsewhere in the
+ * transcript with the same words around it: `│    collected 14 items` (box and padding
+ * never stated, "collected 14 items" stated in another run), `⎿  Read 10 lines` (stated
+ * with a no-break space), `Normal article ID: 2` ("ID: 2" stated for the special article).
+ * Such a variant is skipped for the next one; a fact whose variants are all near-true is
+ * measured and reported apart, not dropped. A number without a word next to it cannot make
+ * a variant near-true.
+ */
+export function isNearTrue(store: SpanStore, perturbed: string): boolean {
+  const around = /(?:[\p{L}_][\p{L}\p{N}_]*[^\p{L}\p{N}\n]{1,3})?[+\-]?\d+(?:[.,]\d+)*%?(?:[^\p{L}\p{N}\n]{1,3}[\p{L}_][\p{L}\p{N}_]*)?/gu;
+  const phrases = [...perturbed.matchAll(around)].map((m) => m[0]);
+  if (phrases.length === 0 || phrases.some((p) => !/\p{L}/u.test(p))) return false;
+  return phrases.every((p) => store.findExact(p, { limit: 1 }).length > 0);
 }
 
 /**
@@ -201,7 +227,7 @@ export async function measure(store: SpanStore, ds: Dataset, misses: number): Pr
     if (nat.hits.some((h) => h.kind === 'raw' && covers(h, q.evidenceTurns))) nat10++;
   }
 
-  const { probes, weak } = neverStatedProbes(store, misses);
+  const { probes, weak, nearTrue } = neverStatedProbes(store, misses);
   const run = async (set: Probe[], falseHits: QualityReport['falseHits']) => {
     let missed = 0;
     let trueFound = 0;
@@ -219,6 +245,7 @@ export async function measure(store: SpanStore, ds: Dataset, misses: number): Pr
   const weakFalseHits: QualityReport['falseHits'] = [];
   const honestMisses = await run(probes, falseHits);
   const weakMisses = await run(weak, weakFalseHits);
+  const nearTrueMisses = await run(nearTrue, []);
   const n = ds.questions.length;
   return {
     questions: n,
@@ -232,6 +259,7 @@ export async function measure(store: SpanStore, ds: Dataset, misses: number): Pr
     searchP99Ms: pct(times, 99),
     honestMisses,
     weakMisses,
+    nearTrueMisses,
     failures: failures.slice(0, 30),
     falseHits,
     weakFalseHits,
@@ -270,6 +298,7 @@ function format(r: QualityReport): string {
     ...(r.unit === 'turn' ? [`  search(question): recall@10 of the evidence turn or the call turn before it ${f(r.callRecallAt10)}`] : []),
     `  honest misses: ${r.honestMisses.missed}/${r.honestMisses.probes} never-stated values missed (${f(r.honestMisses.rate)}); true values found ${r.honestMisses.trueFound}/${r.honestMisses.probes} (${f(r.honestMisses.trueRate)})`,
     `  weak probes (single bare digits only, met on the way): ${r.weakMisses.missed}/${r.weakMisses.probes} missed (${f(r.weakMisses.rate)}); true found ${r.weakMisses.trueFound}/${r.weakMisses.probes} (${f(r.weakMisses.trueRate)})`,
+    `  near-true probes (every variant stated elsewhere in the same words): ${r.nearTrueMisses.missed}/${r.nearTrueMisses.probes} missed (${f(r.nearTrueMisses.rate)})`,
   ].join('\n');
 }
 

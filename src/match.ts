@@ -95,12 +95,23 @@ export function profileQuery(query: string): QueryProfile {
   const quoted: [number, number][] = [];
   for (const m of query.matchAll(QUOTED)) quoted.push([m.index!, m.index! + m[0].length]);
   const segment = (at: number) => quoted.findIndex(([a, b]) => a <= at && at < b);
-  const words = [...lowerQuery.matchAll(WORD)].map((m) => ({ w: m[0], at: m.index!, end: m.index! + m[0].length, seg: segment(m.index!) }));
+  const words = [...lowerQuery.matchAll(WORD)].map((m) => {
+    let w = m[0];
+    let at = m.index!;
+    let end = at + w.length;
+    // A sign or marker stuck to a number is part of the value (`+76 lines` is not `Read 76
+    // lines`, `-1` is not `1`), and so is a percent sign (`300%` is not `300 pairs`).
+    if (VALUE.test(w)) {
+      if (/[+\-±$#~]/.test(lowerQuery[at - 1] ?? '') && !/[\p{L}\p{N}_]/u.test(lowerQuery[at - 2] ?? '')) w = lowerQuery[--at]! + w;
+      if (lowerQuery[end] === '%') (w += '%'), end++;
+    }
+    return { w, at, end, seg: segment(at) };
+  });
   const standalone = new Set<string>();
   const digitIds = new Set<string>();
   for (const { w } of words) {
     if (!HAS_DIGIT.test(w)) continue;
-    (VALUE.test(w) ? standalone : digitIds).add(w);
+    (VALUE.test(w.replace(/^[+\-±$#~]/, '')) ? standalone : digitIds).add(w);
   }
   const identifiers = new Set<string>();
   for (const m of query.matchAll(WORD)) {
