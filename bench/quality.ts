@@ -93,7 +93,8 @@ export function toSpans(turns: ReturnType<typeof parseTranscript>, unit: 'exchan
       last.turnEnd = t.turn;
       continue;
     }
-    out.push({ turn: t.turn, turnEnd: t.turn, role: t.role, text: t.text });
+    // The call's metadata (session, episode, command) stays with the span, as a replay keeps it.
+    out.push({ turn: t.turn, turnEnd: t.turn, role: t.role, text: t.text, ...(t.meta ? { meta: t.meta } : {}) });
   }
   return out;
 }
