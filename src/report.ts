@@ -36,7 +36,10 @@ function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?
   const fmt = (v: number) => (Math.abs(v) >= 1000 ? `${Math.round(v / 100) / 10}k` : Math.abs(v) < 10 && v % 1 ? v.toFixed(2) : String(Math.round(v)));
   let svg = `<svg viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(title)}">`;
   for (const t of ticks) svg += `<line x1="${L}" x2="${W - 12}" y1="${sy(t)}" y2="${sy(t)}" stroke="#e5e7eb"/><text x="${L - 6}" y="${sy(t) + 4}" text-anchor="end" font-size="11" fill="#6b7280">${fmt(t)}</text>`;
-  for (const t of xticks) svg += `<text x="${sx(t)}" y="${H - B + 16}" text-anchor="middle" font-size="11" fill="#6b7280">${fmt(t)}</text>`;
+  xticks.forEach((t, i) => {
+    const anchor = i === 0 ? 'start' : i === xticks.length - 1 ? 'end' : 'middle';
+    svg += `<text x="${sx(t)}" y="${H - B + 16}" text-anchor="${anchor}" font-size="11" fill="#6b7280">${fmt(t)}</text>`;
+  });
   for (const m of opts.markers ?? []) svg += `<line x1="${sx(m)}" x2="${sx(m)}" y1="12" y2="${H - B}" stroke="#fca5a5" stroke-width="1"/>`;
   if (opts.hline) {
     svg += `<line x1="${L}" x2="${W - 12}" y1="${sy(opts.hline.y)}" y2="${sy(opts.hline.y)}" stroke="#dc2626" stroke-dasharray="6 4"/>`;
