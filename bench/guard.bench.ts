@@ -1,0 +1,146 @@
+/**
+ * The compaction guard (issue 4), through the public API:
+ *
+ *  - a whole 10^4-turn / ~10^6-token session with 1,000 passes end to end (append 10 turns,
+ *    compact the 10 before them, re-summarize every 10th pass into a coarser summary; the
+ *    store audits on its own schedule), always at the design scale;
+ *  - the cost of one pass at scale N, with 0, 1 and 5 evicted anchors among 10 evicted spans,
+ *    so the probe cost per anchor is the difference (anchors are flagged explicitly, so the
+ *    count is exact, not whatever detection finds);
+ *  - audit cost per pinned fact (100 host pins + the store's own sample), and verdict().
+ *
+ * Stores run with durability `none` so the figure is the guard's work, not the disk's: under
+ * `group` every recorded event also waits for one fdatasync (see the log figures).
+ * No peer exists for these paths; the targets from issue 4 are printed next to them.
+ */
+import { SpanStore, type TurnInput } from '../src/index.js';
+import type { BenchData } from './data.js';
+import { check, figure, latency, latencyAsync, wall, type Ctx } from './lib.js';
+
+const summarize = (texts: string[]) => texts.map((t) => t.slice(0, 60).replace(/\s+/g, ' ')).join(' | ').slice(0, 600);
+
+/** The design-scale session: 10^4 turns, 1,000 passes. */
+async function session(ctx: Ctx, data: BenchData): Promise<void> {
+  const TURNS = Math.min(10_000, data.spans.length);
+  const PER = 10;
+  const store = await SpanStore.open(ctx.tmp('session'), { durability: 'none', policy: 'spill' });
+  const passLat: number[] = [];
+  const liveSummaries: { id: number; start: number; end: number }[] = [];
+  let window: { id: number; turn: number; text: string }[] = [];
+  let spilled = 0;
+  let passes = 0;
+  const [, ms] = await wall(async () => {
+    for (let t = 0; t < TURNS; t += PER) {
+      const chunk = data.spans.slice(t, t + PER);
+      const ids = await store.appendMany(chunk.map((s) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100 })));
+      chunk.forEach((s, i) => window.push({ id: ids[i]!, turn: s.turn, text: s.text }));
+      // Keep the 10 most recent turns live; the 10 before them leave in this pass.
+      if (window.length < 2 * PER) continue;
+      const out = window.slice(0, PER);
+      window = window.slice(PER);
+      const req = {
+        evict: out.map((x) => x.id),
+        summary: { text: summarize(out.map((x) => x.text)), turnStart: out[0]!.turn, turnEnd: out[PER - 1]!.turn },
+      };
+      const t0 = performance.now();
+      const rec = await store.compact(req);
+      passLat.push(performance.now() - t0);
+      spilled += rec.spilled.length;
+      passes++;
+      liveSummaries.push({ id: rec.summaryId, start: req.summary.turnStart, end: req.summary.turnEnd });
+      // Every 10th pass re-summarizes the last 10 summaries into one coarser summary (the
+      // seed's 4,100–4,400 → 3,800–4,600 schedule, repeated through the session).
+      if (liveSummaries.length >= 10) {
+        const old = liveSummaries.splice(0, 10);
+        const t1 = performance.now();
+        const r2 = await store.compact({
+          evict: old.map((s) => s.id),
+          rewrite: old.map((s) => s.id),
+          summary: { text: `coarse summary of turns ${old[0]!.start}-${old[9]!.end}`, turnStart: old[0]!.start, turnEnd: old[9]!.end },
+        });
+        passLat.push(performance.now() - t1);
+        passes++;
+        liveSummaries.push({ id: r2.summaryId, start: old[0]!.start, end: old[9]!.end });
+      }
+    }
+  });
+  const v = store.verdict();
+  const sorted = [...passLat].sort((a, b) => a - b);
+  const p = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 1000;
+  ctx.info.session = { turns: TURNS, passes, ms, spilled, verdict: v.state, reasons: v.reasons };
+  figure(ctx, { group: 'guard', key: 'session', label: `whole session: ${TURNS} turns, ${passes} passes, end to end`, value: ms, unit: 'ms', better: 'lower', note: `${spilled} anchors spilled; verdict ${v.state}` });
+  figure(ctx, { group: 'guard', key: 'session.pass', label: 'one compact() in that session (incl. audits)', value: p(0.5), p99: p(0.99), unit: 'µs', better: 'lower' });
+  check(ctx, 'session ends lossless (no spurious degrade over 1,000 passes)', v.state === 'lossless', `verdict ${v.state}${v.reasons.length ? `: ${v.reasons.join('; ').slice(0, 200)}` : ''}`);
+  await store.close();
+}
+
+export async function runGuard(ctx: Ctx, data: BenchData): Promise<void> {
+  ctx.log('guard: design-scale session');
+  await session(ctx, data);
+
+  // ---- one pass at scale N ---------------------------------------------------------------
+  const N = data.spans.length;
+  const store = await SpanStore.open(ctx.tmp('guard'), { durability: 'none', policy: 'spill' });
+  // Every 4th span is an anchor, flagged by the host; the rest explicitly are not.
+  const turns: TurnInput[] = data.spans.map((s, i) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100, anchor: i % 4 === 0 }));
+  for (let i = 0; i < N; i += 5000) await store.appendMany(turns.slice(i, i + 5000));
+  const first = store.get(1) ? 1 : 0;
+  const anchors: number[] = [];
+  const plain: number[] = [];
+  for (let i = 0; i < N; i++) (i % 4 === 0 ? anchors : plain).push(first + i);
+  let a = 0;
+  let b = 0;
+  const PASSES = ctx.quick ? 30 : 150;
+  let spilled = 0;
+  const pass = async (nAnchors: number) => {
+    const evict = [...anchors.slice(a, a + nAnchors), ...plain.slice(b, b + 10 - nAnchors)];
+    a += nAnchors;
+    b += 10 - nAnchors;
+    const rec = await store.compact({ evict, summary: { text: `summary of ${evict.length} spans ${evict[0]}..`, turnStart: data.spans[evict[0]! - first]!.turn, turnEnd: data.spans[evict[0]! - first]!.turn } });
+    spilled += rec.spilled.length;
+  };
+  const lat: Record<number, { p50: number; p99: number }> = {};
+  for (const k of [0, 1, 5]) {
+    if ((PASSES + 10) * Math.max(k, 1) > anchors.length) continue;
+    lat[k] = await latencyAsync(PASSES, () => pass(k), 5);
+  }
+  const l0 = lat[0]!;
+  figure(ctx, { group: 'guard', key: 'pass.0', label: 'compact(): 10 evicted, 0 anchors (per pass)', value: l0.p50, p99: l0.p99, unit: 'µs', better: 'lower', growth: true, note: 'incl. summary append+index, 8+8 hit-rate probes, event; target guard work < 50 µs' });
+  figure(ctx, { group: 'guard', key: 'pass.perSpan', label: 'compact(): per evicted span (0 anchors)', value: l0.p50 / 10, unit: 'µs', better: 'lower' });
+  if (lat[1]) figure(ctx, { group: 'guard', key: 'pass.1', label: 'compact(): 10 evicted, 1 anchor', value: lat[1].p50, p99: lat[1].p99, unit: 'µs', better: 'lower' });
+  if (lat[5]) {
+    figure(ctx, { group: 'guard', key: 'pass.5', label: 'compact(): 10 evicted, 5 anchors', value: lat[5].p50, p99: lat[5].p99, unit: 'µs', better: 'lower' });
+    figure(ctx, { group: 'guard', key: 'probe.perAnchor', label: 'probe verification per evicted anchor ((5a − 0a) / 5)', value: Math.max(0, (lat[5].p50 - l0.p50) / 5), unit: 'µs', better: 'lower', growth: true, note: 'target 20 µs per anchor' });
+  }
+  ctx.info.guardSpilled = spilled;
+  // Evicted anchors still come back verbatim by their own text.
+  let back = 0;
+  const sample = anchors.slice(0, Math.min(a, 50));
+  for (const id of sample) {
+    const text = data.spans[id - first]!.text;
+    const q = text.slice(0, Math.min(80, text.length));
+    if (q.length >= 3 && store.findExact(q).some((h) => h.spanId === id)) back++;
+  }
+  check(ctx, 'evicted anchors come back verbatim after the passes', back === sample.length, `${back}/${sample.length} evicted anchors returned by findExact of their own text`);
+
+  // ---- audit per pinned fact, verdict() ----------------------------------------------------
+  for (let i = 0; i < 100; i++) {
+    const id = first + Math.floor((i * N) / 100);
+    const t = data.spans[id - first]!.text;
+    const fact = t.slice(0, Math.min(40, t.length)).trim();
+    if (fact.length > 0) await store.pin(fact, id);
+  }
+  let checked = 0;
+  let passed = true;
+  const audit = await latencyAsync(ctx.quick ? 5 : 20, async () => {
+    const rep = await store.audit();
+    checked = rep.checked;
+    passed &&= rep.passed;
+  }, 1);
+  check(ctx, 'audit of pinned facts passes', passed, `every audit passed; ${checked} facts checked per audit (100 host pins + the store's sample)`);
+  figure(ctx, { group: 'guard', key: 'audit', label: `audit(): ${checked} facts (100 pinned + sample)`, value: audit.p50, p99: audit.p99, unit: 'µs', better: 'lower', note: 'target: 100 pinned facts < 10 ms' });
+  figure(ctx, { group: 'guard', key: 'audit.perFact', label: 'audit cost per fact checked', value: audit.p50 / Math.max(1, checked), unit: 'µs', better: 'lower', growth: true });
+  const vl = await latency(ctx.quick ? 2000 : 20000, () => store.verdict(), 100);
+  figure(ctx, { group: 'guard', key: 'verdict', label: 'verdict()', value: vl.p50, p99: vl.p99, unit: 'µs', better: 'lower', growth: true });
+  await store.close();
+}
