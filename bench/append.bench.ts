@@ -38,6 +38,11 @@ export interface AppendOut {
   /** A closed log holding every span, appended under `none` (open.bench reopens it). */
   logDir: string;
   logBytes: number;
+  /** Text of the last record (open.bench tears it). */
+  lastText: string;
+  /** Append batch size, and the text of the record just before the last batch. */
+  batch: number;
+  beforeLastBatchText: string;
 }
 
 export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
@@ -171,5 +176,6 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     figure(ctx, { group: 'log', key: 'scan.perSpan', label: 'sequential scan, cost per span', value: (ms * 1000) / N, unit: 'µs', better: 'lower', growth: true });
     await log.close();
   }
-  return { logDir, logBytes };
+  const lastBatch = N % BATCH || BATCH;
+  return { logDir, logBytes, lastText: data.spans[N - 1]!.text, batch: lastBatch, beforeLastBatchText: data.spans[N - lastBatch - 1]!.text };
 }

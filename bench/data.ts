@@ -65,7 +65,8 @@ export function loadData(n: number, mode: 'auto' | 'gen' = 'auto'): BenchData {
       sources.push(path.relative(path.resolve(packageRoot, '..'), file));
       const lines = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n');
       for (const line of lines) {
-        if (!line || spans.length >= n) continue;
+        if (spans.length >= n) break;
+        if (!line) continue;
         const t = JSON.parse(line) as { text?: string; role?: string };
         if (typeof t.text !== 'string' || t.text.length === 0) continue;
         const role = t.role === 'user' ? 'user' : t.role === 'tool' ? 'tool' : 'assistant';

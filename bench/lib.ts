@@ -32,6 +32,8 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** A finding worth a reviewer's eye that is not a wrong answer (e.g. a fail-closed false alarm): WARN, never fails the run. */
+  warnOnly?: boolean;
 }
 
 export interface Ctx {
@@ -76,10 +78,12 @@ export function figure(ctx: Ctx, f: Omit<Figure, 'ratio'>): Figure {
   return out;
 }
 
-export function check(ctx: Ctx, name: string, ok: boolean, detail: string): void {
-  ctx.checks.push({ name, ok, detail });
-  ctx.log(`${ok ? 'PASS' : 'FAIL'} ${name}: ${detail}`);
+export function check(ctx: Ctx, name: string, ok: boolean, detail: string, warnOnly = false): void {
+  ctx.checks.push({ name, ok, detail, ...(warnOnly ? { warnOnly } : {}) });
+  ctx.log(`${status({ ok, warnOnly })} ${name}: ${detail}`);
 }
+
+export const status = (c: { ok: boolean; warnOnly?: boolean }): string => (c.ok ? 'PASS' : c.warnOnly ? 'WARN' : 'FAIL');
 
 export interface Latency {
   p50: number; // microseconds

@@ -361,12 +361,17 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
 
     // Never-stated values: real anchor facts with a number or identifier perturbed, kept only
     // when the perturbed text occurs nowhere in the transcript (checked by brute force).
+    // "Nowhere" is judged on word/number tokens, so `start_line=6` counts as stating
+    // `start_line = 6`: a hit on it is a right answer, not a false one.
+    const norm = (t: string) => ` ${(t.match(/[\p{L}\p{N}_]+/gu) ?? []).join(' ')} `;
+    const normTexts = texts.map(norm);
     const facts: string[] = [];
-    for (let j = 0; j < N && facts.length < (ctx.quick ? 30 : 100); j += 1 + Math.floor(r() * 40)) {
+    for (let j = 0; j < N && facts.length < (ctx.quick ? 50 : 100); j += 1 + Math.floor(r() * 40)) {
       const m = detectAnchor(texts[j]!, data.spans[j]!.role);
       if (!m || m.fact.length < 12 || m.fact.length > 160) continue;
       const p = perturb(m.fact, j % 5);
-      if (p !== m.fact && !texts.some((t) => t.includes(p))) facts.push(p);
+      const np = norm(p);
+      if (p !== m.fact && np.trim().length > 0 && !normTexts.some((t) => t.includes(np))) facts.push(p);
     }
     let missed = 0;
     const falseHits: string[] = [];
