@@ -78,13 +78,14 @@ try {
     ctx.log('retrieval: ingest / embed / vector / BM25 / phrase / hybrid');
     searchOut = await runSearch(ctx, data);
   }
-  if (only.has('guard')) {
-    ctx.log('guard: passes / audit / verdict');
-    await runGuard(ctx, data);
-  }
+  // Open before guard: the store is then opened as ingest left it; guard reuses it after.
   if (only.has('open') && logOut && searchOut) {
     ctx.log('open: log / torn tail / store');
     await runOpen(ctx, scale, logOut, searchOut);
+  }
+  if (only.has('guard')) {
+    ctx.log('guard: passes / audit / verdict');
+    await runGuard(ctx, data, searchOut?.storeDir);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
