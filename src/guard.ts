@@ -158,9 +158,15 @@ export class CompactionGuard {
     const spilledSet = new Set(spilled);
     const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
 
+    // The hit-rate baseline: if the probe set grew since the last pass, measure the new set
+    // before this pass changes anything, so before and after are the same probes.
+    const grew = this.fillProbeSet(store.options.hitRateProbes);
+    const baseline = grew ? await this.probeHits() : undefined;
+
     // Rules 3 and 5: the summary is a new record in its own namespace.
     const summaryId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0);
-    const hr = await this.measureHitRate(pass);
+    const after = await this.probeHits();
+    const hr = after === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, this.probeSet.length, baseline ?? undefined);
     const eventId = await store.recordEvent({
       type: 'pass',
       pass,
@@ -216,25 +222,23 @@ export class CompactionGuard {
   }
 
   /**
-   * The per-pass hit rate over a fixed probe set: stated anchor facts (should hit) and the
-   * same facts with their values perturbed (never stated: should miss).
+   * Hits over the probe set: stated anchor facts (should hit) and the same facts with their
+   * values perturbed (never stated: should miss). Null while the set is empty.
    */
-  private async measureHitRate(pass: number): Promise<{ hitRate: number | null; before: number | null; rise: string | null }> {
-    const store = this.store;
-    const want = store.options.hitRateProbes;
-    if (this.probeSet.length < 2 * want) this.fillProbeSet(want);
-    if (this.probeSet.length === 0) return { hitRate: null, before: null, rise: null };
+  private async probeHits(): Promise<number | null> {
+    if (this.probeSet.length === 0) return null;
     let hits = 0;
     for (const p of this.probeSet) {
-      const r = await store.search(p.query, { k: 1, kinds: ['raw', 'summary'] });
+      const r = await this.store.search(p.query, { k: 1, kinds: ['raw', 'summary'] });
       if (r.hits.length > 0) hits++;
     }
-    return store.hitRate.observe(pass, hits, this.probeSet.length);
+    return hits;
   }
 
-  /** Anchors are scanned once, in session order, until the probe set is full. */
-  private fillProbeSet(want: number): void {
+  /** Anchors are scanned once, in session order, until the probe set is full; true if it grew. */
+  private fillProbeSet(want: number): boolean {
     const store = this.store;
+    const before = this.probeSet.length;
     const anchors = store.state.anchors;
     for (; this.probeCursor < anchors.length && this.probeSet.length < 2 * want; this.probeCursor++) {
       const s = store.log.get(anchors[this.probeCursor]!);
@@ -249,6 +253,7 @@ export class CompactionGuard {
       if (negative === null) continue;
       this.probeSet.push({ query: fact, positive: true }, { query: negative, positive: false });
     }
+    return this.probeSet.length !== before;
   }
 }
 

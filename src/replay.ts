@@ -33,6 +33,7 @@ export interface QuestionOutcome {
 }
 
 export interface ReplayReport {
+  budgetTokens: number;
   turns: number;
   tokens: number;
   passes: number;
@@ -137,6 +138,7 @@ export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions)
     const audits = events.filter((e) => e.event.type === 'audit');
     const hr = store.hitRate.history;
     const report: ReplayReport = {
+      budgetTokens: o.budgetTokens,
       turns: turns.length,
       tokens: sumTokens(store),
       passes: st.passes,

@@ -16,7 +16,7 @@ interface Series {
   label: string;
 }
 
-function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?: number; xLabel: string; yLabel: string; markers?: number[] }): string {
+function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?: number; xLabel: string; yLabel: string; markers?: number[]; hline?: { y: number; label: string } }): string {
   const W = 860;
   const H = 240;
   const L = 64;
@@ -28,7 +28,7 @@ function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?
   const x0 = Math.min(...xs);
   const x1 = Math.max(...xs, x0 + 1);
   const y0 = opts.yMin ?? Math.min(0, ...ys);
-  const y1 = opts.yMax ?? Math.max(...ys, y0 + 1) * 1.05;
+  const y1 = opts.yMax ?? Math.max(...ys, opts.hline?.y ?? 0, y0 + 1) * 1.05;
   const sx = (x: number) => L + ((x - x0) / (x1 - x0)) * (W - L - 12);
   const sy = (y: number) => H - B - ((y - y0) / (y1 - y0)) * (H - B - 12);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => y0 + f * (y1 - y0));
@@ -38,6 +38,10 @@ function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?
   for (const t of ticks) svg += `<line x1="${L}" x2="${W - 12}" y1="${sy(t)}" y2="${sy(t)}" stroke="#e5e7eb"/><text x="${L - 6}" y="${sy(t) + 4}" text-anchor="end" font-size="11" fill="#6b7280">${fmt(t)}</text>`;
   for (const t of xticks) svg += `<text x="${sx(t)}" y="${H - B + 16}" text-anchor="middle" font-size="11" fill="#6b7280">${fmt(t)}</text>`;
   for (const m of opts.markers ?? []) svg += `<line x1="${sx(m)}" x2="${sx(m)}" y1="12" y2="${H - B}" stroke="#fca5a5" stroke-width="1"/>`;
+  if (opts.hline) {
+    svg += `<line x1="${L}" x2="${W - 12}" y1="${sy(opts.hline.y)}" y2="${sy(opts.hline.y)}" stroke="#dc2626" stroke-dasharray="6 4"/>`;
+    svg += `<text x="${W - 14}" y="${sy(opts.hline.y) - 4}" text-anchor="end" font-size="11" fill="#dc2626">${esc(opts.hline.label)}</text>`;
+  }
   for (const s of series) {
     const d = s.points.map((p, i) => `${i ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
     svg += `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.6"/>`;
@@ -114,7 +118,7 @@ export function renderHtml(input: {
     ? lineChart(
         'Live window tokens over turns',
         [{ points: replay.series.map((s) => [s.turn, s.windowTokens]), color: '#2563eb', label: 'window tokens' }],
-        { xLabel: 'turn', yLabel: 'tokens', yMin: 0 },
+        { xLabel: 'turn', yLabel: 'tokens', yMin: 0, hline: { y: replay.budgetTokens, label: `budget ${replay.budgetTokens}` } },
       )
     : '<section><h2>Live window tokens over turns</h2><p class="muted">run <code>spanguard replay</code> into this store to record the window series</p></section>';
   return `<!doctype html>

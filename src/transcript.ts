@@ -76,6 +76,13 @@ export function parseTranscript(text: string): WindowTurn[] {
         throw new TranscriptError(`line ${lineNo}: "turn" must be a non-negative integer`, lineNo);
       if (typeof obj.role !== 'string' || obj.role.length === 0) throw new TranscriptError(`line ${lineNo}: "role" must be a non-empty string`, lineNo);
       const kind = typeof obj.kind === 'string' ? obj.kind : undefined;
+      // Every other scalar field of the line (session, episode, kind, command, ...) is kept as
+      // the span's metadata, which the lexical index makes searchable.
+      const meta: Record<string, string | number | boolean> = {};
+      for (const [k, v] of Object.entries(obj)) {
+        if (k === 'turn' || k === 'role' || k === 'text' || k === 'tokens') continue;
+        if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') meta[k] = v;
+      }
       turn = {
         turn: obj.turn,
         role: obj.role,
@@ -83,7 +90,7 @@ export function parseTranscript(text: string): WindowTurn[] {
         // Tool output stays with the call that produced it.
         attachToPrevious: obj.role === 'tool' || kind === 'observation' || kind === 'tool_result',
         ...(typeof obj.tokens === 'number' ? { tokens: obj.tokens } : {}),
-        ...(kind ? { meta: { kind } } : {}),
+        ...(Object.keys(meta).length > 0 ? { meta } : {}),
       };
     } else if (typeof obj.role === 'string') {
       const m = obj as OpenAiMessage;

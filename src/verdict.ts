@@ -175,10 +175,14 @@ export class HitRateMonitor {
   /** `riseLimit` is relative: 0.15 flags after > before * 1.15. */
   constructor(private readonly riseLimit = 0.15) {}
 
-  /** Records one pass's hit rate; returns a description of the rise when it breaches the limit. */
-  observe(pass: number, hits: number, probes: number): { hitRate: number; before: number | null; rise: string | null } {
+  /**
+   * Records one pass's hit rate; returns a description of the rise when it breaches the
+   * limit. `baseline` is the same probe set measured before the pass, when the set changed
+   * since the last pass (comparing different probe sets says nothing).
+   */
+  observe(pass: number, hits: number, probes: number, baseline?: number): { hitRate: number; before: number | null; rise: string | null } {
     const hitRate = probes === 0 ? 0 : hits / probes;
-    const before = this.last;
+    const before = baseline ?? this.last;
     this.history.push({ pass, hitRate });
     this.last = hitRate;
     if (before === null || probes === 0) return { hitRate, before, rise: null };

@@ -164,33 +164,47 @@ export class ContextWindow {
       const ok = await this.runPass(plan);
       if (!ok) break;
     }
-    const summaries = this.entries.filter((e) => e.kind === 'summary');
-    if (summaries.length > this.o.maxSummaries) await this.resummarize(summaries[0]!, summaries[1]!);
+    for (;;) {
+      const summaries = this.entries.filter((e) => e.kind === 'summary');
+      if (summaries.length <= this.o.maxSummaries) break;
+      await this.resummarize(summaries[0]!, summaries[1]!);
+    }
   }
 
-  /** Oldest whole units outside the recent tail, enough to get under `target`. */
+  /**
+   * Oldest whole units first, enough to get under `target`. The recent tail is kept while
+   * that suffices; when it does not (a huge tool output), the tail gives way too — the
+   * budget is the invariant — but the newest unit always stays.
+   */
   private plan(target: number): Entry[] {
     const lastTurn = this.entries[this.entries.length - 1]?.turnEnd ?? 0;
     const tailFrom = lastTurn - this.o.keepRecentTurns + 1;
+    const lastUnit = this.entries[this.entries.length - 1]?.unit;
+    const need = this.tokens - target;
+    const units: Entry[][] = [];
+    for (let i = 0; i < this.entries.length; ) {
+      const e = this.entries[i]!;
+      let j = i;
+      const unit: Entry[] = [];
+      while (j < this.entries.length && this.entries[j]!.unit === e.unit) unit.push(this.entries[j++]!);
+      i = j;
+      // Take the whole unit or none of it: a tool call never leaves without its result.
+      if (e.kind !== 'raw' || e.unit === lastUnit) continue;
+      units.push(unit.filter((u) => !u.pinned));
+    }
     const chosen: Entry[] = [];
     let freed = 0;
-    const need = this.tokens - target;
-    for (let i = 0; i < this.entries.length && freed < need * 1.1; ) {
-      const e = this.entries[i]!;
-      if (e.kind !== 'raw' || e.pinned) {
-        i++;
-        continue;
+    for (const pass of ['outside-tail', 'tail'] as const) {
+      for (const unit of units) {
+        if (freed >= need * 1.1) break;
+        const inTail = unit.some((u) => u.turnEnd >= tailFrom);
+        if ((pass === 'outside-tail') === inTail || unit.length === 0 || chosen.includes(unit[0]!)) continue;
+        chosen.push(...unit);
+        freed += unit.reduce((s, u) => s + u.tokens, 0);
       }
-      // Take the whole unit or none of it: a tool call never leaves without its result.
-      const unit: Entry[] = [];
-      let j = i;
-      while (j < this.entries.length && this.entries[j]!.unit === e.unit) unit.push(this.entries[j++]!);
-      if (unit.some((u) => u.turnEnd >= tailFrom)) break;
-      for (const u of unit) if (!u.pinned) chosen.push(u);
-      freed += unit.reduce((s, u) => s + u.tokens, 0);
-      i = j;
+      if (freed >= need) break;
     }
-    return chosen;
+    return chosen.sort((a, b) => a.id - b.id);
   }
 
   private async runPass(evict: Entry[]): Promise<boolean> {

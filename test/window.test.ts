@@ -1,14 +1,17 @@
 // ContextWindow (issue 5): budget, unit-preserving eviction, summaries, recall.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContextWindow, SpanStore, type SummarizeInput } from '../src/index.js';
 import { realTurns, tmpDir } from './helpers/data.js';
 
 const open: SpanStore[] = [];
 afterEach(async () => {
+  while (open.length > 1) await open.pop()!.close();
+});
+afterAll(async () => {
   while (open.length) await open.pop()!.close();
 });
 
-async function setup(budgetTokens = 4000, n = 500) {
+async function setup(budgetTokens = 3000, n = 400) {
   const store = await SpanStore.open(tmpDir(), { durability: 'none' });
   open.push(store);
   const calls: SummarizeInput[][] = [];
@@ -22,22 +25,33 @@ async function setup(budgetTokens = 4000, n = 500) {
   });
   const turns = realTurns(n);
   const idOfTurn = new Map<number, number>();
-  for (const t of turns) idOfTurn.set(t.turn, await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' }));
-  return { store, window, turns, calls, idOfTurn };
+  let overBudget = 0; // the most the window held beyond its budget, not counting the newest unit
+  for (const t of turns) {
+    idOfTurn.set(t.turn, await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' }));
+    const snap = window.snapshot();
+    const newest = snap.filter((e) => e.kind === 'raw' && e.turnEnd >= t.turn - (t.kind === 'observation' ? 1 : 0));
+    overBudget = Math.max(overBudget, window.stats().tokens - newest.reduce((s, e) => s + e.tokens, 0) - budgetTokens);
+  }
+  return { store, window, turns, calls, idOfTurn, overBudget };
 }
 
+// One replayed session serves every read-only check; it is the first store opened, kept to the end.
+let shared: Awaited<ReturnType<typeof setup>>;
+beforeAll(async () => {
+  shared = await setup();
+}, 120_000);
+
 describe('window invariant: the live window fits the budget after every push', () => {
-  it('stays under budget except for the recent tail, running passes as it goes', async () => {
-    const { window, turns } = await setup(4000);
-    const st = window.stats();
-    expect(st.passes).toBeGreaterThan(5);
-    expect(st.tokens).toBeLessThanOrEqual(4000 + Math.max(...turns.slice(-4).map((t) => t.text.length)));
+  it('everything but the newest turn fits the budget after every push, with passes as it goes', async () => {
+    const { window, overBudget } = shared;
+    expect(window.stats().passes).toBeGreaterThan(5);
+    expect(overBudget).toBeLessThanOrEqual(0);
   });
 });
 
 describe('eviction: oldest first, never splitting a tool call from its result', () => {
   it('an observation is evicted exactly when its action is', async () => {
-    const { store, turns, idOfTurn } = await setup(3000, 400);
+    const { store, turns, idOfTurn } = shared;
     let checked = 0;
     for (let i = 1; i < turns.length; i++) {
       if (turns[i]!.kind !== 'observation') continue;
@@ -52,7 +66,7 @@ describe('eviction: oldest first, never splitting a tool call from its result', 
 
 describe('the summarizer is pluggable and summaries cite their turn ranges', () => {
   it('calls the host summarizer and marks summaries in messages()', async () => {
-    const { window, calls } = await setup(3000, 300);
+    const { window, calls } = shared;
     expect(calls.length).toBeGreaterThan(0);
     const msgs = window.messages();
     const summaries = msgs.filter((m) => m.summary);
@@ -64,7 +78,7 @@ describe('the summarizer is pluggable and summaries cite their turn ranges', () 
 
 describe('recall reaches evicted history verbatim, or says "not in transcript"', () => {
   it('returns the evicted raw span verbatim with provenance', async () => {
-    const { window, turns, store, idOfTurn } = await setup(3000, 400);
+    const { window, turns, store, idOfTurn } = shared;
     const target = turns.find((t) => t.turn < 100 && /Ran \d+ tests? in/.test(t.text)) ?? turns.find((t) => t.turn < 100 && t.text.length > 200)!;
     const line = target.text.split('\n').find((l) => l.trim().length > 30)!.trim();
     expect(store.state.evicted.has(idOfTurn.get(target.turn)!)).toBe(true);
@@ -73,12 +87,12 @@ describe('recall reaches evicted history verbatim, or says "not in transcript"',
     expect(r.hits.some((h) => h.turnStart === target.turn && h.text === target.text)).toBe(true);
   });
   it('a value that was never stated is "not in transcript"', async () => {
-    const { window } = await setup(3000, 300);
+    const { window } = shared;
     const r = await window.recall('the production database password rotation interval is 97 days');
     expect(r).toMatchObject({ status: 'not-in-transcript', hits: [], text: 'not in transcript' });
   });
   it('when the verdict is not lossless, hits are flagged "do not trust exact values"', async () => {
-    const { window, store, turns } = await setup(3000, 300);
+    const { window, store, turns } = await setup(3000, 120);
     await store.compact({ evict: [], rewrite: [1], summary: { text: 'x', turnStart: 1, turnEnd: 1 } }).catch(() => {});
     const line = turns[1]!.text.split('\n').find((l) => l.trim().length > 20)!.trim();
     const r = await window.recall(line);

@@ -38,6 +38,14 @@ export function realTurns(n: number): RealTurn[] {
   return out;
 }
 
+const made: string[] = [];
+process.on('exit', () => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh directory under the OS temp dir, removed when the test process exits. */
 export function tmpDir(prefix = 'spanguard-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
