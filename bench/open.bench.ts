@@ -26,7 +26,7 @@ async function median(reps: number, fn: () => Promise<number>): Promise<{ p50: n
   return { p50: pct(xs, 0.5), max: Math.max(...xs) };
 }
 
-export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s: SearchOut): Promise<void> {
+export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut): Promise<void> {
   const reps = ctx.quick ? 3 : 7;
   const clean = await median(reps, async () => {
     const [l, ms] = await wall(() => openLog(log.logDir, 0));
@@ -62,6 +62,7 @@ export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s: SearchOut)
   );
   figure(ctx, { group: 'open', key: 'open.torn', label: 'open after a torn tail (truncate + log it)', value: tornMs, unit: 'ms', better: 'lower' });
 
+  if (!s) return; // --only log,open: no store was built
   const store = await median(reps, async () => {
     const [st2, ms] = await wall(() => SpanStore.open(s.storeDir, { durability: 'none' }));
     await st2.close();

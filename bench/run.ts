@@ -74,12 +74,12 @@ try {
     ctx.log('log: append / get / scan');
     logOut = await runAppend(ctx, data);
   }
-  if (only.has('retrieval') || only.has('open')) {
+  if (only.has('retrieval')) {
     ctx.log('retrieval: ingest / embed / vector / BM25 / phrase / hybrid');
     searchOut = await runSearch(ctx, data);
   }
   // Open before guard: the store is then opened as ingest left it; guard reuses it after.
-  if (only.has('open') && logOut && searchOut) {
+  if (only.has('open') && logOut) {
     ctx.log('open: log / torn tail / store');
     await runOpen(ctx, scale, logOut, searchOut);
   }

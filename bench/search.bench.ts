@@ -220,7 +220,12 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   figure(ctx, { group: 'retrieval', key: 'vector.build', label: 'vector index build (add, 1 thread), per span', value: (oursBuildMs * 1000) / N, unit: 'µs', better: 'lower', growth: true, ...(peers ? { peer: { label: 'usearch JS add, threads 1', value: (usBuildMs * 1000) / N } } : {}) });
   // Matched recall: for each target, the cheapest setting of each engine that reaches it.
   const cheapest = (pts: Point[], target: number) => pts.filter((p) => p.recall >= target).sort((a, b) => a.lat.p50 - b.lat.p50)[0];
-  for (const target of [0.9, 0.95, 0.99]) {
+  // Fixed ef 64 (the shipped default above the exact threshold): the growth figure.
+  const o64 = oursPts.find((p) => p.ef === 64);
+  const u64 = us.find((p) => p.ef === 64);
+  if (o64)
+    figure(ctx, { group: 'retrieval', key: 'vector.hnsw.ef64', label: `vector top-10 HNSW ef 64 (ours r=${o64.recall.toFixed(3)})`, value: o64.lat.p50, p99: o64.lat.p99, unit: 'µs', better: 'lower', growth: true, ...(u64 ? { peer: { label: `usearch JS ef 64, r=${u64.recall.toFixed(3)}`, value: u64.lat.p50, p99: u64.lat.p99 } } : {}) });
+  for (const target of [0.8, 0.9, 0.95, 0.99]) {
     const o = cheapest(oursPts, target);
     const u = cheapest(us, target);
     if (!o) {
@@ -235,7 +240,6 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
       p99: o.lat.p99,
       unit: 'µs',
       better: 'lower',
-      growth: target === 0.95,
       ...(u ? { peer: { label: `usearch JS ef=${u.ef}, r=${u.recall.toFixed(3)}`, value: u.lat.p50, p99: u.lat.p99 } } : {}),
       ...(peers && !u ? { note: `usearch does not reach ${target} in the sweep` } : {}),
     });
