@@ -13,11 +13,16 @@
  * `group` every recorded event also waits for one fdatasync (see the log figures).
  * No peer exists for these paths; the targets from issue 4 are printed next to them.
  */
-import { SpanStore, type TurnInput } from '../src/index.js';
+import { SpanStore, extractiveSummary, type TurnInput, type Span } from '../src/index.js';
 import type { BenchData } from './data.js';
 import { check, figure, latency, latencyAsync, wall, type Ctx } from './lib.js';
 
-const summarize = (texts: string[]) => texts.map((t) => t.slice(0, 60).replace(/\s+/g, ' ')).join(' | ').slice(0, 600);
+// The session summarizes with the project's own default (ContextWindow's extractive
+// summarizer: each span's first line, plus its anchor fact), as a host without a model would.
+const summarize = (spans: (Span | undefined)[]) =>
+  extractiveSummary(
+    spans.flatMap((s) => (s ? [{ spanId: s.id, kind: s.kind === 'summary' ? ('summary' as const) : ('raw' as const), role: s.role, turnStart: s.turnStart, turnEnd: s.turnEnd, text: s.text, anchor: s.anchor }] : [])),
+  );
 
 /** The design-scale session: 10^4 turns, 1,000 passes. */
 async function session(ctx: Ctx, data: BenchData): Promise<void> {
@@ -42,7 +47,7 @@ async function session(ctx: Ctx, data: BenchData): Promise<void> {
       window = window.slice(PER);
       const req = {
         evict: out.map((x) => x.id),
-        summary: { text: summarize(out.map((x) => x.text)), turnStart: out[0]!.turn, turnEnd: out[PER - 1]!.turn },
+        summary: { text: await summarize(store.getMany(out.map((x) => x.id))), turnStart: out[0]!.turn, turnEnd: out[PER - 1]!.turn },
       };
       const t0 = performance.now();
       const rec = await store.compact(req);
@@ -54,11 +59,12 @@ async function session(ctx: Ctx, data: BenchData): Promise<void> {
       // seed's 4,100–4,400 → 3,800–4,600 schedule, repeated through the session).
       if (liveSummaries.length >= 10 && passes < MAX_PASSES) {
         const old = liveSummaries.splice(0, 10);
+        const coarse = await summarize(store.getMany(old.map((x) => x.id)));
         const t1 = performance.now();
         const r2 = await store.compact({
           evict: old.map((s) => s.id),
           rewrite: old.map((s) => s.id),
-          summary: { text: `coarse summary of turns ${old[0]!.start}-${old[9]!.end}`, turnStart: old[0]!.start, turnEnd: old[9]!.end },
+          summary: { text: coarse, turnStart: old[0]!.start, turnEnd: old[9]!.end },
         });
         passLat.push(performance.now() - t1);
         passes++;

@@ -100,6 +100,7 @@ const out = {
   command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
   scale,
   quick: ctx.quick,
+  sections: [...only],
   machineStart: start,
   machineEnd: end,
   simd: addon().simdIsa(),

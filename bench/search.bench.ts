@@ -138,7 +138,8 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     }
     return { ids: best.map((b) => b.i), kth: min };
   };
-  const truthQ = N >= 1e6 ? Math.min(Q, 100) : Q;
+  // JS brute force costs N·256 per query: fewer ground-truth queries at the large scales.
+  const truthQ = N >= 1e6 ? Math.min(Q, 100) : N >= 1e5 ? Math.min(Q, 200) : Q;
   ctx.log(`brute-force ground truth for ${truthQ} queries over ${N} vectors`);
   const truth = queryVecs.slice(0, truthQ).map((v) => brute(v));
   const dot = (q: Float32Array, i: number) => {
