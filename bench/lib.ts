@@ -232,8 +232,8 @@ const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b
  * read at a glance; the legend gives the absolute figure at each N and the fitted exponent.
  */
 export function growthSvg(fits: Fit[], title: string): string {
-  const W = 960;
-  const H = 120 + 22 * fits.length + 380;
+  const W = 1180;
+  const H = 480 + 20 * fits.length + 40;
   const plot = { x: 80, y: 60, w: 520, h: 360 };
   const ns = [...new Set(fits.flatMap((f) => f.points.map((p) => p.n)))].sort((a, b) => a - b);
   const minN = ns[0] ?? 1e4;
@@ -277,14 +277,14 @@ export function growthSvg(fits: Fit[], title: string): string {
     const c = PALETTE[i % PALETTE.length]!;
     const y = plot.y + 8 + i * 22;
     out.push(`<rect x="${legendX}" y="${y - 9}" width="12" height="12" fill="${c}"/>`);
-    out.push(`<text x="${legendX + 18}" y="${y + 1}">${esc(f.label)}  (N^${f.exponent.toFixed(2)})</text>`);
+    out.push(`<text x="${legendX + 18}" y="${y + 1}">N^${f.exponent.toFixed(2)}  ${esc(f.label)}</text>`);
   });
   let y = plot.y + plot.h + 50;
   out.push(`<text x="${plot.x}" y="${y}" font-weight="bold">absolute cost per operation at each N, and the fitted exponent (log-log least squares)</text>`);
   y += 20;
   for (const f of fits) {
-    const vals = f.points.map((p) => `${p.n.toExponential(0).replace('e+', 'e')}: ${fmtValue(p.value, f.unit)}`).join('   ');
-    out.push(`<text x="${plot.x}" y="${y}">${esc(`${f.label} — ${vals}   exponent ${f.exponent.toFixed(2)}`)}</text>`);
+    const vals = f.points.map((p) => `${p.n.toExponential(0).replace('e+', 'e')}: ${fmtValue(p.value, f.unit)}`).join(' · ');
+    out.push(`<text x="${plot.x}" y="${y}">${esc(`${f.label} — ${vals} — exponent ${f.exponent.toFixed(2)}`)}</text>`);
     y += 20;
   }
   out.push('</svg>');
@@ -302,4 +302,13 @@ export function machine(): Record<string, unknown> {
     totalMemGB: +(os.totalmem() / 2 ** 30).toFixed(1),
     tmpdir: os.tmpdir(),
   };
+}
+
+/** The vector recall/latency sweep as a table: the matched-recall comparison in full. */
+export function sweepTable(sweep: { ours: { ef: number; recall: number; p50: number; p99: number }[]; usearch: { ef: number; recall: number; p50: number; p99: number }[] }): string {
+  const efs = [...new Set([...sweep.ours, ...sweep.usearch].map((p) => p.ef))].sort((a, b) => a - b);
+  const cell = (p?: { recall: number; p50: number; p99: number }) => (p ? `${p.recall.toFixed(3)} | ${fmtValue(p.p50, 'µs')} / ${fmtValue(p.p99, 'µs')}` : '— | —');
+  const lines = ['| ef | ours recall@10 | ours p50 / p99 | usearch JS recall@10 | usearch JS p50 / p99 |', '|---|---|---|---|---|'];
+  for (const ef of efs) lines.push(`| ${ef} | ${cell(sweep.ours.find((p) => p.ef === ef))} | ${cell(sweep.usearch.find((p) => p.ef === ef))} |`);
+  return lines.join('\n');
 }

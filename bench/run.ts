@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addon, packageRoot } from '../src/native.js';
 import { loadData } from './data.js';
-import { cleanup, fmtValue, status, machine, makeCtx, peakRss, table, wall } from './lib.js';
+import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, peakRss, table, wall } from './lib.js';
 import { runAppend } from './append.bench.js';
 import { runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
@@ -115,6 +115,7 @@ const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 
 console.log(`\n${table(ctx.figures)}\n`);
+if (ctx.info.vectorSweep) console.log(`vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`);
 for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
 console.log(
   `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
