@@ -128,6 +128,17 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     figure(ctx, { group: 'log', key: 'append.sync', label: 'append sync, 1 span per call', value: lat.p50, p99: lat.p99, unit: 'µs', better: 'lower', peer: { label: 'one write+fdatasync', value: fsyncP50, p99: pct(fsyncUs, 0.99) }, note: 'target p50 ≤ 1.5× fdatasync' });
   }
 
+  // ---- append, sync: batches of 1000, one fdatasync each ---------------------------------
+  {
+    const log = openLog(ctx.tmp('log-sync-batch'), 2);
+    const nb = Math.min(batches.length, ctx.quick ? 3 : 10);
+    const [, ms] = await wall(async () => {
+      for (let i = 0; i < nb; i++) await log.append(batches[i]!);
+    });
+    await log.close();
+    figure(ctx, { group: 'log', key: 'append.sync.batch', label: `append sync, batches of ${BATCH}`, value: ((nb * BATCH) / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: `${BATCH} spans per fdatasync`, value: BATCH / (fsyncP50 / 1e6) } });
+  }
+
   // ---- append, group: 64 concurrent appenders, 1 span each, each durable on resolve ------
   {
     const log = openLog(ctx.tmp('log-group'), 1);

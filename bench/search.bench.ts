@@ -111,6 +111,15 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   ctx.info.rss = { beforeIngest: rss0, afterIngest: rssIngest };
   const ingestRate = (N / ingestMs) * 1000;
 
+  // ---- get through the public API (validation + Span object), next to the raw figure ----
+  {
+    const first = store.log.firstId();
+    const rid = Array.from({ length: 4096 }, () => first + Math.floor(r() * N));
+    let i = 0;
+    const g = await latency(ctx.quick ? 5000 : 50000, () => store.get(rid[i++ & 4095]!), 1000);
+    figure(ctx, { group: 'log', key: 'store.get', label: 'store.get(id) (public API)', value: g.p50, p99: g.p99, unit: 'µs', better: 'lower' });
+  }
+
   // ---- embed -------------------------------------------------------------------------------
   const embedder = new (addon().Embedder)(DIMS);
   const matrix = new Float32Array(N * DIMS);
