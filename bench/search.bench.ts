@@ -382,7 +382,8 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     const normTexts = texts.map(norm);
     const facts: string[] = [];
     // The same 100 probes under --quick: a correctness check must not depend on the mode.
-    for (let j = 0; j < N && facts.length < 100; j += 1 + Math.floor(r() * 40)) {
+    const rf = rng(99); // its own PRNG: the probes must not shift with the query count
+    for (let j = 0; j < N && facts.length < 100; j += 1 + Math.floor(rf() * 40)) {
       const m = detectAnchor(texts[j]!, data.spans[j]!.role);
       if (!m || m.fact.length < 12 || m.fact.length > 160) continue;
       const p = perturb(m.fact, j % 5);
