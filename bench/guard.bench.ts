@@ -111,41 +111,41 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   ctx.info.anchorsDetected = anchors.length;
   let a = 0;
   let b = 0;
-  const PASSES = ctx.quick ? 30 : 150;
+  const PASSES = ctx.quick ? 30 : 120;
   let spilled = 0;
-  const pass = async (nAnchors: number) => {
+  const pass = async (st: SpanStore, nAnchors: number) => {
     const evict = [...anchors.slice(a, a + nAnchors), ...plain.slice(b, b + 10 - nAnchors)];
     a += nAnchors;
     b += 10 - nAnchors;
-    const rec = await store.compact({ evict, summary: { text: `summary of ${evict.length} spans ${evict[0]}..`, turnStart: data.spans[evict[0]! - first]!.turn, turnEnd: data.spans[evict[0]! - first]!.turn } });
+    const turn = data.spans[evict[0]! - first]!.turn;
+    const rec = await st.compact({ evict, summary: { text: `summary of ${evict.length} spans from ${evict[0]}`, turnStart: turn, turnEnd: turn } });
     spilled += rec.spilled.length;
   };
-  const lat: Record<number, { p50: number; p99: number }> = {};
-  for (const k of [0, 1, 5]) {
-    if ((PASSES + 10) * Math.max(k, 1) > anchors.length) continue;
-    lat[k] = await latencyAsync(PASSES, () => pass(k), 5);
-  }
-  const l0 = lat[0]!;
-  figure(ctx, { group: 'guard', key: 'pass.0', label: 'compact(): 10 evicted, 0 anchors (per pass)', value: l0.p50, p99: l0.p99, unit: 'µs', better: 'lower', growth: true, note: 'incl. summary append+index, 8+8 hit-rate probes, event; target guard work < 50 µs' });
-  figure(ctx, { group: 'guard', key: 'pass.perSpan', label: 'compact(): per evicted span (0 anchors)', value: l0.p50 / 10, unit: 'µs', better: 'lower' });
-  if (lat[1]) figure(ctx, { group: 'guard', key: 'pass.1', label: 'compact(): 10 evicted, 1 anchor', value: lat[1].p50, p99: lat[1].p99, unit: 'µs', better: 'lower' });
-  if (lat[5]) {
-    figure(ctx, { group: 'guard', key: 'pass.5', label: 'compact(): 10 evicted, 5 anchors', value: lat[5].p50, p99: lat[5].p99, unit: 'µs', better: 'lower' });
-    figure(ctx, { group: 'guard', key: 'probe.perAnchor', label: 'probe verification per evicted anchor ((5a − 0a) / 5)', value: Math.max(0, (lat[5].p50 - l0.p50) / 5), unit: 'µs', better: 'lower', growth: true, note: 'target 20 µs per anchor' });
-  }
-  // The same 0-anchor pass with the hit-rate monitor at its minimum (1 + 1 probes): the
-  // difference is what the monitor's searches cost per pass.
+  const run = async (st: SpanStore, ks: number[]) => {
+    const out: Record<number, { p50: number; p99: number }> = {};
+    for (const k of ks) {
+      // Warm-up passes consume spans too: stop a variant the store has no anchors left for.
+      if (a + (PASSES + 5) * k > anchors.length || b + (PASSES + 5) * 10 > plain.length) continue;
+      out[k] = await latencyAsync(PASSES, () => pass(st, k), 5);
+    }
+    return out;
+  };
+  // The store as shipped: 8 + 8 hit-rate probes (each a store.search) run on every pass.
+  const full = await run(store, [0, 5]);
+  const l0 = full[0]!;
+  figure(ctx, { group: 'guard', key: 'pass.0', label: 'compact(): 10 evicted, 0 anchors (default options)', value: l0.p50, p99: l0.p99, unit: 'µs', better: 'lower', growth: true, note: 'incl. summary append+index, 8+8 hit-rate probe searches, event record' });
+  figure(ctx, { group: 'guard', key: 'pass.perSpan', label: 'compact(): per evicted span (0 anchors, default options)', value: l0.p50 / 10, unit: 'µs', better: 'lower' });
+  if (full[5]) figure(ctx, { group: 'guard', key: 'pass.5', label: 'compact(): 10 evicted, 5 anchors (default options)', value: full[5].p50, p99: full[5].p99, unit: 'µs', better: 'lower' });
+  // The same passes with the hit-rate monitor at its minimum (1 + 1 probes): closer to the
+  // guard's own work, and quiet enough that the per-anchor probe cost shows as a difference.
   await store.close();
   const lean = await SpanStore.open(store.dir, { durability: 'none', policy: 'spill', hitRateProbes: 1 });
-  {
-    let c = 0;
-    const lp = await latencyAsync(PASSES, async () => {
-      const evict = plain.slice(b, b + 10);
-      b += 10;
-      c++;
-      await lean.compact({ evict, summary: { text: `lean summary ${c}`, turnStart: data.spans[evict[0]! - first]!.turn, turnEnd: data.spans[evict[0]! - first]!.turn } });
-    }, 5);
-    figure(ctx, { group: 'guard', key: 'pass.lean', label: 'compact(): 10 evicted, 0 anchors, hitRateProbes 1', value: lp.p50, p99: lp.p99, unit: 'µs', better: 'lower', growth: true, note: 'the monitor at its minimum' });
+  const lp = await run(lean, [0, 1, 5]);
+  if (lp[0]) figure(ctx, { group: 'guard', key: 'pass.lean', label: 'compact(): 10 evicted, 0 anchors, hitRateProbes 1', value: lp[0].p50, p99: lp[0].p99, unit: 'µs', better: 'lower', growth: true, note: 'target guard work < 50 µs' });
+  if (lp[1]) figure(ctx, { group: 'guard', key: 'pass.lean.1', label: 'compact(): 10 evicted, 1 anchor, hitRateProbes 1', value: lp[1].p50, p99: lp[1].p99, unit: 'µs', better: 'lower' });
+  if (lp[0] && lp[5]) {
+    figure(ctx, { group: 'guard', key: 'pass.lean.5', label: 'compact(): 10 evicted, 5 anchors, hitRateProbes 1', value: lp[5].p50, p99: lp[5].p99, unit: 'µs', better: 'lower' });
+    figure(ctx, { group: 'guard', key: 'probe.perAnchor', label: 'probe verification per evicted anchor ((5 − 0 anchors) / 5)', value: Math.max(0, (lp[5].p50 - lp[0].p50) / 5), unit: 'µs', better: 'lower', growth: true, note: 'target 20 µs per anchor' });
   }
   ctx.info.guardSpilled = spilled;
   // Evicted anchors still come back verbatim by their own text.
