@@ -2,8 +2,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 
 namespace spanguard {
 
@@ -20,14 +18,13 @@ constexpr uint64_t kSaltGram[6] = {0, 0, 0, 0xE7037ED1A0B428DBull, 0x8EBC6AF09C8
 // Family weights. Words and compound chunks carry the meaning; identifier parts and
 // bigrams refine it; char n-grams are many per word, so each weighs little, but together
 // they make a lightly reworded or re-inflected query land near its source.
-float kWeightWord = 1.0f;
-float kWeightPart = 0.5f;
-float kWeightChunk = 1.0f;
-float kWeightBigram = 0.7f;
-float kWeightChunkBigram = 0.7f;
-float kWeightGram = 0.2f;
+constexpr float kWeightWord = 1.0f;
+constexpr float kWeightPart = 0.5f;
+constexpr float kWeightChunk = 1.0f;
+constexpr float kWeightBigram = 0.7f;
+constexpr float kWeightChunkBigram = 0.7f;
+constexpr float kWeightGram = 0.2f;
 
-struct TuneFromEnv { TuneFromEnv() { if (const char* e = getenv("SG_W")) sscanf(e, "%f,%f,%f,%f,%f,%f", &kWeightWord, &kWeightPart, &kWeightChunk, &kWeightBigram, &kWeightChunkBigram, &kWeightGram); } } tune_from_env;
 /// Char n-grams are taken from at most this many leading bytes of a word: long runs
 /// (hashes, base64 blobs) would otherwise dominate both the cost and the vector.
 constexpr size_t kMaxGramWord = 32;

@@ -31,8 +31,22 @@ ssize_t real_pwrite(int fd, const void* buf, size_t len, off_t offset) {
   } while (n < 0 && errno == EINTR);
   return n;
 }
-int real_fdatasync(int fd) { return ::fdatasync(fd); }
-int real_fsync(int fd) { return ::fsync(fd); }
+// EINTR (network and FUSE file systems) means the sync did not run, not that dirty pages
+// were dropped, so retrying it is safe; any other error is final (see SpanLog::FailSync).
+int real_fdatasync(int fd) {
+  int rc;
+  do {
+    rc = ::fdatasync(fd);
+  } while (rc < 0 && errno == EINTR);
+  return rc;
+}
+int real_fsync(int fd) {
+  int rc;
+  do {
+    rc = ::fsync(fd);
+  } while (rc < 0 && errno == EINTR);
+  return rc;
+}
 int real_ftruncate(int fd, off_t len) {
   int rc;
   do {

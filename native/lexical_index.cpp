@@ -20,80 +20,20 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <new>
 
+#include "crc32c.h"
 #include "errors.h"
+#include "io_seam.h"
 
 namespace spanguard {
 
 namespace {
 
-// ---- CRC32C (Castagnoli) -------------------------------------------------------------
-// Private to this file: the log has its own crc32c.h; the two must not clash at link time.
-
-uint32_t g_crc_table[8][256];
-bool g_crc_table_ready = false;
-
-void InitCrcTable() {
-  if (g_crc_table_ready) return;
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    g_crc_table[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; ++i) {
-    for (int t = 1; t < 8; ++t) {
-      g_crc_table[t][i] = (g_crc_table[t - 1][i] >> 8) ^ g_crc_table[0][g_crc_table[t - 1][i] & 0xFF];
-    }
-  }
-  g_crc_table_ready = true;
-}
-
-uint32_t Crc32cSoftware(uint32_t crc, const uint8_t* p, size_t n) {
-  InitCrcTable();
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    v ^= crc;
-    crc = g_crc_table[7][v & 0xFF] ^ g_crc_table[6][(v >> 8) & 0xFF] ^ g_crc_table[5][(v >> 16) & 0xFF] ^
-          g_crc_table[4][(v >> 24) & 0xFF] ^ g_crc_table[3][(v >> 32) & 0xFF] ^
-          g_crc_table[2][(v >> 40) & 0xFF] ^ g_crc_table[1][(v >> 48) & 0xFF] ^ g_crc_table[0][v >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n-- > 0) crc = (crc >> 8) ^ g_crc_table[0][(crc ^ *p++) & 0xFF];
-  return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t Crc32cHardware(uint32_t crc, const uint8_t* p, size_t n) {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = __builtin_ia32_crc32di(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
-  return c32;
-}
-#endif
-
-/// Incremental CRC32C: pass the previous return value (0 to start).
-uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
-  crc = ~crc;
-  const auto* p = static_cast<const uint8_t*>(data);
-#if defined(__x86_64__)
-  static const bool has_sse42 = __builtin_cpu_supports("sse4.2");
-  crc = has_sse42 ? Crc32cHardware(crc, p, n) : Crc32cSoftware(crc, p, n);
-#else
-  crc = Crc32cSoftware(crc, p, n);
-#endif
-  return ~crc;
-}
+/// Incremental CRC32C (the log's implementation, hardware when the CPU has SSE4.2).
+inline uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) { return Crc32c(crc, data, n); }
 
 // ---- hashing, varints, byte vectors ----------------------------------------------------
 
@@ -106,18 +46,35 @@ inline uint64_t Mix(uint64_t h) {
   return h;
 }
 
+// Short keys dominate (a token is ~6 bytes): no memcpy call for the tail, one multiply per
+// 8 bytes, one full mix at the end.
 inline uint64_t HashBytes(const char* p, size_t n) {
-  uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0x100000001B3ULL);
-  while (n >= 8) {
-    uint64_t k;
-    std::memcpy(&k, p, 8);
-    h = (h ^ Mix(k)) * 0x9E3779B97F4A7C15ULL;
-    p += 8;
-    n -= 8;
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
+  uint64_t h = kMul ^ (n * 0xff51afd7ed558ccdULL);
+  auto load64 = [](const char* q) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    return v;
+  };
+  auto load32 = [](const char* q) {
+    uint32_t v;
+    std::memcpy(&v, q, 4);
+    return uint64_t(v);
+  };
+  if (n >= 8) {
+    const char* last = p + n - 8;
+    while (p < last) {
+      h = (h ^ load64(p)) * kMul;
+      h ^= h >> 29;
+      p += 8;
+    }
+    h = (h ^ load64(last)) * kMul;  // the last 8 bytes, overlapping the previous chunk
+  } else if (n >= 4) {
+    h = (h ^ ((load32(p) << 32) | load32(p + n - 4))) * kMul;
+  } else if (n > 0) {
+    const uint64_t k = (uint64_t(uint8_t(p[0])) << 16) | (uint64_t(uint8_t(p[n >> 1])) << 8) | uint8_t(p[n - 1]);
+    h = (h ^ k) * kMul;
   }
-  uint64_t k = 0;
-  std::memcpy(&k, p, n);
-  h = (h ^ Mix(k ^ n)) * 0x9E3779B97F4A7C15ULL;
   return Mix(h);
 }
 
@@ -166,10 +123,15 @@ constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
 constexpr float kK1 = 1.2f;
 constexpr float kB = 0.75f;
 
+// Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
+// doc_before as the previous doc. It also carries the statistics of the block it closes,
+// postings [j * 64, (j + 1) * 64), so BM25 can bound a whole block ("block-max").
 struct Skip {
-  uint32_t doc_before;  // the doc decoded just before docs_off
+  uint32_t doc_before;  // last doc of block j
   uint32_t docs_off;
   uint32_t pos_off;
+  uint32_t block_max_tf;
+  uint32_t block_min_doc_len;
 };
 
 struct Term {
@@ -178,12 +140,13 @@ struct Term {
   uint32_t df = 0;
   uint32_t max_tf = 0;
   uint32_t last_doc = 0;
+  uint32_t min_doc_len = kEnd;  // shortest doc holding the term: tightens its BM25 bound
   uint32_t skip_list = kNoSkips;
 };
 
 // ---- file layout constants (docs/LEXICAL_FORMAT.md) ----------------------------------
 constexpr char kMagic[8] = {'S', 'G', 'L', 'E', 'X', 'I', 'D', 'X'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: block-max skip entries, per-term min_doc_len
 constexpr uint32_t kHeaderBytes = 64;
 
 void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
@@ -216,7 +179,6 @@ struct LexicalIndex::Namespace {
   std::vector<uint32_t> doc_len;
   std::vector<uint32_t> long_docs;  // docs holding a truncated token
   uint64_t total_tokens = 0;
-  uint32_t min_doc_len = kEnd;  // over docs with at least one token (MaxScore bound)
 
   // Dictionary.
   std::string term_bytes;
@@ -259,8 +221,9 @@ struct LexicalIndex::Namespace {
     }
   }
 
-  uint32_t Intern(std::string_view s) {
-    const uint64_t h = HashBytes(s.data(), s.size());
+  uint32_t Intern(std::string_view s) { return InternHashed(s, HashBytes(s.data(), s.size())); }
+
+  uint32_t InternHashed(std::string_view s, uint64_t h) {
     const uint64_t tag = h >> 32;
     uint64_t i = h & slot_mask;
     for (;; i = (i + 1) & slot_mask) {
@@ -297,15 +260,9 @@ struct LexicalIndex::Namespace {
   }
 
   /// Appends one posting; `positions` strictly increasing.
-  void AddPosting(uint32_t term_id, uint32_t doc, const uint32_t* positions, uint32_t count) {
+  void AddPosting(uint32_t term_id, uint32_t doc, uint32_t doc_length, const uint32_t* positions, uint32_t count) {
     Term& t = terms[term_id];
-    if (t.df > 0 && t.df % kSkipEvery == 0) {
-      if (t.skip_list == kNoSkips) {
-        t.skip_list = static_cast<uint32_t>(skip_lists.size());
-        skip_lists.emplace_back();
-      }
-      skip_lists[t.skip_list].push_back(Skip{t.last_doc, t.docs.size, t.pos.size});
-    }
+    if (t.df > 0 && t.df % kSkipEvery == 0) CloseBlock(t);
     const uint32_t delta = t.df == 0 ? doc + 1 : doc - t.last_doc;
     Reserve(&t.docs, 10);
     PutVarintUnchecked(&t.docs, delta);
@@ -319,6 +276,29 @@ struct LexicalIndex::Namespace {
     t.df += 1;
     t.last_doc = doc;
     if (count > t.max_tf) t.max_tf = count;
+    if (doc_length < t.min_doc_len) t.min_doc_len = doc_length;
+  }
+
+  // Appends the skip entry for the block of 64 postings that just filled, decoding it once
+  // for its max tf and shortest doc (amortized: one extra decode per posting).
+  void CloseBlock(Term& t) {
+    if (t.skip_list == kNoSkips) {
+      t.skip_list = static_cast<uint32_t>(skip_lists.size());
+      skip_lists.emplace_back();
+    }
+    std::vector<Skip>& skips = skip_lists[t.skip_list];
+    uint32_t doc = skips.empty() ? kEnd : skips.back().doc_before;
+    const uint8_t* p = t.docs.data + (skips.empty() ? 0 : skips.back().docs_off);
+    const uint8_t* end = t.docs.data + t.docs.size;
+    Skip s{t.last_doc, t.docs.size, t.pos.size, 0, kEnd};
+    while (p < end) {
+      uint32_t delta, tf;
+      if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &tf)) break;
+      doc += delta;
+      s.block_max_tf = std::max(s.block_max_tf, tf);
+      if (doc < doc_len.size()) s.block_min_doc_len = std::min(s.block_min_doc_len, doc_len[doc]);
+    }
+    skips.push_back(s);
   }
 
   uint64_t MemoryBytes() const {
@@ -357,13 +337,20 @@ struct PostingCursor {
   uint32_t doc = kEnd;      // current doc, kEnd when exhausted
   uint32_t tf = 0;
   uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
+  uint32_t decoded_count = 0;  // postings decoded so far (the current one is decoded_count - 1)
   bool with_positions = false;
   // BM25 per-term constants.
   float idf = 0;
   float upper_bound = 0;
+  uint32_t term_id = 0;
+  // Block-max: the bound of the block holding the current posting, cached per block.
+  uint32_t cached_block = kEnd;
+  uint32_t block_last_doc = kEnd;
+  float block_bound = 0;
 
   void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
     const Term& t = ns.terms[term_id];
+    this->term_id = term_id;
     docs_base = p = t.docs.data;
     end = t.docs.data + t.docs.size;
     pos_base = pos_p = t.pos.data;
@@ -393,12 +380,21 @@ struct PostingCursor {
     }
     if (p >= end) return Finish();
     uint32_t delta, count;
-    if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) return Finish();
+    if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) {
+      // Common case: a small doc gap and a small tf, one byte each.
+      delta = p[0];
+      count = p[1];
+      p += 2;
+      if (delta == 0 || count == 0) return Finish();
+    } else if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) {
+      return Finish();
+    }
     decoded += delta;
     if (decoded >= doc_limit) return Finish();
     doc = decoded;
     tf = count;
     pos_unread = count;
+    ++decoded_count;
     return true;
   }
 
@@ -421,10 +417,31 @@ struct PostingCursor {
         pos_p = pos_base + k.pos_off;
         pos_unread = 0;
         decoded = k.doc_before;
+        decoded_count = s * kSkipEvery;  // skips[s - 1] sits at posting s * 64
       }
     }
     while (doc < target && Next()) {
     }
+  }
+
+  /// The largest BM25 contribution of any posting in the current posting's block, and the
+  /// block's last doc (kEnd - 1 for the open tail block, bounded by the term's own bound).
+  float BlockBound(float norm_a, float norm_b) {
+    const uint32_t block = (decoded_count - 1) / kSkipEvery;
+    if (block != cached_block) {
+      cached_block = block;
+      if (block < skip_count) {
+        const Skip& s = skips[block];
+        const float max_tf = static_cast<float>(s.block_max_tf);
+        block_last_doc = s.doc_before;
+        block_bound = idf * max_tf * (kK1 + 1) / (max_tf + norm_a + norm_b * static_cast<float>(s.block_min_doc_len)) *
+                      1.0001f;
+      } else {
+        block_last_doc = kEnd - 1;
+        block_bound = upper_bound;
+      }
+    }
+    return block_bound;
   }
 
   /// Decodes the current doc's positions into `out` (replaces its contents).
@@ -457,6 +474,9 @@ struct LexicalIndex::Scratch {
   std::vector<uint32_t> query_terms;
   std::vector<PostingCursor> cursors;
   std::vector<float> prefix_bounds;
+  std::vector<float> contrib;  // per query term, for the current doc
+  std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
+  std::vector<float> seed_scores;
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<uint64_t> bitmap;
@@ -534,17 +554,27 @@ void LexicalIndex::Add(const IndexInput& in) {
   Tokenize(in.text, &stream_);
 
   // (term id << 32 | position), sorted: groups each term's positions in increasing order.
+  // Hash every token first and prefetch its slot: the dictionary is far larger than the
+  // cache, and issuing the misses together overlaps them instead of paying them in series.
+  const size_t ntokens = stream_.tokens.size();
+  hashes_.resize(ntokens);
+  for (size_t i = 0; i < ntokens; ++i) {
+    const std::string_view t = stream_.token(i);
+    hashes_[i] = HashBytes(t.data(), t.size());
+    __builtin_prefetch(&n.slots[hashes_[i] & n.slot_mask]);
+  }
   pairs_.clear();
   bool has_truncated = false;
-  for (size_t i = 0; i < stream_.tokens.size(); ++i) {
+  for (size_t i = 0; i < ntokens; ++i) {
     const TokenRef& t = stream_.tokens[i];
     has_truncated |= t.truncated;
-    const uint32_t id = n.Intern(stream_.token(i));
+    const uint32_t id = n.InternHashed(stream_.token(i), hashes_[i]);
     pairs_.push_back((uint64_t(id) << 32) | t.position);
   }
   std::sort(pairs_.begin(), pairs_.end());
   pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
 
+  for (size_t i = 0; i < pairs_.size(); i += 4) __builtin_prefetch(&n.terms[pairs_[i] >> 32]);
   positions_.clear();
   for (size_t i = 0; i < pairs_.size();) {
     const uint32_t term_id = static_cast<uint32_t>(pairs_[i] >> 32);
@@ -554,7 +584,8 @@ void LexicalIndex::Add(const IndexInput& in) {
       positions_.push_back(static_cast<uint32_t>(pairs_[j]));
       ++j;
     }
-    n.AddPosting(term_id, doc, positions_.data(), static_cast<uint32_t>(positions_.size()));
+    n.AddPosting(term_id, doc, static_cast<uint32_t>(ntokens), positions_.data(),
+                 static_cast<uint32_t>(positions_.size()));
     i = j;
   }
 
@@ -564,7 +595,6 @@ void LexicalIndex::Add(const IndexInput& in) {
   n.turn_end.push_back(in.turn_end);
   n.doc_len.push_back(length);
   n.total_tokens += length;
-  if (length > 0 && length < n.min_doc_len) n.min_doc_len = length;
   if (has_truncated) n.long_docs.push_back(doc);
   high_water_ = in.span_id + 1;
 }
@@ -621,7 +651,6 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
   const float norm_a = kK1 * (1 - kB);
   const float norm_b = avgdl > 0 ? kK1 * kB / avgdl : 0;
-  const float min_norm = norm_a + norm_b * static_cast<float>(n.min_doc_len == kEnd ? 1 : n.min_doc_len);
 
   sc.cursors.resize(sc.query_terms.size());
   for (size_t i = 0; i < sc.query_terms.size(); ++i) {
@@ -632,7 +661,9 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     const double df = t.df;
     c.idf = static_cast<float>(std::log(1.0 + (double(docs) - df + 0.5) / (df + 0.5)));
     const float max_tf = static_cast<float>(t.max_tf);
-    // The largest contribution this term can make: its highest tf in the shortest doc.
+    // The largest contribution this term can make: its highest tf in the shortest doc that
+    // holds it (tf/(tf + norm) grows with tf and shrinks with the doc length).
+    const float min_norm = norm_a + norm_b * static_cast<float>(t.min_doc_len);
     c.upper_bound = c.idf * max_tf * (kK1 + 1) / (max_tf + min_norm) * 1.0001f;
   }
   // MaxScore: terms sorted by upper bound; a prefix whose bounds sum to at most the k-th
@@ -643,13 +674,62 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   sc.prefix_bounds.resize(nterms);
   float sum = 0;
   for (size_t i = 0; i < nterms; ++i) sc.prefix_bounds[i] = (sum += sc.cursors[i].upper_bound);
+  sc.contrib.assign(nterms, 0.0f);
 
   const bool filter_min = !std::isnan(turn_min);
   const bool filter_max = !std::isnan(turn_max);
   auto& heap = *hits;
   heap.reserve(k);
-  float theta = 0;  // score to beat once the heap is full
+
+  // Threshold seed: MaxScore only prunes once it knows a k-th score, and on a long query
+  // the common terms stay essential (and fully decoded) until then. The rarest terms'
+  // short lists give partial scores, which are lower bounds of full scores: if k docs
+  // reach θ0 on those terms alone, no doc below θ0 can be in the top k, so pruning may
+  // start at θ0 (shaved by 1e-5 against summation-order rounding; ties at θ0 still enter).
+  float threshold = 0;
+  if (nterms >= 2) {
+    size_t rare_begin = nterms - 1;
+    uint64_t budget = n.terms[sc.cursors[nterms - 1].term_id].df;
+    while (rare_begin > 1 && budget + n.terms[sc.cursors[rare_begin - 1].term_id].df <= 4096) {
+      budget += n.terms[sc.cursors[--rare_begin].term_id].df;
+    }
+    sc.seed_cursors.resize(nterms - rare_begin);
+    for (size_t i = rare_begin; i < nterms; ++i) {
+      PostingCursor& c = sc.seed_cursors[i - rare_begin];
+      c = PostingCursor();
+      c.Open(n, sc.cursors[i].term_id, false);
+      c.idf = sc.cursors[i].idf;
+    }
+    auto& seed = sc.seed_scores;  // min-heap of the k best partial scores
+    seed.clear();
+    for (;;) {
+      uint32_t d = kEnd;
+      for (const PostingCursor& c : sc.seed_cursors) d = std::min(d, c.doc);
+      if (d == kEnd) break;
+      const bool keep =
+          !((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max));
+      const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+      float score = 0;
+      for (PostingCursor& c : sc.seed_cursors) {
+        if (c.doc != d) continue;
+        const float tf = static_cast<float>(c.tf);
+        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        c.Next();
+      }
+      if (!keep) continue;
+      if (seed.size() < k) {
+        seed.push_back(score);
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      } else if (score > seed.front()) {
+        std::pop_heap(seed.begin(), seed.end(), std::greater<float>());
+        seed.back() = score;
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      }
+    }
+    if (seed.size() == k) threshold = seed.front() * (1 - 1e-5f);
+  }
   size_t first_essential = 0;
+  while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
 
   for (;;) {
     uint32_t d = kEnd;
@@ -661,20 +741,49 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       }
       continue;
     }
+    const bool pruning = heap.size() == k || threshold > 0;
+    if (pruning) {
+      // Block-max: bound d by the blocks of the essential terms present at d. If even that
+      // cannot beat the threshold, neither can any doc up to the first block end or the next doc of
+      // another essential term, so all of them are skipped in one jump.
+      float bound = first_essential > 0 ? sc.prefix_bounds[first_essential - 1] : 0;
+      uint32_t boundary = kEnd - 1;
+      for (size_t i = first_essential; i < nterms; ++i) {
+        PostingCursor& c = sc.cursors[i];
+        if (c.doc == d) {
+          bound += c.BlockBound(norm_a, norm_b);
+          boundary = std::min(boundary, c.block_last_doc);
+        } else {
+          boundary = std::min(boundary, c.doc - 1);
+        }
+      }
+      if (bound <= threshold) {
+        for (size_t i = first_essential; i < nterms; ++i) {
+          if (sc.cursors[i].doc <= boundary) sc.cursors[i].Advance(boundary + 1);
+        }
+        continue;
+      }
+    }
     const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
-    float score = 0;
+    // Contributions are kept per term and summed in one fixed order at the end, so a
+    // document's score does not depend on which terms were essential when it was reached
+    // (otherwise equal scores could differ by an ulp and break the id tie order).
+    std::fill(sc.contrib.begin(), sc.contrib.end(), 0.0f);
+    float partial = 0;
     for (size_t i = first_essential; i < nterms; ++i) {
       PostingCursor& c = sc.cursors[i];
       if (c.doc == d) {
         const float tf = static_cast<float>(c.tf);
-        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
         c.Next();
       }
     }
     const bool full = heap.size() == k;
     bool pruned = false;
     for (size_t i = first_essential; i-- > 0;) {
-      if (full && score + sc.prefix_bounds[i] <= theta) {
+      // Bounds carry a 1e-4 relative margin, so rounding never prunes a true top-k doc.
+      if (pruning && partial + sc.prefix_bounds[i] <= threshold) {
         pruned = true;
         break;
       }
@@ -682,11 +791,14 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       c.Advance(d);
       if (c.doc == d) {
         const float tf = static_cast<float>(c.tf);
-        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
       }
     }
     if (pruned) continue;
-    const LexicalHit hit{n.span_ids[d], score};
+    double total = 0;
+    for (size_t i = 0; i < nterms; ++i) total += sc.contrib[i];
+    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
     if (!full) {
       heap.push_back(hit);
       std::push_heap(heap.begin(), heap.end(), Worse);
@@ -699,8 +811,8 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
       continue;
     }
     if (heap.size() == k) {
-      theta = heap.front().score;
-      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= theta) ++first_essential;
+      threshold = std::max(threshold, heap.front().score);
+      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
     }
   }
   std::sort_heap(heap.begin(), heap.end(), Worse);
@@ -858,7 +970,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
 
 namespace {
 
-/// Buffered writer computing the body CRC as it goes.
+/// Buffered writer of the body (from offset kHeaderBytes), computing its CRC as it goes.
 class BodyWriter {
  public:
   BodyWriter(int fd, const std::string& path) : fd_(fd), path_(path) { buffer_.reserve(1 << 20); }
@@ -888,7 +1000,7 @@ class BodyWriter {
  private:
   void WriteAll(const uint8_t* p, size_t n) {
     while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
+      const ssize_t w = Io().pwrite(fd_, p, n, static_cast<off_t>(kHeaderBytes + file_offset_));
       if (w < 0) {
         if (errno == EINTR) continue;
         throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) +
@@ -946,7 +1058,10 @@ uint64_t Position(const BodyReader& r) { return kHeaderBytes + static_cast<uint6
 
 void LexicalIndex::Save() {
   const std::string tmp = file_ + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const IoOps& io = Io();
+  // Every call that changes the disk goes through the I/O seam (io_seam.h), so the fault
+  // tests exercise this exact path.
+  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
                                       Where(tmp, 0));
@@ -954,11 +1069,8 @@ void LexicalIndex::Save() {
   try {
     uint8_t header[kHeaderBytes] = {};
     // Placeholder header; the real one is written once the body checksum is known.
-    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+    if (io.pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
       throw NativeError("IO_ERROR", std::string("write failed: ") + std::strerror(errno) + Where(tmp, 0));
-    }
-    if (::lseek(fd, kHeaderBytes, SEEK_SET) < 0) {
-      throw NativeError("IO_ERROR", std::string("seek failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
     BodyWriter w(fd, tmp);
     for (Namespace* n : {raw_, summary_}) {
@@ -982,6 +1094,7 @@ void LexicalIndex::Save() {
         w.U32(term.df);
         w.U32(term.max_tf);
         w.U32(term.last_doc);
+        w.U32(term.min_doc_len);
         w.U32(term.docs.size);
         w.Bytes(term.docs.data, term.docs.size);
         w.U32(term.pos.size);
@@ -1004,40 +1117,40 @@ void LexicalIndex::Save() {
     StoreU32(header + 32, w.crc());
     StoreU32(header + 36, kTokenizerVersion);
     StoreU32(header + 60, Crc32cExtend(0, header, 60));
-    if (::pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
+    if (io.pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
       throw NativeError("IO_ERROR", std::string("header write failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
     // Never retry a failed fsync: the kernel may have dropped the dirty pages, and a second
     // fsync would report success for data that is gone.
-    if (::fsync(fd) != 0) {
+    if (io.fsync(fd) != 0) {
       throw NativeError("FSYNC_FAILED", std::string("fsync of lexical index failed: ") + std::strerror(errno) +
                                             Where(tmp, 0));
     }
   } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
+    io.close(fd);
+    io.unlink(tmp.c_str());
     throw;
   }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
+  if (io.close(fd) != 0) {
+    io.unlink(tmp.c_str());
     throw NativeError("IO_ERROR", std::string("close failed: ") + std::strerror(errno) + Where(tmp, 0));
   }
-  if (::rename(tmp.c_str(), file_.c_str()) != 0) {
+  if (io.rename(tmp.c_str(), file_.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
+    io.unlink(tmp.c_str());
     throw NativeError("IO_ERROR", std::string("rename over the lexical index failed: ") + std::strerror(e) +
                                       Where(file_, 0));
   }
   const size_t slash = file_.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file_.substr(0, slash));
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dfd = io.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dfd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") +
                                       std::strerror(errno) + Where(dir, 0));
   }
-  const int rc = ::fsync(dfd);
+  const int rc = io.fsync(dfd);
   const int e = errno;
-  ::close(dfd);
+  io.close(dfd);
   if (rc != 0) {
     throw NativeError("FSYNC_FAILED", std::string("fsync of the index directory failed: ") + std::strerror(e) +
                                           Where(dir, 0));
@@ -1117,7 +1230,6 @@ void LexicalIndex::Load() {
           }
           if (n->turn_start[d] > n->turn_end[d]) r.Fail("reversed turn range");
           total += n->doc_len[d];
-          if (n->doc_len[d] > 0 && n->doc_len[d] < n->min_doc_len) n->min_doc_len = n->doc_len[d];
         }
         if (total != n->total_tokens) r.Fail("token total does not match the doc lengths");
         const uint32_t long_count = r.U32();
@@ -1145,7 +1257,9 @@ void LexicalIndex::Load() {
           term.df = r.U32();
           term.max_tf = r.U32();
           term.last_doc = r.U32();
-          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0) {
+          term.min_doc_len = r.U32();
+          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0 ||
+              term.min_doc_len == 0) {
             r.Fail("bad term statistics");
           }
           const uint32_t docs_bytes = r.U32();
@@ -1166,7 +1280,8 @@ void LexicalIndex::Load() {
             std::memcpy(n->skip_lists.back().data(), r.Take(uint64_t(skip_count) * sizeof(Skip)),
                         size_t(skip_count) * sizeof(Skip));
             for (const Skip& s : n->skip_lists.back()) {
-              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs) {
+              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs ||
+                  s.block_max_tf == 0 || s.block_max_tf > term.max_tf || s.block_min_doc_len < term.min_doc_len) {
                 r.Fail("skip entry out of range");
               }
             }

@@ -117,6 +117,7 @@ class LexicalIndex {
   TokenStream stream_;
   std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
   std::vector<uint32_t> positions_;  // one term's positions in that doc
+  std::vector<uint64_t> hashes_;     // token hashes of that doc
   Scratch* scratch_ = nullptr;
 };
 

@@ -306,12 +306,6 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
 }  // namespace
 
-// Until the span log binding (which owns the real UnwrapSpanSource) is linked in, this weak
-// definition keeps the addon loadable; the log's strong definition replaces it at link time.
-__attribute__((weak)) SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value) {
-  ThrowTyped(env, "INVALID_ARGUMENT", "this build has no SpanLog to read from");
-}
-
 void InitLexicalIndex(Napi::Env env, Napi::Object exports) {
   exports.Set("LexicalIndex", LexicalIndexWrap::Define(env));
 }

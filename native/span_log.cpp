@@ -246,6 +246,42 @@ int64_t NowMs() {
 
 }  // namespace
 
+uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
+  const uint64_t payload = r.text_len + r.meta_len;
+  const uint64_t rs = RecordSize(payload);
+  RecordHeader h{};
+  h.payload_len = static_cast<uint32_t>(payload);
+  h.id = id;
+  h.kind = r.kind;
+  h.flags = static_cast<uint8_t>(r.flags | internal_flags);
+  h.role = r.role;
+  h.text_len = static_cast<uint32_t>(r.text_len);
+  h.turn_start = r.turn_start;
+  h.turn_end = r.turn_end;
+  h.timestamp_ms = r.timestamp_ms;
+  h.tokens = r.tokens;
+  h.marker = format::kRecordMarker;
+  h.synced_end = synced_end;
+  std::memcpy(out, &h, sizeof h);
+  if (r.text_len > 0) std::memcpy(out + sizeof h, r.text, r.text_len);
+  if (r.meta_len > 0) std::memcpy(out + sizeof h + r.text_len, r.meta, r.meta_len);
+  std::memset(out + sizeof h + payload, 0, rs - sizeof h - payload);
+  const uint32_t crc = Crc32c(0, out + 4, rs - 4);
+  std::memcpy(out, &crc, sizeof crc);
+  return rs;
+}
+
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms) {
+  SegmentHeader sh{};
+  std::memcpy(sh.magic, format::kSegmentMagic, sizeof sh.magic);
+  sh.version = format::kVersion;
+  sh.header_size = format::kSegmentHeaderSize;
+  sh.first_id = first_id;
+  sh.created_ms = created_ms;
+  sh.crc = Crc32c(0, &sh, offsetof(SegmentHeader, crc));
+  std::memcpy(out, &sh, sizeof sh);
+}
+
 // ---- SpanLog ---------------------------------------------------------------------------
 
 std::string SpanLog::WhereSuffix(const std::string& file, uint64_t offset) const {
@@ -389,14 +425,9 @@ void SpanLog::CreateSegment(uint64_t first_id) {
   const std::string tmp_path = final_path + ".tmp";
   int fd = Io().open(tmp_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
   if (fd < 0) throw NativeError("IO_ERROR", "cannot create " + tmp_path + ": " + ErrnoText(errno));
-  SegmentHeader sh{};
-  std::memcpy(sh.magic, format::kSegmentMagic, sizeof sh.magic);
-  sh.version = format::kVersion;
-  sh.header_size = format::kSegmentHeaderSize;
-  sh.first_id = first_id;
-  sh.created_ms = NowMs();
-  sh.crc = Crc32c(0, &sh, offsetof(SegmentHeader, crc));
-  if (Io().pwrite(fd, &sh, sizeof sh, 0) != static_cast<ssize_t>(sizeof sh)) {
+  uint8_t sh[format::kSegmentHeaderSize];
+  EncodeSegmentHeader(sh, first_id, NowMs());
+  if (Io().pwrite(fd, sh, sizeof sh, 0) != static_cast<ssize_t>(sizeof sh)) {
     int err = errno;
     Io().close(fd);
     (void)Io().unlink(tmp_path.c_str());
@@ -527,28 +558,8 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
   uint64_t at = 0;
   for (size_t i = 0; i < n; ++i) {
     const RecordInput& r = records[i];
-    const uint64_t payload = r.text_len + r.meta_len;
-    const uint64_t rs = RecordSize(payload);
-    RecordHeader h{};
-    h.payload_len = static_cast<uint32_t>(payload);
-    h.id = next_id_ + i;
-    h.kind = r.kind;
-    h.flags = static_cast<uint8_t>(r.flags | (i + 1 < n ? format::kFlagBatchContinues : 0));
-    h.role = r.role;
-    h.text_len = static_cast<uint32_t>(r.text_len);
-    h.turn_start = r.turn_start;
-    h.turn_end = r.turn_end;
-    h.timestamp_ms = r.timestamp_ms;
-    h.tokens = r.tokens;
-    h.marker = format::kRecordMarker;
-    h.synced_end = durable_end_;
-    uint8_t* rec = out + at;
-    std::memcpy(rec, &h, sizeof h);
-    if (r.text_len > 0) std::memcpy(rec + sizeof h, r.text, r.text_len);
-    if (r.meta_len > 0) std::memcpy(rec + sizeof h + r.text_len, r.meta, r.meta_len);
-    std::memset(rec + sizeof h + payload, 0, rs - sizeof h - payload);
-    const uint32_t crc = Crc32c(0, rec + 4, rs - 4);
-    std::memcpy(rec, &crc, sizeof crc);
+    const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
+    const uint64_t rs = EncodeRecord(out + at, next_id_ + i, r, internal, durable_end_);
     at += rs;
   }
 
@@ -563,6 +574,9 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     }
     done += static_cast<uint64_t>(w);
   }
+
+  // One huge batch should not pin its buffer for the log's life.
+  if (batch_.capacity() > (size_t{32} << 20)) std::vector<uint8_t>().swap(batch_);
 
   const uint64_t first = next_id_;
   const uint64_t seg_index = segments_.size() - 1;
@@ -579,6 +593,15 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
   last_raw_turn_start_ = last_raw;
   written_seq_ += total;
   wrote_this_session_ = true;
+  // Grow an existing mapping now rather than on a later read, so a read never moves the
+  // mapping: a SpanView stays valid until the next append (span_source.h), even across a
+  // catch-up loop that reads many records. A failure here is retried by the read path.
+  if (seg.map != nullptr) {
+    try {
+      EnsureMapped(seg, seg.size);
+    } catch (const NativeError&) {
+    }
+  }
 
   if (options_.durability == Durability::kSync) {
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);

@@ -112,6 +112,15 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
 
 enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
 
+struct RecordInput;
+
+/// Writes one record (header, payload, zero padding, CRC) at `out`, which must have
+/// RecordSize(text_len + meta_len) bytes; returns that size. `internal_flags` carries
+/// kFlagBatchContinues. Shared by SpanLog::Append and the fuzzers' segment builder.
+uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end);
+/// Writes a 64-byte segment header at `out`.
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms);
+
 struct SpanLogOptions {
   bool read_only = false;
   Durability durability = Durability::kSync;
@@ -191,7 +200,9 @@ class SpanLog final : public SpanSource {
   uint64_t next_id() const override { return next_id_; }
   bool read(uint64_t id, SpanView* out) const override;
 
-  /// Like read() with meta; throws CORRUPT if the record fails its CRC on the way out.
+  /// Like read() with meta. Throws NativeError CORRUPT if the record fails its CRC on the
+  /// way out (so does read(): a damaged record is never handed to an index), CLOSED after
+  /// Release().
   bool Read(uint64_t id, RecordView* out) const;
 
   /// Readers: map what another process appended since the last refresh. Returns next_id().

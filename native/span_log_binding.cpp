@@ -9,7 +9,11 @@
 // no thread hop, and a failure surfaces on the very call that wrote.
 #include <napi.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <new>
@@ -79,36 +83,85 @@ double ToInteger(const Napi::Value& v, const char* what, const char* code, doubl
   return d;
 }
 
+// One napi_get_typedarray_info per column: node-addon-api's TypedArrayOf would ask three
+// times, and each ask costs a type dispatch (measured ~12% of a single-span append).
 template <typename T>
-Napi::TypedArrayOf<T> TypedColumn(const Napi::Object& cols, const char* name, napi_typedarray_type type, size_t n,
-                                  bool first) {
-  Napi::Value v = cols.Get(name);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+const T* TypedColumn(napi_env env, napi_value v, const char* name, napi_typedarray_type type, size_t* n, bool first) {
+  bool is_typed = false;
+  if (napi_is_typedarray(env, v, &is_typed) != napi_ok || !is_typed) {
     throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has the wrong type");
   }
-  auto arr = v.As<Napi::TypedArrayOf<T>>();
-  if (!first && arr.ElementLength() != n) {
-    throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has " +
-                                              std::to_string(arr.ElementLength()) + " rows, expected " + std::to_string(n));
+  napi_typedarray_type got_type;
+  size_t length = 0;
+  void* data = nullptr;
+  if (napi_get_typedarray_info(env, v, &got_type, &length, &data, nullptr, nullptr) != napi_ok || got_type != type) {
+    throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has the wrong type");
   }
-  return arr;
+  if (first) {
+    *n = length;
+  } else if (length != *n) {
+    throw NativeError("INVALID_ARGUMENT", std::string("append: column ") + name + " has " + std::to_string(length) +
+                                              " rows, expected " + std::to_string(*n));
+  }
+  return static_cast<const T*>(data);
 }
 
-// Appends the UTF-8 encoding of a JS string to `out`. Reads the string as UTF-16 because
-// that is the only way to see lone surrogates (the UTF-8 getter silently turns them into
-// U+FFFD, which would store text the host never sent). Returns false on a lone surrogate,
-// with its UTF-16 index in *bad_at.
-bool AppendUtf8(napi_env env, napi_value str, std::vector<char16_t>& u16, std::string& out, size_t* bad_at) {
-  size_t len = 0;
-  if (napi_get_value_string_utf16(env, str, nullptr, 0, &len) != napi_ok) throw NativeError("INVALID_ARGUMENT", "not a string");
-  if (u16.size() < len + 1) u16.resize(len + 1);
-  size_t got = 0;
-  napi_get_value_string_utf16(env, str, u16.data(), len + 1, &got);
-  const size_t base = out.size();
-  out.resize(base + got * 3);
-  char* o = &out[base];
-  const char16_t* s = u16.data();
-  for (size_t i = 0; i < got; ++i) {
+// Growable byte buffer that does not zero what it grows into (std::string::resize does,
+// which showed up at ~10% of an append of 330-byte texts).
+class ByteArena {
+ public:
+  size_t size() const { return size_; }
+  char* data() { return buf_.get(); }
+  void clear() { size_ = 0; }
+  // Makes room for `extra` more bytes and returns where they go.
+  char* reserve_tail(size_t extra) {
+    if (size_ + extra > cap_) {
+      size_t cap = std::max(cap_ * 2, size_ + extra);
+      std::unique_ptr<char[]> next(new char[cap]);
+      if (size_ > 0) std::memcpy(next.get(), buf_.get(), size_);
+      buf_ = std::move(next);
+      cap_ = cap;
+    }
+    return buf_.get() + size_;
+  }
+  void commit(size_t n) { size_ += n; }
+  // Gives back a buffer that one huge batch grew, so a log does not pin it forever.
+  void shrink_if_over(size_t keep) {
+    if (cap_ > keep) {
+      buf_.reset();
+      cap_ = 0;
+      size_ = 0;
+    }
+  }
+
+ private:
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0;
+  size_t cap_ = 0;
+};
+
+// Encodes `units` UTF-16 code units as UTF-8 into `o` (room for 3 bytes per unit). Reads
+// the string as UTF-16 because that is the only way to see lone surrogates (the UTF-8
+// getter silently turns them into U+FFFD, which would store text the host never sent).
+// Returns bytes written, or SIZE_MAX with *bad_at = UTF-16 index of a lone surrogate.
+size_t Utf16ToUtf8(const char16_t* s, size_t units, char* o, size_t* bad_at) {
+  char* const start = o;
+  size_t i = 0;
+  while (i < units) {
+    // ASCII fast path, four units at a time.
+    if (i + 4 <= units) {
+      uint64_t quad;
+      std::memcpy(&quad, s + i, 8);
+      if ((quad & 0xFF80FF80FF80FF80ull) == 0) {
+        o[0] = static_cast<char>(s[i]);
+        o[1] = static_cast<char>(s[i + 1]);
+        o[2] = static_cast<char>(s[i + 2]);
+        o[3] = static_cast<char>(s[i + 3]);
+        o += 4;
+        i += 4;
+        continue;
+      }
+    }
     uint32_t c = s[i];
     if (c < 0x80) {
       *o++ = static_cast<char>(c);
@@ -116,10 +169,9 @@ bool AppendUtf8(napi_env env, napi_value str, std::vector<char16_t>& u16, std::s
       *o++ = static_cast<char>(0xC0 | (c >> 6));
       *o++ = static_cast<char>(0x80 | (c & 0x3F));
     } else if (c >= 0xD800 && c <= 0xDFFF) {
-      if (c > 0xDBFF || i + 1 >= got || s[i + 1] < 0xDC00 || s[i + 1] > 0xDFFF) {
+      if (c > 0xDBFF || i + 1 >= units || s[i + 1] < 0xDC00 || s[i + 1] > 0xDFFF) {
         *bad_at = i;
-        out.resize(base);
-        return false;
+        return SIZE_MAX;
       }
       uint32_t cp = 0x10000 + ((c - 0xD800) << 10) + (s[i + 1] - 0xDC00);
       ++i;
@@ -132,9 +184,9 @@ bool AppendUtf8(napi_env env, napi_value str, std::vector<char16_t>& u16, std::s
       *o++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
       *o++ = static_cast<char>(0x80 | (c & 0x3F));
     }
+    ++i;
   }
-  out.resize(static_cast<size_t>(o - out.data()));
-  return true;
+  return static_cast<size_t>(o - start);
 }
 
 enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
@@ -177,6 +229,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                            InstanceMethod<&SpanLogWrap::Get>("get"),
                            InstanceMethod<&SpanLogWrap::GetMany>("getMany"),
                            InstanceMethod<&SpanLogWrap::Scan>("scan"),
+                           InstanceMethod<&SpanLogWrap::ScanIds>("scanIds"),
                            InstanceMethod<&SpanLogWrap::FirstId>("firstId"),
                            InstanceMethod<&SpanLogWrap::NextId>("nextId"),
                            InstanceMethod<&SpanLogWrap::Refresh>("refresh"),
@@ -206,6 +259,14 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       opts.max_text_bytes =
           static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
       max_text_bytes_cached_ = opts.max_text_bytes;
+      BuildSpanFactory(env);
+      Napi::Value set_immediate = env.Global().Get("setImmediate");
+      if (!set_immediate.IsFunction()) throw NativeError("IO_ERROR", "setImmediate is not available");
+      set_immediate_ = Napi::Persistent(set_immediate.As<Napi::Function>());
+      start_sync_cb_ = Napi::Persistent(Napi::Function::New(env, [this](const Napi::CallbackInfo& cb) -> Napi::Value {
+        OnScheduledSync(cb.Env());
+        return cb.Env().Undefined();
+      }));
       log_ = std::make_unique<SpanLog>(std::move(dir), opts);
       napi_type_tag_object(env, info.This(), &kSpanLogTag);
       return env.Undefined();
@@ -219,7 +280,16 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnSyncDone(Napi::Env env, const SyncTarget& target, int err) {
     sync_in_flight_ = false;
-    Unref();
+    // Dropped last, so the object cannot become collectable while this runs.
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
     if (log_) log_->FinishSync(target, err);
     if (err != 0 || (log_ && log_->failed())) {
       std::string msg = "fdatasync failed";
@@ -238,7 +308,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       }
     }
     if (!pending_.empty()) {
-      StartSync(env);
+      ScheduleSync(env);
     } else if (closing_) {
       StartClose(env);
     }
@@ -246,7 +316,15 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnCloseDone(Napi::Env env, int err) {
     close_running_ = false;
-    Unref();
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
     if (log_) log_->Release();
     closed_ = true;
     for (auto& d : close_waiters_) {
@@ -266,6 +344,35 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     Napi::Promise::Deferred deferred;
   };
 
+  // Group commit: the sync starts in the next check phase (setImmediate), after every
+  // append of the current macrotask and of the promise continuations it triggers has been
+  // written, so one fdatasync covers the whole burst instead of just its first append.
+  void ScheduleSync(Napi::Env env) {
+    if (sync_in_flight_ || sync_scheduled_ || !log_) return;
+    sync_scheduled_ = true;
+    Ref();
+    set_immediate_.Call({start_sync_cb_.Value()});
+    (void)env;
+  }
+
+  void OnScheduledSync(Napi::Env env) {
+    sync_scheduled_ = false;
+    struct DropRef {
+      SpanLogWrap* w;
+      ~DropRef() {
+        try {
+          w->Unref();
+        } catch (...) {
+        }
+      }
+    } drop{this};
+    if (!pending_.empty()) {
+      StartSync(env);
+    } else if (closing_) {
+      StartClose(env);
+    }
+  }
+
   void StartSync(Napi::Env env) {
     if (sync_in_flight_ || !log_) return;
     sync_in_flight_ = true;
@@ -283,24 +390,50 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     w->Queue();
   }
 
-  Napi::Object MakeSpan(Napi::Env env, const RecordView& v) {
-    Napi::Object o = Napi::Object::New(env);
-    const SpanView& s = v.span;
-    o.Set(kKeyNames[kId], Napi::Number::New(env, static_cast<double>(s.id)));
-    o.Set(kKeyNames[kKind], Napi::Number::New(env, static_cast<double>(s.kind)));
-    o.Set(kKeyNames[kFlags], Napi::Number::New(env, s.flags));
-    o.Set(kKeyNames[kRole], Napi::Number::New(env, s.role));
-    o.Set(kKeyNames[kTurnStart], Napi::Number::New(env, static_cast<double>(s.turn_start)));
-    o.Set(kKeyNames[kTurnEnd], Napi::Number::New(env, static_cast<double>(s.turn_end)));
-    o.Set(kKeyNames[kTimestamp], Napi::Number::New(env, static_cast<double>(s.timestamp_ms)));
-    o.Set(kKeyNames[kTokens], Napi::Number::New(env, s.tokens));
-    // String::New copies: no JS value keeps a pointer into the mapping.
-    o.Set(kKeyNames[kText], Napi::String::New(env, s.text, s.text_len));
-    if (v.meta_len > 0) {
-      o.Set(kKeyNames[kMeta], Napi::String::New(env, v.meta, v.meta_len));
-    } else {
-      o.Set(kKeyNames[kMeta], env.Null());
+  // Spans are built by a tiny JS function taking the ten fields as arguments: one call
+  // that V8 turns into an object of a fixed shape beats ten napi_set_named_property calls
+  // (each of which re-creates and internalizes its key string) — measured below in
+  // bench/append.bench.ts (`get`). Falls back to property sets where code generation from
+  // strings is disabled.
+  void BuildSpanFactory(Napi::Env env) {
+    try {
+      Napi::Value ctor = env.Global().Get("Function");
+      if (!ctor.IsFunction()) return;
+      std::vector<napi_value> args;
+      for (int k = 0; k < kKeyCount; ++k) args.push_back(Napi::String::New(env, kKeyNames[k]));
+      args.push_back(Napi::String::New(env,
+                                       "return { id, kind, flags, role, turnStart, turnEnd, timestamp, tokens, text, meta };"));
+      Napi::Value fn = ctor.As<Napi::Function>().New(args);
+      if (fn.IsFunction()) span_factory_ = Napi::Persistent(fn.As<Napi::Function>());
+    } catch (const Napi::Error&) {
+      // --disallow-code-generation-from-strings: keep the slower path.
     }
+  }
+
+  Napi::Value MakeSpan(Napi::Env env, const RecordView& v) {
+    const SpanView& s = v.span;
+    // String::New copies: no JS value keeps a pointer into the mapping.
+    napi_value argv[kKeyCount] = {
+        Napi::Number::New(env, static_cast<double>(s.id)),
+        Napi::Number::New(env, static_cast<double>(s.kind)),
+        Napi::Number::New(env, s.flags),
+        Napi::Number::New(env, s.role),
+        Napi::Number::New(env, static_cast<double>(s.turn_start)),
+        Napi::Number::New(env, static_cast<double>(s.turn_end)),
+        Napi::Number::New(env, static_cast<double>(s.timestamp_ms)),
+        Napi::Number::New(env, s.tokens),
+        Napi::String::New(env, s.text, s.text_len),
+        v.meta_len > 0 ? static_cast<napi_value>(Napi::String::New(env, v.meta, v.meta_len)) : static_cast<napi_value>(env.Null()),
+    };
+    if (!span_factory_.IsEmpty()) {
+      napi_value out;
+      if (napi_call_function(env, env.Undefined(), span_factory_.Value(), kKeyCount, argv, &out) != napi_ok) {
+        throw Napi::Error::New(env);
+      }
+      return Napi::Value(env, out);
+    }
+    Napi::Object o = Napi::Object::New(env);
+    for (int k = 0; k < kKeyCount; ++k) o.Set(kKeyNames[k], Napi::Value(env, argv[k]));
     return o;
   }
 
@@ -310,24 +443,38 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       SpanLog* log = LiveLog(env);
       if (info.Length() < 1 || !info[0].IsObject()) throw NativeError("INVALID_ARGUMENT", "append expects a columns object");
       Napi::Object cols = info[0].As<Napi::Object>();
-      auto kinds = TypedColumn<uint8_t>(cols, "kinds", napi_uint8_array, 0, true);
-      const size_t n = kinds.ElementLength();
-      auto flags = TypedColumn<uint8_t>(cols, "flags", napi_uint8_array, n, false);
-      auto roles = TypedColumn<uint8_t>(cols, "roles", napi_uint8_array, n, false);
-      auto ts = TypedColumn<double>(cols, "turnStart", napi_float64_array, n, false);
-      auto te = TypedColumn<double>(cols, "turnEnd", napi_float64_array, n, false);
-      auto times = TypedColumn<double>(cols, "timestamps", napi_float64_array, n, false);
-      auto tokens = TypedColumn<uint32_t>(cols, "tokens", napi_uint32_array, n, false);
-      Napi::Value texts_v = cols.Get("texts");
-      Napi::Value metas_v = cols.Get("metas");
-      if (!texts_v.IsArray() || texts_v.As<Napi::Array>().Length() != n) {
-        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of " + std::to_string(n) + " strings");
+      // Every property read that can run user JS (getters, proxies) happens before any
+      // typed-array data pointer is taken, and the numeric columns are copied out before the
+      // string loop can run more JS: a getter that detaches a buffer cannot leave us holding
+      // a dangling pointer.
+      static const char* const kColumns[9] = {"kinds", "flags", "roles", "turnStart", "turnEnd", "timestamps", "tokens", "texts", "metas"};
+      napi_value col[9];
+      for (int k = 0; k < 9; ++k) {
+        if (napi_get_named_property(env, cols, kColumns[k], &col[k]) != napi_ok) throw Napi::Error::New(env);
       }
-      if (!metas_v.IsArray() || metas_v.As<Napi::Array>().Length() != n) {
-        throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of " + std::to_string(n) + " entries");
+      Napi::Value texts_v(env, col[7]);
+      Napi::Value metas_v(env, col[8]);
+      if (!texts_v.IsArray() || !metas_v.IsArray()) {
+        throw NativeError("INVALID_ARGUMENT", "append: texts and metas must be arrays");
       }
       Napi::Array texts = texts_v.As<Napi::Array>();
       Napi::Array metas = metas_v.As<Napi::Array>();
+      const uint32_t texts_len = texts.Length();
+      const uint32_t metas_len = metas.Length();
+      size_t n = 0;
+      const auto* kinds = TypedColumn<uint8_t>(env, col[0], "kinds", napi_uint8_array, &n, true);
+      const auto* flags = TypedColumn<uint8_t>(env, col[1], "flags", napi_uint8_array, &n, false);
+      const auto* roles = TypedColumn<uint8_t>(env, col[2], "roles", napi_uint8_array, &n, false);
+      const auto* ts = TypedColumn<double>(env, col[3], "turnStart", napi_float64_array, &n, false);
+      const auto* te = TypedColumn<double>(env, col[4], "turnEnd", napi_float64_array, &n, false);
+      const auto* times = TypedColumn<double>(env, col[5], "timestamps", napi_float64_array, &n, false);
+      const auto* tokens = TypedColumn<uint32_t>(env, col[6], "tokens", napi_uint32_array, &n, false);
+      if (texts_len != n) {
+        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of " + std::to_string(n) + " strings");
+      }
+      if (metas_len != n) {
+        throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of " + std::to_string(n) + " entries");
+      }
       const uint32_t max_text = max_text_bytes();
       inputs_.resize(n);
       arena_.clear();
@@ -352,6 +499,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         }
         r.timestamp_ms = static_cast<int64_t>(std::trunc(t));
         r.tokens = tokens[i];
+      }
+      for (size_t i = 0; i < n; ++i) {
         Napi::Value text = texts.Get(static_cast<uint32_t>(i));
         if (!text.IsString()) throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": text must be a string");
         EncodeString(env, text, i, "text", max_text, &text_at_[2 * i]);
@@ -372,10 +521,13 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         inputs_[i].meta_len = text_at_[2 * i + 1].second;
       }
       const uint64_t first = log->Append(inputs_.data(), n);
+      constexpr size_t kKeepScratch = size_t{8} << 20;
+      arena_.shrink_if_over(kKeepScratch);
+      if (u16_.capacity() > kKeepScratch / 2) std::vector<char16_t>().swap(u16_);
       auto d = Napi::Promise::Deferred::New(env);
       if (n > 0 && log->durability() == Durability::kGroup) {
         pending_.push_back({log->written_seq(), static_cast<double>(first), d});
-        StartSync(env);
+        ScheduleSync(env);
       } else {
         d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
       }
@@ -385,28 +537,53 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   uint32_t max_text_bytes() const { return max_text_bytes_cached_ ? max_text_bytes_cached_ : (16u << 20); }
 
+  // Fast path: V8 writes UTF-8 itself (vectorised for one-byte strings). It turns a lone
+  // surrogate into U+FFFD silently, so any U+FFFD in the output sends the string through
+  // the UTF-16 path, which tells a real U+FFFD from a replaced surrogate. Real text rarely
+  // holds U+FFFD, so the exact check costs one memchr pass in the common case.
   void EncodeString(Napi::Env env, const Napi::Value& v, size_t i, const char* what, uint32_t max_bytes,
                     std::pair<size_t, size_t>* at) {
-    // Each UTF-16 unit becomes at least one byte: refuse before converting a huge string.
-    size_t units = 0;
-    napi_get_value_string_utf16(env, v, nullptr, 0, &units);
-    if (units > max_bytes) {
-      throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is over " +
-                                              std::to_string(max_bytes) + " bytes");
+    size_t len = 0;
+    if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
+      throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + what + " must be a string");
     }
-    const size_t start = arena_.size();
-    size_t bad_at = 0;
-    if (!AppendUtf8(env, v, u16_, arena_, &bad_at)) {
-      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what +
-                                            " is not valid Unicode (lone surrogate at UTF-16 index " +
-                                            std::to_string(bad_at) + ")");
-    }
-    const size_t len = arena_.size() - start;
     if (len > max_bytes) {
       throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
                                               " bytes, the maximum is " + std::to_string(max_bytes));
     }
-    *at = {start, len};
+    const size_t start = arena_.size();
+    char* out = arena_.reserve_tail(len + 1);
+    size_t got = 0;
+    napi_get_value_string_utf8(env, v, out, len + 1, &got);
+    if (HasReplacementChar(out, got)) {
+      // Re-encode from UTF-16 over the same bytes (the exact encoding has the same length).
+      size_t units = 0;
+      napi_get_value_string_utf16(env, v, nullptr, 0, &units);
+      if (u16_.size() < units + 1) u16_.resize(units + 1);
+      napi_get_value_string_utf16(env, v, u16_.data(), units + 1, &units);
+      out = arena_.reserve_tail(units * 3);
+      size_t bad_at = 0;
+      got = Utf16ToUtf8(u16_.data(), units, out, &bad_at);
+      if (got == SIZE_MAX) {
+        throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what +
+                                              " is not valid Unicode (lone surrogate at UTF-16 index " +
+                                              std::to_string(bad_at) + ")");
+      }
+    }
+    arena_.commit(got);
+    *at = {start, got};
+  }
+
+  static bool HasReplacementChar(const char* p, size_t n) {
+    const char* end = p + n;
+    while (p < end) {
+      const void* hit = std::memchr(p, 0xEF, static_cast<size_t>(end - p));
+      if (hit == nullptr) return false;
+      const auto* h = static_cast<const unsigned char*>(hit);
+      if (end - reinterpret_cast<const char*>(h) >= 3 && h[1] == 0xBF && h[2] == 0xBD) return true;
+      p = reinterpret_cast<const char*>(h) + 1;
+    }
+    return false;
   }
 
   double IdArg(const Napi::CallbackInfo& info, size_t k, const char* what) {
@@ -458,12 +635,46 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       uint64_t hi = log->next_id();
       if (static_cast<double>(lo) + limit < static_cast<double>(hi)) hi = lo + static_cast<uint64_t>(limit);
       if (lo > hi) lo = hi;
-      Napi::Array out = Napi::Array::New(env, static_cast<size_t>(hi - lo));
+      // Optional kind mask (bit k = kind k): the store replays only its event records at
+      // open, and skipping the rest here avoids copying every text into a JS string.
+      const uint32_t mask = info.Length() > 2 && !info[2].IsUndefined()
+                                ? static_cast<uint32_t>(ToInteger(info[2], "kindMask", "INVALID_ARGUMENT", 0, 255))
+                                : 0xFFu;
+      Napi::Array out = Napi::Array::New(env);
       RecordView v;
       uint32_t k = 0;
       for (uint64_t id = lo; id < hi; ++id) {
-        if (log->Read(id, &v)) out.Set(k++, MakeSpan(env, v));
+        if (!log->Read(id, &v)) continue;
+        if ((mask & (1u << static_cast<uint32_t>(v.span.kind))) == 0) continue;
+        out.Set(k++, MakeSpan(env, v));
       }
+      return out;
+    });
+  }
+
+  /// Ids in [fromId, fromId + limit) whose kind is in `kindMask` and whose flags include all
+  /// of `flags`: the anchors of a session, say, without materializing a single text.
+  Napi::Value ScanIds(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      const double from = IdArg(info, 0, "fromId");
+      const double limit = IdArg(info, 1, "limit");
+      const uint32_t mask = static_cast<uint32_t>(ToInteger(info[2], "kindMask", "INVALID_ARGUMENT", 0, 255));
+      const uint32_t flags = static_cast<uint32_t>(ToInteger(info[3], "flags", "INVALID_ARGUMENT", 0, 255));
+      uint64_t lo = std::max<uint64_t>(static_cast<uint64_t>(from), log->first_id());
+      uint64_t hi = log->next_id();
+      if (static_cast<double>(lo) + limit < static_cast<double>(hi)) hi = lo + static_cast<uint64_t>(limit);
+      std::vector<double> ids;
+      RecordView v;
+      for (uint64_t id = lo; id < hi; ++id) {
+        if (!log->Read(id, &v)) continue;
+        if ((mask & (1u << static_cast<uint32_t>(v.span.kind))) == 0) continue;
+        if ((v.span.flags & flags) != flags) continue;
+        ids.push_back(static_cast<double>(id));
+      }
+      Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+      if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(double));
       return out;
     });
   }
@@ -497,7 +708,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       } else {
         // NaN marks a flush: it resolves with undefined, not an id.
         pending_.push_back({log->written_seq(), std::nan(""), d});
-        StartSync(env);
+        ScheduleSync(env);
       }
       return d.Promise();
     });
@@ -562,7 +773,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       close_waiters_.push_back(d);
       if (!closing_) {
         closing_ = true;
-        if (!sync_in_flight_) StartClose(env);
+        if (!sync_in_flight_ && !sync_scheduled_) StartClose(env);
       }
       return d.Promise();
     });
@@ -573,12 +784,16 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   bool closed_ = false;
   bool close_running_ = false;
   bool sync_in_flight_ = false;
+  bool sync_scheduled_ = false;
+  Napi::FunctionReference set_immediate_;
+  Napi::FunctionReference span_factory_;
+  Napi::FunctionReference start_sync_cb_;
   std::deque<Pending> pending_;
   std::vector<Napi::Promise::Deferred> close_waiters_;
   // Reused per append: no allocation on the hot path once grown.
   std::vector<RecordInput> inputs_;
   std::vector<std::pair<size_t, size_t>> text_at_;
-  std::string arena_;
+  ByteArena arena_;
   std::vector<char16_t> u16_;
   uint32_t max_text_bytes_cached_ = 0;
 
@@ -681,6 +896,26 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
   });
 }
 
+// Reads one record the way an index does (UnwrapSpanSource + SpanSource::read), so the
+// contract the lexical and vector indexes build on is tested from JS.
+Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    SpanSource* src = UnwrapSpanSource(env, info.Length() > 0 ? info[0] : env.Undefined());
+    const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafe);
+    SpanView v;
+    if (!src->read(static_cast<uint64_t>(id), &v)) return env.Undefined();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", Napi::Number::New(env, static_cast<double>(v.id)));
+    o.Set("kind", Napi::Number::New(env, static_cast<double>(v.kind)));
+    o.Set("flags", Napi::Number::New(env, v.flags));
+    o.Set("text", Napi::String::New(env, v.text, v.text_len));
+    o.Set("firstId", Napi::Number::New(env, static_cast<double>(src->first_id())));
+    o.Set("nextId", Napi::Number::New(env, static_cast<double>(src->next_id())));
+    return o;
+  });
+}
+
 }  // namespace
 
 SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
@@ -700,6 +935,7 @@ void InitSpanLog(Napi::Env env, Napi::Object exports) {
   testing.Set("clearFaults", Napi::Function::New(env, ClearFaultsJs, "clearFaults"));
   testing.Set("faultCounters", Napi::Function::New(env, FaultCountersJs, "faultCounters"));
   testing.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
+  testing.Set("readViaSource", Napi::Function::New(env, ReadViaSourceJs, "readViaSource"));
   exports.Set("_testing", testing);
 }
 

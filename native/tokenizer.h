@@ -1,4 +1,4 @@
-// Tokenizer for agent transcripts (tokenizer version 1).
+// Tokenizer for agent transcripts (tokenizer version 2).
 //
 // Agent transcripts are full of identifiers, paths, shell and markdown punctuation,
 // numbers with units and error codes. A prose tokenizer either glues `` `fooBar` `` into
@@ -34,11 +34,14 @@
 // atom-count distance between two such words is the same too. The exact-phrase path relies
 // on this (see LexicalIndex::Phrase).
 //
-// Case folding limits: simple (1:1) folding for ASCII, Latin-1, Latin Extended-A, the
-// common Latin Extended-B pairs, Latin Extended Additional, Greek (incl. accented capitals
-// and final sigma → σ), Cyrillic (U+0400–U+052F) and fullwidth A–Z. No full folding
-// (ß stays ß, no ligature expansion), no Armenian/Georgian/Cherokee/Deseret, no Unicode
-// normalization (é precomposed ≠ e + combining acute). Non-ASCII code points are word
+// Case folding limits: simple (1:1, CaseFolding.txt status C+S) folding for ASCII,
+// Latin-1, Latin Extended-A and -B (pairs and the irregular capitals Ɓ Ɔ Ə …), Latin
+// Extended Additional, Greek and Coptic (accented capitals, final sigma → σ, ϐ ϑ ϕ ϖ ϰ ϱ ϵ
+// variants), Cyrillic and Cyrillic Supplement (U+0400–U+052F) and fullwidth A–Z. Not
+// covered: full folding (ß stays ß, no ligature expansion), Greek Extended (polytonic),
+// Latin Extended-C/D/E, Armenian, Georgian, Cherokee, Deseret and other scripts (their
+// letters are word characters but are not folded), and Unicode normalization (é
+// precomposed ≠ e + combining acute). Non-ASCII code points are word
 // characters, except the Unicode spaces and the General Punctuation (U+2000–U+206F),
 // Latin-1 punctuation (U+00A0–U+00BF, U+00D7, U+00F7) and CJK punctuation (U+3000–U+303F)
 // blocks, which separate. Invalid UTF-8 bytes separate (the log never stores them).
@@ -52,7 +55,7 @@
 
 namespace spanguard {
 
-constexpr uint32_t kTokenizerVersion = 1;
+constexpr uint32_t kTokenizerVersion = 2;  // 2: irregular Latin Extended-B / Greek foldings
 /// Tokens longer than this (folded UTF-8 bytes) are cut at a code point boundary.
 constexpr size_t kMaxTokenBytes = 96;
 
@@ -78,6 +81,14 @@ struct WordRef {
   uint32_t trimmed_end;
 };
 
+/// One code point of the word being split (tokenizer working state).
+struct WordChar {
+  uint32_t byte_offset;  ///< in the input
+  uint32_t folded_end;   ///< arena offset just past its folded bytes
+  uint8_t cls;
+  uint8_t ascii;         ///< the original byte if ASCII, else 0
+};
+
 /// Reusable output buffers: tokenizing clears them but keeps their capacity, so the ingest
 /// hot path allocates nothing once the buffers have grown to the largest span seen.
 struct TokenStream {
@@ -85,6 +96,7 @@ struct TokenStream {
   std::vector<TokenRef> tokens;
   std::vector<WordRef> words;  ///< filled only when asked (phrase queries)
   uint32_t atom_count = 0;
+  std::vector<WordChar> chars;  ///< working state: the current word's code points
 
   std::string_view token(size_t i) const {
     return std::string_view(arena.data() + tokens[i].offset, tokens[i].length);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <nmmintrin.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,8 +135,29 @@ void VectorStore::fail_io(const std::string& what, uint64_t offset, int err) con
 
 VectorStore::VectorStore(std::string path, uint32_t dims)
     : path_(std::move(path)), dims_(dims), record_bytes_(20 + 4 * static_cast<size_t>(dims)) {
+  // A throwing constructor runs no destructor: release the descriptor (and its lock) here.
+  try {
+    open_and_recover();
+  } catch (...) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
+}
+
+void VectorStore::open_and_recover() {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+  // One writer per vectors file: a second index over the same directory, in this process or
+  // another, would interleave appends. flock is per open file description, so this also
+  // catches a second open in the same process.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK) throw NativeError("LOCKED", "another vector index holds the vectors file" + Where(path_, 0));
+    fail_io("cannot lock vectors file", 0, err);
+  }
   struct stat st;
   if (::fstat(fd_, &st) != 0) fail_io("cannot stat vectors file", 0, errno);
   uint64_t file_size = static_cast<uint64_t>(st.st_size);

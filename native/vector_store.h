@@ -91,6 +91,7 @@ class VectorStore {
   Recovery recovery_;
   std::vector<unsigned char> write_buf_;
 
+  void open_and_recover();
   void read_chunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
   [[noreturn]] void fail_io(const std::string& what, uint64_t offset, int err) const;
 };

@@ -70,6 +70,15 @@ export interface RepairEvent {
   auditPassed: boolean;
 }
 
+/** A torn log tail truncated at open: records that were never acknowledged, dropped. */
+export interface RecoveryEvent {
+  type: 'recovery';
+  pass: number;
+  file: string;
+  offset: number;
+  droppedBytes: number;
+}
+
 export interface VerdictEvent {
   type: 'verdict';
   pass: number;
@@ -86,6 +95,7 @@ export type GuardEvent =
   | AuditEvent
   | DegradeEvent
   | RepairEvent
+  | RecoveryEvent
   | VerdictEvent;
 
 /** Compresses sorted ids into inclusive ranges. */

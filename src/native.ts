@@ -102,8 +102,10 @@ export interface NativeSpanLog {
   get(id: number): NativeSpan | undefined;
   /** One crossing for many ids; holes for unknown ids. */
   getMany(ids: Float64Array): (NativeSpan | undefined)[];
-  /** Records [fromId, fromId + limit), in id order. */
-  scan(fromId: number, limit: number): NativeSpan[];
+  /** Records [fromId, fromId + limit), in id order; `kindMask` (bit k = kind k) keeps only those kinds. */
+  scan(fromId: number, limit: number, kindMask?: number): NativeSpan[];
+  /** Ids in [fromId, fromId + limit) of the kinds in `kindMask` whose flags include `flags`; no texts copied. */
+  scanIds(fromId: number, limit: number, kindMask: number, flags: number): Float64Array;
   firstId(): number;
   /** One past the last id written. */
   nextId(): number;
@@ -123,15 +125,28 @@ export interface LexicalHits {
   scores: Float32Array;
 }
 
+/** Texts held by the host instead of a SpanLog (consecutive ids), for `phrase`. */
+export interface LexicalTextSource {
+  ids: Float64Array;
+  kinds: Uint8Array;
+  texts: string[];
+}
+
 export interface NativeLexicalIndex {
   /** One past the highest span id indexed. */
   highWater(): number;
   /** Index raw and summary records from highWater() to log.nextId(); returns records indexed. */
   catchUp(log: NativeSpanLog): number;
+  /**
+   * Direct ingest (the same path catchUp uses): ids strictly increasing from highWater(),
+   * kind 3 (event) only advances the high water. The batch is checked whole first.
+   * Returns the raw and summary records indexed.
+   */
+  add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, texts: string[]): number;
   /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
-  /** Ids of every span of `kind` whose text contains `phrase` verbatim (checked against the log's text). */
-  phrase(log: NativeSpanLog, phrase: string, kind: number, limit: number): Float64Array;
+  /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
+  phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
   /** The tokenizer's output, for tests and debugging. */
   tokenize(text: string): string[];
   /** Persist crash-safely (temp + fsync + rename + dir fsync). */
@@ -150,6 +165,17 @@ export interface VectorHits {
   distances: Float32Array;
 }
 
+export interface NativeVectorIndexOptions {
+  dims: number;
+  scalar: 'f32' | 'f16' | 'i8';
+  /** Namespaces with fewer vectors than this are searched by an exact scan (default: measured crossover). */
+  exactBelow?: number;
+  /** HNSW parameters (defaults 16 / 128 / 64). */
+  connectivity?: number;
+  expansionAdd?: number;
+  expansionSearch?: number;
+}
+
 export interface NativeVectorIndex {
   readonly dims: number;
   highWater(): number;
@@ -157,10 +183,15 @@ export interface NativeVectorIndex {
   catchUp(log: NativeSpanLog, embedder: NativeEmbedder): number;
   /** Host embedder path: store vectors (appended to the vectors file) and index them. */
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
-  /** Cosine distance top-k in one namespace. */
-  search(query: Float32Array, k: number, kind: number): VectorHits;
+  /**
+   * Cosine distance top-k spans in one namespace (a span indexed as several windows counts
+   * once). `strategy` forces the exact scan or HNSW; by default the namespace's size picks.
+   */
+  search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'hnsw'): VectorHits;
   save(): void;
   stats(): Record<string, number | string>;
+  /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */
+  close(): void;
 }
 
 export interface Addon {
@@ -170,7 +201,7 @@ export interface Addon {
   recoverSegment(bytes: Uint8Array): RecoveryReport;
   LexicalIndex: new (file: string) => NativeLexicalIndex;
   Embedder: new (dims: number) => NativeEmbedder;
-  VectorIndex: new (dir: string, options: { dims: number; scalar: 'f32' | 'f16' | 'i8'; exactBelow: number }) => NativeVectorIndex;
+  VectorIndex: new (dir: string, options: NativeVectorIndexOptions) => NativeVectorIndex;
   /** The SIMD instruction set NumKong dispatches to on this CPU. */
   simdIsa(): string;
 }

@@ -162,8 +162,6 @@ const DEFAULTS = {
   auditSample: 32,
 };
 
-/** Exact scan is faster than HNSW below this many vectors per namespace (bench/vector-crossover.bench.ts). */
-const EXACT_BELOW = 20_000;
 const APPEND_CHUNK = 4096;
 
 function invalid(message: string): never {
@@ -349,11 +347,8 @@ export class SpanStore {
     try {
       const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
       const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
-      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), {
-        dims: o.dims,
-        scalar: o.vectorScalar,
-        exactBelow: EXACT_BELOW,
-      });
+      // exactBelow stays at the index's default: the crossover measured by bench/vector-crossover.bench.ts.
+      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), { dims: o.dims, scalar: o.vectorScalar });
       const store = new SpanStore(dir, o, log, lexical, vector, embedder);
       await store.replay();
       return store;
@@ -374,19 +369,22 @@ export class SpanStore {
         this.rebuildIndex(name);
       }
     }
-    // One pass over the log restores anchors, summaries and the event trail.
+    // The anchors (ids only) and the event trail restore the guard; no raw text is copied.
+    const first = this.log.firstId();
+    for (const id of this.log.scanIds(first, next - first, 1 << RecordKind.raw, RecordFlag.anchor)) this.state.anchors.push(id);
+    // Turns never go backwards, so the last raw record holds the highest turn.
+    for (let hi = next; hi > first && this.state.lastTurn < 0; hi -= APPEND_CHUNK) {
+      const lo = Math.max(first, hi - APPEND_CHUNK);
+      const ids = this.log.scanIds(lo, hi - lo, 1 << RecordKind.raw, 0);
+      if (ids.length > 0) this.state.lastTurn = this.log.get(ids[ids.length - 1]!)!.turnEnd;
+    }
     const events: [number, GuardEvent][] = [];
-    for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK) {
-      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from))) {
-        if (r.kind === RecordKind.raw) {
-          if (r.flags & RecordFlag.anchor) this.state.anchors.push(r.id);
-          this.state.lastTurn = Math.max(this.state.lastTurn, r.turnEnd);
-        } else if (r.kind === RecordKind.event) {
-          try {
-            events.push([r.id, JSON.parse(r.text) as GuardEvent]);
-          } catch {
-            disagreements.push(`event record ${r.id} is not valid JSON`);
-          }
+    for (let from = first; from < next; from += APPEND_CHUNK) {
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from), 1 << RecordKind.event)) {
+        try {
+          events.push([r.id, JSON.parse(r.text) as GuardEvent]);
+        } catch {
+          disagreements.push(`event record ${r.id} is not valid JSON`);
         }
       }
     }
@@ -394,6 +392,11 @@ export class SpanStore {
     for (const [id, e] of events) this.applyEvent(id, e, summaryIds);
     this.lastVerdictState = this.monitor.verdict().state;
     await this.catchUpIndexes();
+    if (!this.options.readOnly) {
+      // The log only reports a torn tail; recording it keeps the trail complete.
+      for (const r of this.log.stats().recoveries)
+        await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes });
+    }
     if (disagreements.length > 0 && !this.options.readOnly) {
       await this.recordEvent({
         type: 'degrade',
@@ -816,8 +819,8 @@ export class SpanStore {
     const out: { id: number; event: GuardEvent }[] = [];
     const next = this.log.nextId();
     for (let from = this.log.firstId(); from < next; from += APPEND_CHUNK)
-      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from)))
-        if (r.kind === RecordKind.event) out.push({ id: r.id, event: JSON.parse(r.text) as GuardEvent });
+      for (const r of this.log.scan(from, Math.min(APPEND_CHUNK, next - from), 1 << RecordKind.event))
+        out.push({ id: r.id, event: JSON.parse(r.text) as GuardEvent });
     return out;
   }
 
@@ -845,10 +848,11 @@ export class SpanStore {
       this.lexical = new a.LexicalIndex(this.options.readOnly ? path.join(indexDir, 'lexical.rebuild-in-memory') : file);
     } else {
       const vdir = path.join(indexDir, 'vector');
+      this.vector.close();
       if (!this.options.readOnly) {
         for (const f of fs.readdirSync(vdir)) if (f.endsWith('.usearch') || f.endsWith('.meta')) fs.rmSync(path.join(vdir, f), { force: true });
       }
-      this.vector = new a.VectorIndex(vdir, { dims: this.options.dims, scalar: this.options.vectorScalar, exactBelow: EXACT_BELOW });
+      this.vector = new a.VectorIndex(vdir, { dims: this.options.dims, scalar: this.options.vectorScalar });
     }
   }
 
@@ -914,6 +918,7 @@ export class SpanStore {
         this.vector.save();
       }
     } finally {
+      this.vector.close();
       await this.log.close();
     }
   }

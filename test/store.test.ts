@@ -125,3 +125,21 @@ describe('one writer: a second open of the same store is LOCKED; readers are not
     await expect(r.append({ turn: 2, role: 'user', text: 'no' })).rejects.toMatchObject({ code: 'READ_ONLY' });
   });
 });
+
+describe('a torn log tail is truncated at open and the fact is recorded', () => {
+  it('keeps every acknowledged span and appends a recovery event', async () => {
+    const dir = tmpDir();
+    const s = await SpanStore.open(dir, { durability: 'sync' });
+    const ids = await s.appendMany(Array.from({ length: 20 }, (_, i) => ({ turn: i, role: 'user', text: `span ${i}` })));
+    await s.close();
+    const seg = fs.readdirSync(path.join(dir, 'log')).filter((f) => f.startsWith('seg-')).sort().pop()!;
+    // Half a record header: what a crash in the middle of a write leaves behind.
+    fs.appendFileSync(path.join(dir, 'log', seg), Buffer.alloc(40, 0xab));
+    const r = await store(dir);
+    expect(r.get(ids[19]!)!.text).toBe('span 19');
+    const rec = r.events().filter((e) => e.event.type === 'recovery');
+    expect(rec.length).toBe(1);
+    expect(rec[0]!.event).toMatchObject({ type: 'recovery', droppedBytes: expect.any(Number) });
+    expect(r.verdict().state).toBe('lossless');
+  });
+});

@@ -20,6 +20,7 @@ export interface Testing {
   clearFaults(): void;
   faultCounters(): { syncs: number; writes: number; crashed: boolean; sectorsKept: number; sectorsDropped: number; sectorsGarbled: number; truncatedFiles: number };
   crc32c(bytes: Uint8Array, portable?: boolean): number;
+  readViaSource(log: unknown, id: number): { id: number; kind: number; flags: number; text: string; firstId: number; nextId: number } | undefined;
 }
 
 export const durabilities = { none: 0, group: 1, sync: 2 } as const;

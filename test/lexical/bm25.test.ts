@@ -1,0 +1,209 @@
+// BM25 top-k: ordering sanity, k, namespaces, turn filters, and an exhaustive oracle on real
+// transcript turns (MaxScore must return exactly what scoring every document would).
+import { afterAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { addDocs, asDocs, openIndex, realTurns, rng, tempDir, type Doc, type LexIndex } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+let n = 0;
+const fresh = (): LexIndex => openIndex(path.join(tmp.dir, `bm25-${n++}.idx`));
+const ids = (ix: LexIndex, q: string, k = 10, kind = 1, lo = NaN, hi = NaN) => Array.from(ix.search(q, k, kind, lo, hi).ids);
+
+describe('rare term ranks first', () => {
+  it('the only doc with the rare query term is the top hit', () => {
+    const ix = fresh();
+    const docs: string[] = [];
+    for (let i = 0; i < 200; i++) docs.push(`the server answered request ${i % 7} with status ok`);
+    docs[137] = 'the server answered with rate limit 40 req/s exceeded';
+    addDocs(ix, asDocs(docs));
+    const hits = ix.search('server rate limit answered', 5, 1, NaN, NaN);
+    expect(hits.ids[0]).toBe(137);
+    expect(hits.scores[0]).toBeGreaterThan(hits.scores[1]!);
+    for (let i = 1; i < hits.scores.length; i++) expect(hits.scores[i - 1]).toBeGreaterThanOrEqual(hits.scores[i]!);
+  });
+  it('a query term no document holds contributes nothing, and no term at all is an empty answer', () => {
+    const ix = fresh();
+    addDocs(ix, asDocs(['alpha beta', 'gamma']));
+    expect(ids(ix, 'alpha zzzunknown')).toEqual([0]);
+    expect(ids(ix, 'zzzunknown')).toEqual([]);
+    expect(ids(ix, '')).toEqual([]);
+    expect(ids(ix, '=== ;;; ```')).toEqual([]);
+  });
+});
+
+describe('k respected', () => {
+  it('returns at most k hits, the best ones, ties by ascending span id', () => {
+    const ix = fresh();
+    addDocs(ix, asDocs(Array.from({ length: 50 }, () => 'same words everywhere')));
+    expect(ids(ix, 'words', 3)).toEqual([0, 1, 2]);
+    expect(ids(ix, 'words', 1)).toEqual([0]);
+    expect(ids(ix, 'words', 100)).toHaveLength(50);
+  });
+});
+
+describe('query tokens deduplicated', () => {
+  it('repeating a query word does not change scores', () => {
+    const ix = fresh();
+    addDocs(ix, asDocs(['foo bar', 'foo foo baz', 'bar baz']));
+    const once = ix.search('foo baz', 10, 1, NaN, NaN);
+    const thrice = ix.search('foo foo foo baz FOO', 10, 1, NaN, NaN);
+    expect(Array.from(thrice.ids)).toEqual(Array.from(once.ids));
+    expect(Array.from(thrice.scores)).toEqual(Array.from(once.scores));
+  });
+});
+
+describe('namespace separation raw vs summary', () => {
+  it('raw and summary are searched separately, with their own statistics', () => {
+    const ix = fresh();
+    addDocs(ix, [
+      { id: 0, kind: 1, text: 'rate limit 40 req/s on the gateway' },
+      { id: 1, kind: 2, text: 'summary: the gateway was rate limited' },
+      { id: 2, kind: 3, text: 'event: compaction pass rate' },
+      { id: 3, kind: 1, text: 'unrelated raw text' },
+    ]);
+    expect(ids(ix, 'rate gateway', 10, 1)).toEqual([0]);
+    expect(ids(ix, 'rate gateway', 10, 2)).toEqual([1]);
+    expect(ids(ix, 'compaction', 10, 1)).toEqual([]);
+    expect(ids(ix, 'compaction', 10, 2)).toEqual([]);
+    const s = ix.stats();
+    expect(s.rawDocs).toBe(3 - 1);
+    expect(s.summaryDocs).toBe(1);
+    expect(ix.highWater()).toBe(4);
+  });
+});
+
+describe('turn filters', () => {
+  const docs: Doc[] = [
+    { id: 0, turnStart: 1, turnEnd: 1, text: 'needle one' },
+    { id: 1, turnStart: 5, turnEnd: 9, text: 'needle two' },
+    { id: 2, turnStart: 10, turnEnd: 10, text: 'needle three' },
+    { id: 3, kind: 2, turnStart: 1, turnEnd: 10, text: 'needle summary' },
+  ];
+  it('keeps spans whose [turnStart, turnEnd] overlaps [turnMin, turnMax]; NaN is open', () => {
+    const ix = fresh();
+    addDocs(ix, docs);
+    const sorted = (a: number[]) => a.sort((x, y) => x - y);
+    expect(sorted(ids(ix, 'needle', 10, 1, 2, 6))).toEqual([1]);
+    expect(sorted(ids(ix, 'needle', 10, 1, 9, 9))).toEqual([1]);
+    expect(sorted(ids(ix, 'needle', 10, 1, NaN, 5))).toEqual([0, 1]);
+    expect(sorted(ids(ix, 'needle', 10, 1, 6, NaN))).toEqual([1, 2]);
+    expect(sorted(ids(ix, 'needle', 10, 1, 11, 20))).toEqual([]);
+    expect(sorted(ids(ix, 'needle', 10, 2, 4, 4))).toEqual([3]);
+  });
+  it('filters before taking the top k (k hits inside the range even if better ones are outside)', () => {
+    const ix = fresh();
+    const many: Doc[] = [];
+    for (let i = 0; i < 100; i++) many.push({ id: i, turnStart: i, turnEnd: i, text: i < 90 ? 'needle needle needle' : 'needle and other words' });
+    addDocs(ix, many);
+    expect(ids(ix, 'needle', 5, 1, 90, 99).sort((a, b) => a - b)).toEqual([90, 91, 92, 93, 94]);
+  });
+});
+
+// Scores every document the slow way from the tokenizer's own output.
+interface Corpus {
+  docTokens: string[][];
+  tfs: Map<string, number>[];
+  df: Map<string, number>;
+  avgdl: number;
+}
+function corpus(ix: LexIndex, texts: string[]): Corpus {
+  const docTokens = texts.map((t) => ix.tokenize(t));
+  const total = docTokens.reduce((s, t) => s + t.length, 0);
+  const df = new Map<string, number>();
+  for (const toks of docTokens) for (const t of new Set(toks)) df.set(t, (df.get(t) ?? 0) + 1);
+  const tfs = docTokens.map((toks) => {
+    const tf = new Map<string, number>();
+    for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return tf;
+  });
+  return { docTokens, tfs, df, avgdl: total / texts.length };
+}
+function oracle(
+  ix: LexIndex,
+  { docTokens, tfs, df, avgdl }: Corpus,
+  query: string,
+  k: number,
+  keep: (id: number) => boolean = () => true,
+): { id: number; score: number }[] {
+  const N = docTokens.length;
+  const q = [...new Set(ix.tokenize(query))].filter((t) => df.has(t));
+  const scored: { id: number; score: number }[] = [];
+  docTokens.forEach((toks, id) => {
+    if (!keep(id)) return;
+    const tf = tfs[id]!;
+    let s = 0;
+    let any = false;
+    for (const term of q) {
+      const f = tf.get(term);
+      if (!f) continue;
+      any = true;
+      const d = df.get(term)!;
+      const idf = Math.log(1 + (N - d + 0.5) / (d + 0.5));
+      s += (idf * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * toks.length) / avgdl));
+    }
+    if (any) scored.push({ id, score: s });
+  });
+  scored.sort((a, b) => b.score - a.score || a.id - b.id);
+  return scored.slice(0, k);
+}
+
+describe('BM25 oracle on real turns', () => {
+  it('MaxScore/block-max top-k equals exhaustive scoring (ids and scores) for 60 real queries, k 1–50, with and without turn windows', () => {
+    const turns = realTurns(1500);
+    const texts = turns.map((t) => t.text);
+    const ix = fresh();
+    addDocs(ix, asDocs(texts));
+    const rand = rng(7);
+    const queries: string[] = ['rate limit 40 req/s', 'pytest astropy/timeseries/tests/test_sampled.py', 'ModuleNotFoundError', 'the'];
+    while (queries.length < 60) {
+      const words = texts[Math.floor(rand() * texts.length)]!.split(/\s+/).filter(Boolean);
+      const start = Math.floor(rand() * Math.max(1, words.length - 12));
+      queries.push(words.slice(start, start + 2 + Math.floor(rand() * 12)).join(' '));
+    }
+    const c = corpus(ix, texts);
+    const ks = [1, 3, 10, 50];
+    queries.forEach((q, qi) => {
+      // Vary k and, for every third query, a turn window (turn = id in this corpus).
+      const k = ks[qi % ks.length]!;
+      const lo = qi % 3 === 2 ? Math.floor(rand() * 1000) : NaN;
+      const hi = Number.isNaN(lo) ? NaN : lo + 200 + Math.floor(rand() * 300);
+      const want = oracle(ix, c, q, k, (id) => Number.isNaN(lo) || (id >= lo && id <= hi));
+      const got = ix.search(q, k, 1, lo, hi);
+      expect(got.ids.length, q).toBe(want.length);
+      for (let i = 0; i < want.length; i++) {
+        expect(got.scores[i], q).toBeCloseTo(want[i]!.score, 3);
+        // Where scores are distinguishable, ids must agree exactly.
+        const tieNext = i + 1 < want.length && Math.abs(want[i]!.score - want[i + 1]!.score) < 1e-4;
+        const tiePrev = i > 0 && Math.abs(want[i]!.score - want[i - 1]!.score) < 1e-4;
+        if (!tieNext && !tiePrev) expect(got.ids[i], q).toBe(want[i]!.id);
+      }
+    });
+  });
+});
+
+describe('BM25 oracle on a Zipf corpus (long posting lists, skips and block-max)', () => {
+  it('top-k equals exhaustive scoring on 20,000 docs with a skewed vocabulary', () => {
+    const rand = rng(11);
+    const vocab = Array.from({ length: 4000 }, (_, i) => `w${i.toString(36)}x`);
+    // Zipf-ish: index = floor(V * u^3) makes low indexes (common words) dominate.
+    const word = () => vocab[Math.floor(vocab.length * rand() ** 3)]!;
+    const texts = Array.from({ length: 20000 }, () => Array.from({ length: 5 + Math.floor(rand() * 40) }, word).join(' '));
+    const ix = fresh();
+    addDocs(ix, asDocs(texts));
+    const c = corpus(ix, texts);
+    const ks = [1, 5, 10, 100];
+    for (let qi = 0; qi < 40; qi++) {
+      const q = Array.from({ length: 2 + (qi % 7) }, word).join(' ');
+      const k = ks[qi % ks.length]!;
+      const want = oracle(ix, c, q, k);
+      const got = ix.search(q, k, 1, NaN, NaN);
+      expect(got.ids.length, q).toBe(want.length);
+      for (let i = 0; i < want.length; i++) {
+        expect(got.scores[i], q).toBeCloseTo(want[i]!.score, 3);
+        const tie = (j: number) => j >= 0 && j < want.length && Math.abs(want[i]!.score - want[j]!.score) < 1e-4;
+        if (!tie(i - 1) && !tie(i + 1)) expect(got.ids[i], q).toBe(want[i]!.id);
+      }
+    }
+  });
+});

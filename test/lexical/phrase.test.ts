@@ -1,0 +1,118 @@
+// Exact phrase: candidates from the index, verified byte for byte against the raw text.
+import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { addDocs, asDocs, memorySource, MINISWE, openIndex, realTurns, rng, tempDir, type Doc, type LexIndex } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+let n = 0;
+function indexOf(docs: Doc[]): { ix: LexIndex; src: ReturnType<typeof memorySource> } {
+  const ix = openIndex(path.join(tmp.dir, `phrase-${n++}.idx`));
+  addDocs(ix, docs);
+  return { ix, src: memorySource(docs) };
+}
+const phrase = (ix: LexIndex, src: unknown, p: string, kind = 1, limit = Infinity) =>
+  Array.from(ix.phrase(src as never, p, kind, limit));
+
+describe('phrase verified against raw text', () => {
+  const docs = asDocs([
+    'the rate limit is 40 req/s for the gateway', // 0
+    'The Rate Limit is 40 REQ/S for the gateway', // 1: same tokens, different case
+    'the rate-limit is 40 req/s for the gateway', // 2: different punctuation
+    'the rate limit, is 40 req/s for the gateway', // 3
+    'limit rate the is 40 req/s', // 4: same tokens, other order
+    'the  rate limit is 40 req/s', // 5: two spaces
+  ]);
+  it('only byte-exact occurrences are hits (case, punctuation and spacing matter)', () => {
+    const { ix, src } = indexOf(docs);
+    expect(phrase(ix, src, 'the rate limit is 40')).toEqual([0]);
+    expect(phrase(ix, src, 'The Rate Limit')).toEqual([1]);
+    expect(phrase(ix, src, 'rate-limit is')).toEqual([2]);
+    expect(phrase(ix, src, 'the  rate')).toEqual([5]);
+    expect(phrase(ix, src, 'rate limit is 40 req/s')).toEqual([0, 5]);
+  });
+  it('matches inside words (verbatim substring semantics)', () => {
+    const { ix, src } = indexOf(asDocs(['call fooBarBaz(x) now', 'call foo bar baz now', 'reqs 40 req/second']));
+    expect(phrase(ix, src, 'oBarB')).toEqual([0]);
+    expect(phrase(ix, src, 'BarBaz(x) no')).toEqual([0]);
+    expect(phrase(ix, src, 'll fooBar')).toEqual([0]);
+    expect(phrase(ix, src, '40 req/s')).toEqual([2]);
+    expect(phrase(ix, src, 'o b')).toEqual([1]);
+  });
+  it('a phrase whose words are all very frequent still works', () => {
+    const texts = Array.from({ length: 300 }, (_, i) => (i === 123 ? 'it is the of and to a in' : 'the of and to a in is it'));
+    const { ix, src } = indexOf(asDocs(texts));
+    expect(phrase(ix, src, 'is the of and')).toEqual([123]);
+    expect(phrase(ix, src, ' of and ')).toHaveLength(300);
+  });
+  it('a phrase with no word characters is answered by an exact scan', () => {
+    const { ix, src } = indexOf(asDocs(['a === b', 'a == b', '====', 'x']));
+    const before = ix.stats().phraseFallbackScans as number;
+    expect(phrase(ix, src, '===')).toEqual([0, 2]);
+    expect(phrase(ix, src, ' == ')).toEqual([1]);
+    expect(ix.stats().phraseFallbackScans).toBe(before + 2);
+  });
+  it('respects the limit and the namespace', () => {
+    const docs2: Doc[] = [
+      { id: 0, kind: 1, text: 'shared phrase here' },
+      { id: 1, kind: 2, text: 'shared phrase here' },
+      { id: 2, kind: 1, text: 'shared phrase here too' },
+    ];
+    const { ix, src } = indexOf(docs2);
+    expect(phrase(ix, src, 'shared phrase here', 1)).toEqual([0, 2]);
+    expect(phrase(ix, src, 'shared phrase here', 2)).toEqual([1]);
+    expect(phrase(ix, src, 'shared phrase here', 1, 1)).toEqual([0]);
+  });
+  it('finds words longer than the 96-byte token cap', () => {
+    const blob = 'QmFzZTY0'.repeat(40);
+    const { ix, src } = indexOf(asDocs(['key=' + blob + ' end', 'other']));
+    expect(phrase(ix, src, blob.slice(150, 200))).toEqual([0]);
+    expect(phrase(ix, src, 'key=' + blob.slice(0, 120))).toEqual([0]);
+  });
+});
+
+describe('phrase oracle on real turns', () => {
+  const turns = realTurns(3000);
+  const docs = asDocs(turns.map((t) => t.text));
+  const { ix, src } = indexOf(docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+  it('equals a brute-force substring scan for 400 random substrings (any offsets, mid-word cuts)', () => {
+    const rand = rng(42);
+    for (let i = 0; i < 400; i++) {
+      const text = docs[Math.floor(rand() * docs.length)]!.text;
+      if (text.length < 4) continue;
+      const len = 2 + Math.floor(rand() * Math.min(80, text.length - 2));
+      const start = Math.floor(rand() * (text.length - len));
+      const p = text.slice(start, start + len);
+      if (p.trim().length === 0 && p.length < 2) continue;
+      expect(phrase(ix, src, p), JSON.stringify(p)).toEqual(brute(p));
+    }
+  });
+  it('returns nothing for perturbed values that were never stated', () => {
+    const rand = rng(9);
+    let checked = 0;
+    for (let i = 0; i < 200 && checked < 50; i++) {
+      const text = docs[Math.floor(rand() * docs.length)]!.text;
+      const m = /\d+\.\d+s/.exec(text.slice(Math.floor(rand() * text.length)));
+      if (!m) continue;
+      const perturbed = m[0].replace(/\d(?=[^\d]*$)/, (d) => String((Number(d) + 3) % 10)) + ' zq';
+      expect(phrase(ix, src, perturbed)).toEqual(brute(perturbed));
+      checked++;
+    }
+  });
+  it('returns the evidence turn for every benchmark answer whose turn is in the slice', () => {
+    const questions = readFileSync(path.join(MINISWE, 'questions.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const byTurn = new Map(turns.map((t, id) => [t.turn, id]));
+    let checked = 0;
+    for (const q of questions) {
+      const ev = byTurn.get(q.evidence_turns[0]);
+      if (ev === undefined) continue;
+      const got = phrase(ix, src, q.answer);
+      expect(got).toContain(ev);
+      expect(got).toEqual(brute(q.answer));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+});

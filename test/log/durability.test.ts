@@ -1,0 +1,60 @@
+// What each durability mode promises, observed through the I/O seam's sync counter.
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { columns, durabilities, openLog, rowsFor, segmentFiles, testing, tmpDir } from './helpers.js';
+
+afterEach(() => testing.clearFaults());
+
+describe('sync: every append is fdatasynced before its promise settles', () => {
+  it('one fdatasync per append, done by the time append returns', async () => {
+    const log = openLog(tmpDir('dur-sync'), { durability: durabilities.sync });
+    testing.setFaults({});
+    for (let i = 0; i < 5; i++) {
+      const p = log.append(columns(rowsFor(i, 1)));
+      expect(testing.faultCounters().syncs).toBe(i + 1);
+      await p;
+    }
+    await log.close();
+  });
+});
+
+describe('group: concurrent appends share one fdatasync, each resolves once durable', () => {
+  it('64 concurrent appends, at most 2 fdatasyncs, none resolved before a sync', async () => {
+    const log = openLog(tmpDir('dur-group'), { durability: durabilities.group });
+    testing.setFaults({});
+    let resolvedBeforeSync = false;
+    const all = Array.from({ length: 64 }, (_, i) =>
+      log.append(columns(rowsFor(i, 1))).then((id) => {
+        if (testing.faultCounters().syncs === 0) resolvedBeforeSync = true;
+        return id;
+      }),
+    );
+    expect(testing.faultCounters().syncs).toBe(0); // written, not yet durable
+    expect(log.get(64)?.text).toBe(rowsFor(63, 1)[0]!.text); // but readable already
+    const ids = await Promise.all(all);
+    expect(ids).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+    expect(resolvedBeforeSync).toBe(false);
+    expect(testing.faultCounters().syncs).toBeLessThanOrEqual(2);
+    await log.close();
+  });
+});
+
+describe('none: appends only reach the page cache; flush() and close() make them durable', () => {
+  it('no fdatasync on append; flush syncs; close syncs and writes the checkpoint', async () => {
+    const dir = tmpDir('dur-none');
+    const log = openLog(dir, { durability: durabilities.none });
+    testing.setFaults({});
+    await log.append(columns(rowsFor(0, 100)));
+    expect(testing.faultCounters().syncs).toBe(0);
+    await log.flush();
+    expect(testing.faultCounters().syncs).toBe(1);
+    await log.flush(); // nothing new: no sync
+    expect(testing.faultCounters().syncs).toBe(1);
+    await log.append(columns(rowsFor(100, 1)));
+    await log.close();
+    expect(testing.faultCounters().syncs).toBeGreaterThanOrEqual(2);
+    testing.clearFaults();
+    // Files are private to the owner.
+    for (const f of [...segmentFiles(dir), `${dir}/LOCK`]) expect(fs.statSync(f).mode & 0o777).toBe(0o600);
+  });
+});

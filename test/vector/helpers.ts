@@ -1,0 +1,100 @@
+// Shared helpers for the vector tests: temp dirs, seeded data, brute-force truth.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { addon, type NativeVectorIndex } from '../../src/native.js';
+
+export const native = addon();
+
+export function tmpDir(tag: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vec-${tag}-`));
+}
+
+export type Scalar = 'f32' | 'f16' | 'i8';
+
+export function openIndex(dir: string, opts: { dims: number; scalar?: Scalar; exactBelow?: number; expansionSearch?: number }): NativeVectorIndex {
+  return new native.VectorIndex(dir, { scalar: 'f32', exactBelow: 0, ...opts });
+}
+
+/** Deterministic PRNG (LCG) so failures reproduce. */
+export function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+
+export function gaussian(rand: () => number): () => number {
+  return () => Math.sqrt(-2 * Math.log(rand() || 1e-12)) * Math.cos(2 * Math.PI * rand());
+}
+
+/** n unit vectors around `clusters` centres: the shape real embeddings have. */
+export function clustered(n: number, dims: number, clusters: number, seed = 1): Float32Array {
+  const g = gaussian(rng(seed));
+  const centres = Array.from({ length: clusters }, () => Float32Array.from({ length: dims }, g));
+  const out = new Float32Array(n * dims);
+  for (let i = 0; i < n; i++) {
+    const c = centres[i % clusters]!;
+    let norm = 0;
+    for (let d = 0; d < dims; d++) {
+      const x = c[d]! + g() * 0.7;
+      out[i * dims + d] = x;
+      norm += x * x;
+    }
+    norm = Math.sqrt(norm);
+    for (let d = 0; d < dims; d++) out[i * dims + d]! /= norm;
+  }
+  return out;
+}
+
+export function row(m: Float32Array, i: number, dims: number): Float32Array {
+  return m.slice(i * dims, (i + 1) * dims);
+}
+
+/** Brute-force top-k ids by cosine distance (vectors are unit length). */
+export function bruteTopK(m: Float32Array, ids: ArrayLike<number>, q: Float32Array, k: number): number[] {
+  const dims = q.length;
+  const n = m.length / dims;
+  let qn = 0;
+  for (let d = 0; d < dims; d++) qn += q[d]! * q[d]!;
+  qn = Math.sqrt(qn);
+  const scored: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    let dot = 0;
+    for (let d = 0; d < dims; d++) dot += q[d]! * m[i * dims + d]!;
+    scored.push([1 - dot / qn, ids[i]!]);
+  }
+  scored.sort((a, b) => a[0] - b[0]);
+  return scored.slice(0, k).map((s) => s[1]);
+}
+
+export function seq(n: number, from = 0): Float64Array {
+  return Float64Array.from({ length: n }, (_, i) => from + i);
+}
+
+export function dot(a: Float32Array, ai: number, b: Float32Array, bi: number, dims: number): number {
+  let s = 0;
+  for (let d = 0; d < dims; d++) s += a[ai * dims + d]! * b[bi * dims + d]!;
+  return s;
+}
+
+/** Queries near the data (a data row plus noise, renormalized): what real queries look like. */
+export function nearQueries(m: Float32Array, dims: number, count: number, noise: number, seed: number): Float32Array {
+  const rand = rng(seed);
+  const g = gaussian(rand);
+  const n = m.length / dims;
+  const out = new Float32Array(count * dims);
+  for (let q = 0; q < count; q++) {
+    const i = Math.floor(rand() * n);
+    let norm = 0;
+    for (let d = 0; d < dims; d++) {
+      const x = m[i * dims + d]! + g() * noise;
+      out[q * dims + d] = x;
+      norm += x * x;
+    }
+    norm = Math.sqrt(norm);
+    for (let d = 0; d < dims; d++) out[q * dims + d]! /= norm;
+  }
+  return out;
+}
