@@ -32,7 +32,7 @@ export function writeGrowth(resultsDir: string, svgPath: string): Fit[] {
     return [];
   }
   const keys = new Map<string, { label: string; unit: string }>();
-  for (const r of runs) for (const f of r.figures) if (f.growth && !keys.has(f.key)) keys.set(f.key, { label: f.label.replace(/ of \d+ spans/, '').replace(/ \((ours|r=|batches|built-in|add|log \+|phrase\+|text|lexical|process)[^)]*\)/g, '').replace(/,? per span$/, ' /span'), unit: f.unit });
+  for (const r of runs) for (const f of r.figures) if (f.growth && !keys.has(f.key)) keys.set(f.key, { label: f.label.replace(/ of \d+ spans/, '').replace(/ \((ours|r=|batches|built-in|add|log \+|phrase\+|text|lexical|process|hnsw|exact)[^)]*\)/g, '').replace(/,? per span$/, ' /span'), unit: f.unit });
   const fits: Fit[] = [];
   for (const [key, { label, unit }] of keys) {
     const points = runs.flatMap((r) => r.figures.filter((f) => f.key === key).map((f) => ({ n: r.scale, value: f.value })));
