@@ -17,6 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addon, packageRoot } from '../src/native.js';
+import { defaultCountTokens } from '../src/window.js';
 import { loadData } from './data.js';
 import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, peakRss, table, wall } from './lib.js';
 import { runAppend } from './append.bench.js';
@@ -64,7 +65,16 @@ console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quic
 
 const [data, dataMs] = await wall(() => loadData(scale, values.data === 'gen' ? 'gen' : 'auto'));
 ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.generated, sources: data.sources, avgChars: +(data.chars / data.spans.length).toFixed(0), loadMs: Math.round(dataMs) };
-ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg (${data.sources.join(', ')})`);
+{
+  // Tokens (the project's counter, gpt-tokenizer cl100k): all spans up to 10^5, a uniform
+  // sample of 10^5 above, scaled up.
+  const step = Math.max(1, Math.floor(data.spans.length / 1e5));
+  let tokens = 0;
+  for (let i = 0; i < data.spans.length; i += step) tokens += defaultCountTokens(data.spans[i]!.text);
+  (ctx.info.data as Record<string, unknown>).tokens = Math.round(tokens * step);
+  (ctx.info.data as Record<string, unknown>).tokensCounted = step === 1 ? 'all' : `1 in ${step}, scaled`;
+}
+ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`);
 
 const t0 = performance.now();
 try {
