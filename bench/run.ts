@@ -1,6 +1,7 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
- * [--only log,retrieval,guard,open] [--data auto|gen] [--peers-all]`.
+ * [--only log,retrieval,ingest,guard,open] [--data auto|gen] [--peers-all]`.
+ * `ingest` is the retrieval section's ingest, memory and disk figures alone (for 10^6).
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
@@ -21,7 +22,7 @@ import { defaultCountTokens } from '../src/window.js';
 import { loadData } from './data.js';
 import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, peakRss, table, wall } from './lib.js';
 import { runAppend } from './append.bench.js';
-import { runSearch } from './search.bench.js';
+import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
 import { writeGrowth } from './growth.js';
@@ -87,6 +88,9 @@ try {
   if (only.has('retrieval')) {
     ctx.log('retrieval: ingest / embed / vector / BM25 / phrase / hybrid');
     searchOut = await runSearch(ctx, data);
+  } else if (only.has('ingest')) {
+    ctx.log('ingest only: appendMany, memory, disk');
+    searchOut = await runIngestOnly(ctx, data);
   }
   // Open before guard: the store is then opened as ingest left it; guard reuses it after.
   if (only.has('open') && logOut) {
