@@ -551,7 +551,14 @@ void LexicalIndex::Add(const IndexInput& in) {
   }
   Namespace& n = ns(in.kind);
   const uint32_t doc = n.doc_count();
-  Tokenize(in.text, &stream_);
+  if (in.meta.empty()) {
+    Tokenize(in.text, &stream_);
+  } else {
+    with_meta_.assign(in.text);
+    with_meta_.push_back('\n');
+    with_meta_.append(in.meta);
+    Tokenize(with_meta_, &stream_);
+  }
 
   // (term id << 32 | position), sorted: groups each term's positions in increasing order.
   // Hash every token first and prefetch its slot: the dictionary is far larger than the
@@ -619,7 +626,8 @@ uint64_t LexicalIndex::CatchUp(const SpanSource& source) {
       throw NativeError("CORRUPT", "log record " + std::to_string(id) + " has kind " + std::to_string(k) +
                                        " or a reversed turn range");
     }
-    IndexInput in{id, view.kind, view.turn_start, view.turn_end, std::string_view(view.text, view.text_len)};
+    IndexInput in{id, view.kind, view.turn_start, view.turn_end, std::string_view(view.text, view.text_len),
+                  std::string_view(view.meta, view.meta_len)};
     Add(in);
     if (view.kind != RecordKind::kEvent) ++indexed;
   }
@@ -1061,7 +1069,7 @@ void LexicalIndex::Save() {
   const IoOps& io = Io();
   // Every call that changes the disk goes through the I/O seam (io_seam.h), so the fault
   // tests exercise this exact path.
-  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
                                       Where(tmp, 0));

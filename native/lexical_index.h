@@ -52,6 +52,9 @@ struct IndexInput {
   int64_t turn_start;
   int64_t turn_end;
   std::string_view text;
+  /// The record's metadata (JSON). Its tokens are indexed after the text's, so a query can
+  /// name an episode or a tool; phrases are still verified against the text alone.
+  std::string_view meta = {};
 };
 
 class LexicalIndex {
@@ -118,6 +121,7 @@ class LexicalIndex {
   std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
   std::vector<uint32_t> positions_;  // one term's positions in that doc
   std::vector<uint64_t> hashes_;     // token hashes of that doc
+  std::string with_meta_;           // text + "\n" + meta of the doc being added, when it has meta
   Scratch* scratch_ = nullptr;
 };
 

@@ -648,6 +648,8 @@ bool SpanLog::Read(uint64_t id, RecordView* out) const {
   v.text_len = h.text_len;
   out->meta = v.text + h.text_len;
   out->meta_len = h.payload_len - h.text_len;
+  out->span.meta = out->meta;
+  out->span.meta_len = out->meta_len;
   return true;
 }
 

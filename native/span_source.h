@@ -27,6 +27,8 @@ struct SpanView {
   uint32_t tokens = 0;
   const char* text = nullptr;  ///< UTF-8, not NUL-terminated
   uint32_t text_len = 0;
+  const char* meta = nullptr;  ///< the record's metadata (JSON bytes), empty when none
+  uint32_t meta_len = 0;
 };
 
 class SpanSource {

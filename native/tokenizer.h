@@ -55,7 +55,7 @@
 
 namespace spanguard {
 
-constexpr uint32_t kTokenizerVersion = 2;  // 2: irregular Latin Extended-B / Greek foldings
+constexpr uint32_t kTokenizerVersion = 3;  // 2: irregular Latin Extended-B / Greek foldings; 3: metadata indexed
 /// Tokens longer than this (folded UTF-8 bytes) are cut at a code point boundary.
 constexpr size_t kMaxTokenBytes = 96;
 

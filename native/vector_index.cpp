@@ -172,14 +172,14 @@ const char* SimdIsaName() noexcept {
 
 VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : dir_(std::move(dir)), options_(options) {
   // mkdir -p: the index may live in a subdirectory of a store that is being created.
-  for (size_t slash = dir_.find('/', 1);; slash = dir_.find('/', slash + 1)) {
+  for (size_t slash = dir_.find('/', 1); !options_.read_only; slash = dir_.find('/', slash + 1)) {
     std::string part = dir_.substr(0, slash);
     if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
       throw NativeError("IO_ERROR", "cannot create index directory: " + std::string(std::strerror(errno)) + Where(part, 0));
     }
     if (slash == std::string::npos) break;
   }
-  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims);
+  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only);
   raw_.kind = VectorStore::kKindRaw;
   summary_.kind = VectorStore::kKindSummary;
   for (Namespace* ns : {&raw_, &summary_}) {
@@ -598,6 +598,7 @@ size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, bool exac
 }
 
 void VectorIndex::save() {
+  if (options_.read_only) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(dir_, 0));
   // The vectors file first: a snapshot must never cover vectors that are not durable.
   store_->sync();
   for (Namespace* ns : {&raw_, &summary_}) {
@@ -610,7 +611,7 @@ void VectorIndex::save() {
 void VectorIndex::save_snapshot(Namespace& ns) {
   const std::string path = snapshot_path(ns.kind);
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw NativeError("IO_ERROR", "cannot create snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
   struct Closer {
     int& fd;

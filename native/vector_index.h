@@ -50,6 +50,9 @@ struct VectorIndexOptions {
   /// on real turns, windows of 512 lift copied-sentence recall@10 from 0.89 to 0.96.
   size_t window_bytes = 512;
   size_t window_overlap = 64;
+  /// A reader beside a live writer: the vectors file is opened without its lock and never
+  /// written; snapshots are loaded but not saved.
+  bool read_only = false;
 };
 
 const char* VectorScalarName(VectorScalar s) noexcept;

@@ -133,8 +133,8 @@ void VectorStore::fail_io(const std::string& what, uint64_t offset, int err) con
   throw NativeError("IO_ERROR", what + ": " + std::string(std::strerror(err)) + Where(path_, offset));
 }
 
-VectorStore::VectorStore(std::string path, uint32_t dims)
-    : path_(std::move(path)), dims_(dims), record_bytes_(20 + 4 * static_cast<size_t>(dims)) {
+VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only)
+    : path_(std::move(path)), dims_(dims), record_bytes_(20 + 4 * static_cast<size_t>(dims)), read_only_(read_only) {
   // A throwing constructor runs no destructor: release the descriptor (and its lock) here.
   try {
     open_and_recover();
@@ -146,8 +146,15 @@ VectorStore::VectorStore(std::string path, uint32_t dims)
 }
 
 void VectorStore::open_and_recover() {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+  if (read_only_) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0 && errno == ENOENT) return;  // nothing persisted yet: an empty store
+    if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+  } else {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+  }
+  if (!read_only_) {
   // One writer per vectors file: a second index over the same directory, in this process or
   // another, would interleave appends. flock is per open file description, so this also
   // catches a second open in the same process.
@@ -158,11 +165,13 @@ void VectorStore::open_and_recover() {
     if (err == EWOULDBLOCK) throw NativeError("LOCKED", "another vector index holds the vectors file" + Where(path_, 0));
     fail_io("cannot lock vectors file", 0, err);
   }
+  }
   struct stat st;
   if (::fstat(fd_, &st) != 0) fail_io("cannot stat vectors file", 0, errno);
   uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   unsigned char header[kHeaderBytes];
+  if (file_size < kHeaderBytes && read_only_) return;  // the writer has not finished creating it
   if (file_size < kHeaderBytes) {
     // New file, or a crash before the header was complete: nothing was ever appended after
     // an incomplete header, so starting over loses nothing.
@@ -266,6 +275,7 @@ void VectorStore::open_and_recover() {
     (void)bad;
     recovery_.offset = valid_end;
     recovery_.dropped_bytes = file_size - valid_end;
+    if (read_only_) return;  // a reader reports what it skipped and leaves the file alone
     if (::ftruncate(fd_, static_cast<off_t>(valid_end)) != 0) fail_io("cannot truncate vectors file", valid_end, errno);
     VectorFsyncOrThrow(fd_, path_);
   }
@@ -278,6 +288,7 @@ VectorStore::~VectorStore() {
 void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
                          size_t n) {
   if (n == 0) return;
+  if (read_only_) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(path_, 0));
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync of the vectors file failed; writes are refused" + Where(path_, bytes()));
   if (ids_.size() + n > UINT32_MAX) throw NativeError("INVALID_ARGUMENT", "vectors file is full (2^32 records)" + Where(path_, bytes()));
   write_buf_.resize(n * record_bytes_);

@@ -42,7 +42,9 @@ class VectorStore {
 
   /// Opens or creates `path` for `dims`-wide vectors; truncates a bad tail (see Recovery).
   /// Throws NativeError: IO_ERROR, CORRUPT (bad header), DIMENSION_MISMATCH.
-  VectorStore(std::string path, uint32_t dims);
+  /// `read_only`: no lock, no writes, a damaged tail is ignored rather than cut (a reader
+  /// beside a live writer must not touch its file); append() throws READ_ONLY.
+  VectorStore(std::string path, uint32_t dims, bool read_only = false);
   ~VectorStore();
   VectorStore(const VectorStore&) = delete;
   VectorStore& operator=(const VectorStore&) = delete;
@@ -83,6 +85,7 @@ class VectorStore {
   std::string path_;
   uint32_t dims_;
   size_t record_bytes_;
+  bool read_only_ = false;
   int fd_ = -1;
   bool failed_ = false;  ///< an fsync failed: the file's durable state is unknown
   std::vector<uint64_t> ids_;                 ///< id of record i

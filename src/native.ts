@@ -170,6 +170,8 @@ export interface NativeVectorIndexOptions {
   scalar: 'f32' | 'f16' | 'i8';
   /** Namespaces with fewer vectors than this are searched by an exact scan (default: measured crossover). */
   exactBelow?: number;
+  /** Open beside a live writer: no lock, no writes (add/catchUp of new spans and save throw READ_ONLY). */
+  readOnly?: boolean;
   /** HNSW parameters (defaults 16 / 128 / 64). */
   connectivity?: number;
   expansionAdd?: number;

@@ -143,3 +143,16 @@ describe('a torn log tail is truncated at open and the fact is recorded', () => 
     expect(r.verdict().state).toBe('lossless');
   });
 });
+
+describe('metadata is searchable, and phrases stay verbatim to the text', () => {
+  it('ranks the span whose metadata the query names first among identical texts', async () => {
+    const s = await store();
+    const text = 'THOUGHT: run the query tests.\n```bash\n./tests/runtests.py queries\n```';
+    const ids = await s.appendMany(
+      ['django__django-11265', 'django__django-13297', 'django__django-13417'].map((episode, i) => ({ turn: i, role: 'assistant', text, meta: { episode } })),
+    );
+    const r = await s.search('In episode django__django-13297, what did `./tests/runtests.py queries` print?');
+    expect(r.hits[0]!.spanId).toBe(ids[1]);
+    expect(s.findExact('django__django-13297')).toEqual([]);
+  });
+});

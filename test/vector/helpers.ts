@@ -2,12 +2,21 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 import { addon, type NativeVectorIndex } from '../../src/native.js';
 
 export const native = addon();
 
+const made: string[] = [];
+// Registered once per test file (each file imports this module afresh).
+afterAll(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 export function tmpDir(tag: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vec-${tag}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vec-${tag}-`));
+  made.push(dir);
+  return dir;
 }
 
 export type Scalar = 'f32' | 'f16' | 'i8';

@@ -197,3 +197,26 @@ describe('persistence: one writer per vectors file', () => {
     again.close();
   });
 });
+
+describe('read-only: a reader beside a live writer takes no lock and writes nothing', () => {
+  it('opens while the writer holds the vectors file, searches what was saved, refuses writes', async () => {
+    const { addon } = await import('../../src/native.js');
+    const a = addon();
+    const dir = tmpDir();
+    const writer = new a.VectorIndex(dir, { dims: 8, scalar: 'f32' });
+    const v = new Float32Array(16);
+    v[0] = 1;
+    v[9] = 1;
+    writer.add(Float64Array.of(1, 2), Uint8Array.of(1, 1), v);
+    writer.save();
+    const before = fs.statSync(path.join(dir, 'vectors.bin')).size;
+    const reader = new a.VectorIndex(dir, { dims: 8, scalar: 'f32', readOnly: true });
+    expect(Array.from(reader.search(v.subarray(8, 16).slice(), 1, 1).ids)).toEqual([2]);
+    expect(() => reader.add(Float64Array.of(3), Uint8Array.of(1), v.subarray(0, 8).slice())).toThrow(expect.objectContaining({ code: 'READ_ONLY' }));
+    expect(() => reader.save()).toThrow(expect.objectContaining({ code: 'READ_ONLY' }));
+    expect(fs.statSync(path.join(dir, 'vectors.bin')).size).toBe(before);
+    expect(fs.statSync(path.join(dir, 'vectors.bin')).mode & 0o777).toBe(0o600);
+    reader.close();
+    writer.close();
+  });
+});
