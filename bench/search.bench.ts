@@ -29,7 +29,7 @@ const DIMS = 256;
 const RAW = 1;
 const EF_SWEEP = [16, 32, 64, 128, 256, 512];
 
-type VecOpts = { dims: number; scalar: 'f16'; exactBelow?: number; expansionSearch?: number };
+type VecOpts = { dims: number; scalar: 'f16'; exactBelow?: number; expansionSearch?: number; connectivity?: number; expansionAdd?: number };
 const newVec = (dir: string, o: VecOpts): NativeVectorIndex => new (addon().VectorIndex)(dir, o);
 const vsearch = (ix: NativeVectorIndex, q: Float32Array, strategy?: 'exact' | 'hnsw'): Float64Array => ix.search(q, 10, RAW, strategy).ids;
 
@@ -186,9 +186,16 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   const bruteLat = await latency(Math.min(ctx.quick ? 10 : 40, truthQ), () => brute(queryVecs[bi++ % truthQ]!), 2);
 
   // ---- our vector index: same vectors, HNSW forced, swept over expansion ------------------
+  // The graph is built with the store's own HNSW options (read back from its stats), and
+  // usearch's with the same, so the two graphs are comparable and "shipped" is the store's.
+  const sv = store.stats().vector;
+  const graph = { connectivity: Number(sv.connectivity ?? 16), expansionAdd: Number(sv.expansionAdd ?? 128) };
+  const eb = Number(sv.exactBelow);
+  const shippedOpts = { ...(Number.isFinite(eb) ? { exactBelow: Math.min(eb, Number.MAX_SAFE_INTEGER) } : {}), expansionSearch: Number(sv.expansionSearch ?? 64) };
+  ctx.info.storeVectorOptions = { ...graph, ...shippedOpts, scalar: sv.scalar };
   const vdir = ctx.tmp('vec');
   const ids = Float64Array.from({ length: N }, (_, i) => i + 1); // key = index + 1 (0 is not a span id)
-  let ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0 });
+  let ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, ...graph });
   const [, oursBuildMs] = await wall(() => {
     for (let i = 0; i < N; i += 5000) ours.add(ids.subarray(i, i + 5000), new Uint8Array(Math.min(5000, N - i)).fill(RAW), matrix.subarray(i * DIMS, Math.min(N, i + 5000) * DIMS));
   });
@@ -204,16 +211,16 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   const oursPts: Point[] = [];
   for (const ef of ctx.quick ? [16, 64, 256] : EF_SWEEP) {
     // Reopened from its snapshot with a different search expansion (a constructor option).
-    const ix = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, expansionSearch: ef });
+    const ix = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, expansionSearch: ef, ...graph });
     oursPts.push({ ef, ...(await sweep((q) => Array.from(vsearch(ix, q, 'hnsw'), (id) => id - 1))) });
     ix.close();
   }
-  ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0 });
+  ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, ...graph });
   const oursExact = await sweep((q) => Array.from(vsearch(ours, q, 'exact'), (id) => id - 1));
   ours.close();
-  // The configuration the store ships: the index's own defaults (SpanStore.open passes only
-  // dims and scalar), i.e. an exact scan below its crossover, HNSW at the default ef above.
-  const shipped = newVec(vdir, { dims: DIMS, scalar: 'f16' });
+  // The configuration the store ships (its exactBelow and expansionSearch, from stats()):
+  // an exact scan below the crossover, HNSW at the store's ef above.
+  const shipped = newVec(vdir, { dims: DIMS, scalar: 'f16', ...graph, ...shippedOpts });
   const shippedStats = shipped.stats();
   const shippedHow = `${String(shippedStats.strategyRaw)}, exactBelow ${String(shippedStats.exactBelow)}, ef ${String(shippedStats.expansionSearch)}`;
   const shippedPt = await sweep((q) => Array.from(vsearch(shipped, q), (id) => id - 1));
@@ -228,7 +235,7 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   let usearchFile: string | undefined;
   if (peers) {
     const { Index, exactSearch, MetricKind } = require('usearch') as UsearchModule;
-    const cfg = { metric: 'cos', dimensions: DIMS, quantization: 'f16', connectivity: 16, expansion_add: 128 };
+    const cfg = { metric: 'cos', dimensions: DIMS, quantization: 'f16', connectivity: graph.connectivity, expansion_add: graph.expansionAdd };
     const build = new Index({ ...cfg, expansion_search: 64 });
     const keys = BigUint64Array.from({ length: N }, (_, i) => BigInt(i + 1));
     ctx.log(`usearch build of ${N} vectors (threads: 1)`);
