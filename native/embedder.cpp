@@ -1,5 +1,7 @@
 #include "embedder.h"
 
+#include "hash.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -34,14 +36,7 @@ constexpr uint64_t kFnvPrime = 0x100000001B3ull;
 
 /// FNV-1a is cheap per byte; its weak high-bit diffusion is fixed by the finalizer below
 /// (murmur3's fmix64), which every feature goes through before it picks a bucket and sign.
-inline uint64_t Fmix(uint64_t h) noexcept {
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 33;
-  return h;
-}
+inline uint64_t Fmix(uint64_t h) noexcept { return Fmix64(h); }
 
 inline uint64_t HashBytes(const unsigned char* p, size_t n) noexcept {
   uint64_t h = kFnvOffset;

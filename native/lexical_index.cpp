@@ -25,6 +25,7 @@
 #include <new>
 
 #include "crc32c.h"
+#include "hash.h"
 #include "errors.h"
 #include "io_seam.h"
 
@@ -37,14 +38,7 @@ inline uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) { return 
 
 // ---- hashing, varints, byte vectors ----------------------------------------------------
 
-inline uint64_t Mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
+inline uint64_t Mix(uint64_t h) { return Fmix64(h); }
 
 // Short keys dominate (a token is ~6 bytes): no memcpy call for the tail, one multiply per
 // 8 bytes, one full mix at the end.

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <thread>
 
+#include "crc32c.h"
 #include "embedder.h"
+#include "hash.h"
 #include "errors.h"
 #include "span_source.h"
 
@@ -75,7 +77,7 @@ class SnapshotWriter {
   SnapshotWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) { buf_.reserve(kBuf); }
   bool write(const void* data, size_t n) {
     const auto* p = static_cast<const unsigned char*>(data);
-    crc_ = VectorCrc32c(p, n, crc_);
+    crc_ = Crc32c(crc_, p, n);
     length_ += n;
     if (buf_.size() + n > kBuf && !flush()) return false;
     if (n >= kBuf) return put(p, n);
@@ -126,12 +128,7 @@ uint64_t VectorHash(const float* v, size_t dims) noexcept {
     h ^= h >> 29;
   }
   if (i < dims) h = (h ^ w[i]) * 0x100000001B3ull;
-  h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
-  h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ull;
-  h ^= h >> 33;
-  return h;
+  return Fmix64(h);
 }
 
 /// Writes v / |v| to out (zero stays zero: it has no direction, every distance to it is 1).
@@ -258,14 +255,14 @@ bool VectorIndex::try_load_snapshot(Namespace& ns) {
   std::memcpy(&payload_len, bytes + 40, 8);
   std::memcpy(&usearch_len, bytes + 48, 8);
   std::memcpy(&header_crc, bytes + 60, 4);
-  if (std::memcmp(bytes, kSnapMagic, 8) != 0 || header_crc != VectorCrc32c(bytes, 60) || version != kSnapVersion) {
+  if (std::memcmp(bytes, kSnapMagic, 8) != 0 || header_crc != Crc32c(0, bytes, 60) || version != kSnapVersion) {
     return reject("bad header" + Where(path, 0));
   }
   if (dims != options_.dims || bytes[16] != static_cast<uint8_t>(options_.scalar) || bytes[17] != ns.kind) {
     return reject("built for other dims, scalar kind or namespace");
   }
   if (payload_len != file_size - kSnapHeader) return reject("length does not match its header" + Where(path, file_size));
-  if (payload_crc != VectorCrc32c(bytes + kSnapHeader, payload_len)) return reject("payload CRC mismatch" + Where(path, kSnapHeader));
+  if (payload_crc != Crc32c(0, bytes + kSnapHeader, payload_len)) return reject("payload CRC mismatch" + Where(path, kSnapHeader));
   // The snapshot must be a prefix of the authoritative file: same count, same last id.
   if (count > store_->count(ns.kind)) return reject("covers vectors the vectors file does not hold");
   uint64_t expect_last = count == 0 ? kNoId : store_->id_of(ns.kind, count - 1);
@@ -667,7 +664,7 @@ void VectorIndex::save_snapshot(Namespace& ns) {
   std::memcpy(header + 32, &last, 8);
   std::memcpy(header + 40, &len, 8);
   std::memcpy(header + 48, &usearch_len, 8);
-  uint32_t hcrc = VectorCrc32c(header, 60);
+  uint32_t hcrc = Crc32c(0, header, 60);
   std::memcpy(header + 60, &hcrc, 4);
   if (::pwrite(fd, header, kSnapHeader, 0) != static_cast<ssize_t>(kSnapHeader)) {
     throw NativeError("IO_ERROR", "cannot write snapshot header: " + std::string(std::strerror(errno)) + Where(tmp, 0));

@@ -1,7 +1,6 @@
 #include "vector_store.h"
 
 #include <fcntl.h>
-#include <nmmintrin.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 
+#include "crc32c.h"
 #include "errors.h"
 
 namespace spanguard {
@@ -17,42 +17,6 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'G', 'V', 'E', 'C', 'T', '0', '1'};
 constexpr uint32_t kVersion = 1;
-
-struct Crc32cTable {
-  uint32_t t[256];
-  constexpr Crc32cTable() : t() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t[i] = c;
-    }
-  }
-};
-constexpr Crc32cTable kCrcTable{};
-
-uint32_t Crc32cSoft(const unsigned char* p, size_t n, uint32_t crc) noexcept {
-  for (size_t i = 0; i < n; ++i) crc = kCrcTable.t[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-  return crc;
-}
-
-__attribute__((target("sse4.2"))) uint32_t Crc32cHard(const unsigned char* p, size_t n, uint32_t crc) noexcept {
-  uint64_t c = crc;
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-    p += 8;
-    n -= 8;
-  }
-  uint32_t c32 = static_cast<uint32_t>(c);
-  while (n > 0) {
-    c32 = _mm_crc32_u8(c32, *p++);
-    --n;
-  }
-  return c32;
-}
-
-const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
 
 std::string Where(const std::string& path, uint64_t offset) {
   return " [file=" + path + " offset=" + std::to_string(offset) + "]";
@@ -97,18 +61,11 @@ bool TailIsTorn(int fd, uint64_t from, uint64_t file_size, size_t record_bytes, 
     uint32_t crc, rdims;
     std::memcpy(&crc, r.data() + record_bytes - 4, 4);
     std::memcpy(&rdims, r.data() + 12, 4);
-    if (rdims == dims && crc == VectorCrc32c(r.data(), record_bytes - 4)) return false;
+    if (rdims == dims && crc == Crc32c(0, r.data(), record_bytes - 4)) return false;
   }
   return true;
 }
 }  // namespace
-
-uint32_t VectorCrc32c(const void* data, size_t len, uint32_t crc) noexcept {
-  const auto* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  crc = kHaveSse42 ? Crc32cHard(p, len, crc) : Crc32cSoft(p, len, crc);
-  return ~crc;
-}
 
 void VectorFsyncOrThrow(int fd, const std::string& path) {
   if (::fsync(fd) != 0) {
@@ -179,7 +136,7 @@ void VectorStore::open_and_recover() {
     std::memcpy(header, kMagic, 8);
     std::memcpy(header + 8, &kVersion, 4);
     std::memcpy(header + 12, &dims_, 4);
-    uint32_t crc = VectorCrc32c(header, 28);
+    uint32_t crc = Crc32c(0, header, 28);
     std::memcpy(header + 28, &crc, 4);
     if (::ftruncate(fd_, 0) != 0) fail_io("cannot reset vectors file", 0, errno);
     if (!WriteFull(fd_, header, sizeof(header), 0)) fail_io("cannot write vectors header", 0, errno);
@@ -194,7 +151,7 @@ void VectorStore::open_and_recover() {
   std::memcpy(&stored_crc, header + 28, 4);
   std::memcpy(&version, header + 8, 4);
   std::memcpy(&file_dims, header + 12, 4);
-  if (std::memcmp(header, kMagic, 8) != 0 || stored_crc != VectorCrc32c(header, 28) || version != kVersion) {
+  if (std::memcmp(header, kMagic, 8) != 0 || stored_crc != Crc32c(0, header, 28) || version != kVersion) {
     ::close(fd_);
     fd_ = -1;
     throw NativeError("CORRUPT", "vectors file header is not valid (magic, version or CRC)" + Where(path_, 0));
@@ -238,7 +195,7 @@ void VectorStore::open_and_recover() {
                       : prev_last   ? id > ids_.back()
                                     : (id == ids_.back() && kind == prev_kind);
       bool ok = rdims == dims_ && (kind == kKindRaw || kind == kKindSummary) && (flags & ~kFlagLast) == 0 &&
-                order_ok && crc == VectorCrc32c(r, record_bytes_ - 4);
+                order_ok && crc == Crc32c(0, r, record_bytes_ - 4);
       if (!ok) {
         bad = true;
         break;
@@ -300,7 +257,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     r[10] = r[11] = 0;
     std::memcpy(r + 12, &dims_, 4);
     std::memcpy(r + 16, vectors + i * dims_, sizeof(float) * dims_);
-    uint32_t crc = VectorCrc32c(r, record_bytes_ - 4);
+    uint32_t crc = Crc32c(0, r, record_bytes_ - 4);
     std::memcpy(r + record_bytes_ - 4, &crc, 4);
   }
   const uint64_t at = bytes();
@@ -334,7 +291,7 @@ void VectorStore::read_chunk(uint64_t first_record, uint64_t count, unsigned cha
     const unsigned char* r = out + i * record_bytes_;
     uint32_t crc;
     std::memcpy(&crc, r + record_bytes_ - 4, 4);
-    if (crc != VectorCrc32c(r, record_bytes_ - 4)) {
+    if (crc != Crc32c(0, r, record_bytes_ - 4)) {
       throw NativeError("CORRUPT", "vector record failed its CRC after open" + Where(path_, offset + i * record_bytes_));
     }
   }

@@ -17,10 +17,6 @@
 
 namespace spanguard {
 
-/// CRC32C (Castagnoli), hardware-accelerated with SSE4.2 when the CPU has it. Named so it
-/// cannot collide with the log's own CRC helper.
-uint32_t VectorCrc32c(const void* data, size_t len, uint32_t crc = 0) noexcept;
-
 /// fsync that reports failure as FSYNC_FAILED, never retried (see VECTOR_FORMAT.md).
 void VectorFsyncOrThrow(int fd, const std::string& path);
 /// fsync of a directory, so a rename or a created file is durable.

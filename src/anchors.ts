@@ -84,8 +84,19 @@ export function perturb(fact: string, variant = 0): string {
   const ids = fact.match(/[A-Za-z_][A-Za-z0-9_]{3,}/g) ?? [];
   const longest = ids.sort((a, b) => b.length - a.length)[0];
   if (!longest) return `${fact} ${variant}7`;
-  const i = Math.floor(longest.length / 2);
+  // The letter nearest the middle, changed to another letter of the same case: never a
+  // `_` (turned into punctuation it would only split the identifier, which a tokenizer
+  // folds away) and never a case-only change (search is case-insensitive, so that would be
+  // the same value, not a never-stated one).
+  const mid = Math.floor(longest.length / 2);
+  let i = mid;
+  for (let d = 0; d < longest.length; d++) {
+    if (/[A-Za-z]/.test(longest[mid + d] ?? '')) { i = mid + d; break; }
+    if (/[A-Za-z]/.test(longest[mid - d] ?? '')) { i = mid - d; break; }
+  }
   const c = longest[i]!;
-  const swapped = c === 'q' ? 'z' : String.fromCharCode(((c.toLowerCase().charCodeAt(0) - 97 + 1 + variant) % 26) + 97);
+  const lower = c.toLowerCase();
+  const shifted = String.fromCharCode(((lower.charCodeAt(0) - 97 + 1 + (variant % 25)) % 26) + 97);
+  const swapped = c === lower ? shifted : shifted.toUpperCase();
   return fact.replace(longest, longest.slice(0, i) + swapped + longest.slice(i + 1));
 }

@@ -399,8 +399,7 @@ export class SpanStore {
         }
       }
     }
-    const summaryIds = new Set<number>();
-    for (const [id, e] of events) this.applyEvent(id, e, summaryIds);
+    for (const [id, e] of events) this.applyEvent(id, e);
     this.lastVerdictState = this.monitor.verdict().state;
     await this.catchUpIndexes();
     if (!this.options.readOnly) {
@@ -420,7 +419,7 @@ export class SpanStore {
   }
 
   /** Applies one event to the in-memory guard state and the verdict monitor. */
-  private applyEvent(id: number, e: GuardEvent, _seen?: Set<number>): void {
+  private applyEvent(id: number, e: GuardEvent): void {
     switch (e.type) {
       case 'pass':
         for (const [a, b] of e.evicted) for (let x = a; x <= b; x++) this.state.evicted.add(x);

@@ -64,17 +64,8 @@ export function realTurns(limit = Infinity): { turn: number; role: string; text:
   return turnsCache.slice(0, limit);
 }
 
-/** Deterministic PRNG (mulberry32) so oracle tests are reproducible. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32) so oracle tests are reproducible: the auditor's own. */
+export { prng as rng } from '../../src/audit.js';
 
 /** Opens a span log (the real one) in `dir`, durability none: these tests are about indexing. */
 export function openSpanLog(dir: string): NativeSpanLog {
