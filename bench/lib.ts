@@ -233,7 +233,9 @@ const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b
  */
 export function growthSvg(fits: Fit[], title: string): string {
   const W = 1180;
-  const H = 480 + 20 * fits.length + 40;
+  const legendBottom = 60 + 8 + 22 * fits.length;
+  const tableTop = Math.max(60 + 360 + 50, legendBottom + 30);
+  const H = tableTop + 20 * fits.length + 40;
   const plot = { x: 80, y: 60, w: 520, h: 360 };
   const ns = [...new Set(fits.flatMap((f) => f.points.map((p) => p.n)))].sort((a, b) => a - b);
   const minN = ns[0] ?? 1e4;
@@ -255,8 +257,8 @@ export function growthSvg(fits: Fit[], title: string): string {
     out.push(`<line x1="${lx(n)}" y1="${plot.y}" x2="${lx(n)}" y2="${plot.y + plot.h}" stroke="#ddd"/>`);
     out.push(`<text x="${lx(n)}" y="${plot.y + plot.h + 18}" text-anchor="middle">N = ${n.toExponential(0).replace('e+', 'e')}</text>`);
   }
-  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
-    const v = 10 ** e;
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) for (const m of [1, 2, 5]) {
+    const v = m * 10 ** e;
     if (v < lo || v > hi) continue;
     out.push(`<line x1="${plot.x}" y1="${ly(v)}" x2="${plot.x + plot.w}" y2="${ly(v)}" stroke="#ddd"/>`);
     out.push(`<text x="${plot.x - 6}" y="${ly(v) + 4}" text-anchor="end">${v}×</text>`);
@@ -279,7 +281,7 @@ export function growthSvg(fits: Fit[], title: string): string {
     out.push(`<rect x="${legendX}" y="${y - 9}" width="12" height="12" fill="${c}"/>`);
     out.push(`<text x="${legendX + 18}" y="${y + 1}">N^${f.exponent.toFixed(2)}  ${esc(f.label)}</text>`);
   });
-  let y = plot.y + plot.h + 50;
+  let y = tableTop;
   out.push(`<text x="${plot.x}" y="${y}" font-weight="bold">absolute cost per operation at each N, and the fitted exponent (log-log least squares)</text>`);
   y += 20;
   for (const f of fits) {
