@@ -44,8 +44,8 @@ export function writeGrowth(resultsDir: string, svgPath: string): Fit[] {
     path.join(resultsDir, 'growth.json'),
     JSON.stringify({ scales: runs.map((r) => ({ scale: r.scale, date: r.machineStart.date, loadavg: r.machineStart.loadavg })), fits }, null, 2),
   );
-  const dates = runs.map((r) => `${r.scale.toExponential(0)}: ${r.machineStart.date.slice(0, 16)}Z load ${r.machineStart.loadavg[0]}`).join('; ');
-  fs.writeFileSync(svgPath, growthSvg(fits, `spanguard: cost per operation vs session size N (${dates})`));
+  const dates = runs.map((r) => `N=${r.scale.toExponential(0).replace('e+', 'e')} ${r.machineStart.date.slice(0, 16).replace('T', ' ')} UTC, load ${r.machineStart.loadavg[0]}`).join('; ');
+  fs.writeFileSync(svgPath, growthSvg(fits, 'spanguard: cost per operation vs session size N', `runs: ${dates}`));
   console.log('\ngrowth (cost per op vs N, log-log least-squares exponent):');
   for (const f of fits) console.log(`  N^${f.exponent.toFixed(2).padStart(5)}  ${f.label}: ${f.points.map((p) => `${p.n.toExponential(0)} ${fmtValue(p.value, f.unit)}`).join(', ')}`);
   console.log(`  chart: ${path.relative(packageRoot, svgPath)}`);

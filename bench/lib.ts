@@ -231,12 +231,12 @@ const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b
  * value at the smallest N so flat lines (cost independent of session length) and rising ones
  * read at a glance; the legend gives the absolute figure at each N and the fitted exponent.
  */
-export function growthSvg(fits: Fit[], title: string): string {
+export function growthSvg(fits: Fit[], title: string, subtitle = ''): string {
   const W = 1180;
-  const legendBottom = 60 + 8 + 22 * fits.length;
-  const tableTop = Math.max(60 + 360 + 50, legendBottom + 30);
-  const H = tableTop + 20 * fits.length + 40;
-  const plot = { x: 80, y: 60, w: 520, h: 360 };
+  const legendBottom = 64 + 8 + 22 * fits.length;
+  const tableTop = Math.max(64 + 360 + 50, legendBottom + 30);
+  const H = tableTop + 20 * fits.length + 60;
+  const plot = { x: 80, y: 64, w: 520, h: 360 };
   const ns = [...new Set(fits.flatMap((f) => f.points.map((p) => p.n)))].sort((a, b) => a - b);
   const minN = ns[0] ?? 1e4;
   const maxN = ns[ns.length - 1] ?? 1e6;
@@ -250,7 +250,7 @@ export function growthSvg(fits: Fit[], title: string): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${plot.x}" y="30" font-size="15" font-weight="bold">${esc(title)}</text>`,
-    `<text x="${plot.x}" y="48" fill="#555">cost per operation relative to N=${minN.toExponential(0)} (log-log); dashed: N^1 (linear) reference</text>`,
+    `<text x="${plot.x}" y="46" fill="#555">cost per operation relative to N=${minN.toExponential(0)} (log-log); dashed: N^1 (linear) reference</text>`,
   ];
   // Grid: decades on both axes.
   for (const n of ns) {
@@ -284,6 +284,10 @@ export function growthSvg(fits: Fit[], title: string): string {
   let y = tableTop;
   out.push(`<text x="${plot.x}" y="${y}" font-weight="bold">absolute cost per operation at each N, and the fitted exponent (log-log least squares)</text>`);
   y += 20;
+  if (subtitle) {
+    out.push(`<text x="${plot.x}" y="${y}" fill="#555">${esc(subtitle)}</text>`);
+    y += 20;
+  }
   for (const f of fits) {
     const vals = f.points.map((p) => `${p.n.toExponential(0).replace('e+', 'e')}: ${fmtValue(p.value, f.unit)}`).join(' · ');
     out.push(`<text x="${plot.x}" y="${y}">${esc(`${f.label} — ${vals} — exponent ${f.exponent.toFixed(2)}`)}</text>`);
