@@ -105,7 +105,9 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   const threeWord: string[] = [];
   const longQ: string[] = [];
   const phrases: string[] = [];
-  for (let guard = 0; quotes.length < Q && guard < Q * 50; guard++) {
+  // 400 quotes in every mode: the recall check must not depend on --quick (latencies use Q).
+  const QQ = Math.max(Q, 400);
+  for (let guard = 0; quotes.length < QQ && guard < QQ * 50; guard++) {
     const src = Math.floor(r() * N);
     const t = texts[src]!;
     if (t.length < 80) continue;
@@ -164,7 +166,7 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     return { ids: best.map((b) => b.i), kth: min };
   };
   // JS brute force costs N·256 per query: fewer ground-truth queries at the large scales.
-  const truthQ = N >= 1e6 ? Math.min(Q, 100) : N >= 1e5 ? Math.min(Q, 200) : Q;
+  const truthQ = N >= 1e6 ? 100 : N >= 1e5 ? 200 : quotes.length;
   ctx.log(`brute-force ground truth for ${truthQ} queries over ${N} vectors`);
   const truth = queryVecs.slice(0, truthQ).map((v) => brute(v));
   const dot = (q: Float32Array, i: number) => {
