@@ -1,174 +1,192 @@
 /**
- * Span log benchmark (issue 2): append throughput per durability mode next to the physical
- * ceiling measured in the same run (sequential write() of the same bytes, memcpy, one
- * fdatasync), get latency, sequential scan, open + recovery of a large log.
+ * The span log (issue 2): append per durability mode next to the physical floor measured in
+ * the same run — sequential write() of the same number of bytes, memcpy of them, one
+ * write+fdatasync — then get latency and a sequential scan.
  *
- * Scales: BENCH_SCALE=design (10^4 turns / ~10^6 tokens, default) or large (10^6 turns /
- * ~10^8 tokens). Prints a table and writes bench/results/append-<scale>.json.
- *
- * Run after `npm run build` (it loads dist/native.js): compiled by the bench runner, or by
- * hand: npx tsc bench/append.bench.ts --outDir build/bench --module nodenext --target es2022
- * --moduleResolution nodenext --skipLibCheck, then node build/bench/append.bench.js (it
- * finds the package root from the working directory).
+ * Native-only paths go through the raw addon (`SpanLog`): the log is what is measured here,
+ * not the indexes (the public `appendMany` with both indexes is "ingest" in search.bench).
+ * The public `store.get` is measured too, since that is what users call.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { addon, type AppendColumns, type NativeSpanLog } from '../src/native.js';
+import type { BenchData } from './data.js';
+import { check, figure, latency, latencyAsync, pct, rng, wall, type Ctx } from './lib.js';
 
-import { pathToFileURL } from 'node:url';
-import { Bench } from 'tinybench';
+const ROLE = { user: 2, assistant: 3, tool: 4 } as const;
 
-type NativeModule = typeof import('../dist/native.js');
-const root = process.cwd();
-const { addon } = (await import(pathToFileURL(path.join(root, 'dist/native.js')).href)) as NativeModule;
-const native = addon();
-
-const scale = process.env.BENCH_SCALE === 'large' ? 'large' : 'design';
-const TURNS = scale === 'large' ? 1_000_000 : 10_000;
-const TEXT_BYTES = 400; // ~100 tokens per turn: 10^4 turns ~ 10^6 tokens
-const BATCH = 1000;
-
-const tmp = (tag: string) => fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-bench-${tag}-`));
-const text = 'rate limit 40 req/s; '.repeat(Math.ceil(TEXT_BYTES / 21)).slice(0, TEXT_BYTES);
-function cols(first: number, n: number) {
+export function columns(data: BenchData, from: number, n: number): AppendColumns {
+  const s = data.spans.slice(from, from + n);
   return {
-    kinds: new Uint8Array(n).fill(1),
-    flags: new Uint8Array(n),
-    roles: new Uint8Array(n).fill(2),
-    turnStart: Float64Array.from({ length: n }, (_, i) => first + i),
-    turnEnd: Float64Array.from({ length: n }, (_, i) => first + i),
-    timestamps: new Float64Array(n).fill(Date.now()),
-    tokens: new Uint32Array(n).fill(100),
-    texts: new Array<string>(n).fill(text),
-    metas: new Array<string | null>(n).fill(null),
+    kinds: new Uint8Array(s.length).fill(1),
+    flags: new Uint8Array(s.length),
+    roles: Uint8Array.from(s, (x) => ROLE[x.role]),
+    turnStart: Float64Array.from(s, (x) => x.turn),
+    turnEnd: Float64Array.from(s, (x) => x.turn),
+    timestamps: new Float64Array(s.length).fill(Date.now()),
+    tokens: new Uint32Array(s.length).fill(100),
+    texts: s.map((x) => x.text),
+    metas: new Array<string | null>(s.length).fill(null),
   };
 }
-const open = (dir: string, durability: number) =>
-  new native.SpanLog(dir, { readOnly: false, durability, segmentBytes: 64 << 20, maxTextBytes: 16 << 20 });
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-const rows: Record<string, number | string>[] = [];
-const record = (name: string, value: number, unit: string, ceiling?: number) =>
-  rows.push({ name, value: +value.toFixed(2), unit, ...(ceiling ? { ratio: +(value / ceiling).toFixed(3) } : {}) });
 
-// ---- physical ceilings, same run --------------------------------------------------------
-const RECORD_BYTES = 64 + TEXT_BYTES; // header + payload, as the log writes it
-const totalBytes = TURNS * RECORD_BYTES;
-const chunk = Buffer.alloc(1 << 20, 7);
-let t0 = performance.now();
-{
-  const fd = fs.openSync(path.join(tmp('write'), 'f'), 'w');
-  for (let done = 0; done < totalBytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, totalBytes - done));
-  fs.closeSync(fd);
+export function openLog(dir: string, durability: 0 | 1 | 2, readOnly = false): NativeSpanLog {
+  return new (addon().SpanLog)(dir, { readOnly, durability, segmentBytes: 64 << 20, maxTextBytes: 16 << 20 });
 }
-const writeMBs = totalBytes / (performance.now() - t0) / 1e3;
-record('ceiling: sequential write() 1 MiB chunks', writeMBs, 'MB/s');
-const dst = Buffer.alloc(1 << 20);
-t0 = performance.now();
-for (let done = 0; done < Math.max(totalBytes, 256 << 20); done += chunk.length) chunk.copy(dst);
-record('ceiling: memcpy', Math.max(totalBytes, 256 << 20) / (performance.now() - t0) / 1e3, 'MB/s');
-const fsyncs: number[] = [];
-{
-  const fd = fs.openSync(path.join(tmp('fsync'), 'f'), 'w');
-  const rec = Buffer.alloc(RECORD_BYTES, 1);
-  for (let i = 0; i < 200; i++) {
-    fs.writeSync(fd, rec);
-    const s = performance.now();
-    fs.fdatasyncSync(fd);
-    fsyncs.push(performance.now() - s);
+
+export interface AppendOut {
+  /** A closed log holding every span, appended under `none` (open.bench reopens it). */
+  logDir: string;
+  logBytes: number;
+  /** Text of the last record (open.bench tears it). */
+  lastText: string;
+  /** Append batch size, and the text of the record just before the last batch. */
+  batch: number;
+  beforeLastBatchText: string;
+}
+
+export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
+  const N = data.spans.length;
+  const BATCH = 1000;
+  const batches: AppendColumns[] = [];
+  for (let i = 0; i < N; i += BATCH) batches.push(columns(data, i, BATCH));
+
+  // ---- append, none: batches, page cache only --------------------------------------------
+  // Best of a few rounds on fresh directories: one round at 10^4 is ~10 ms, too short to
+  // trust once; at 10^6 one round is the measurement.
+  const rounds = N <= 1e4 ? (ctx.quick ? 3 : 5) : 1;
+  let best = Infinity;
+  let logDir = '';
+  let logBytes = 0;
+  for (let r = 0; r < rounds; r++) {
+    const dir = ctx.tmp('log-none');
+    const log = openLog(dir, 0);
+    const [, ms] = await wall(async () => {
+      for (const b of batches) await log.append(b);
+    });
+    logBytes = log.stats().bytes;
+    await log.close();
+    if (ms < best) best = ms;
+    if (r === rounds - 1) logDir = dir;
+    else fs.rmSync(dir, { recursive: true, force: true });
   }
-  fs.closeSync(fd);
-}
-const fsyncP50us = pct(fsyncs, 0.5) * 1000;
-record('ceiling: one write+fdatasync p50', fsyncP50us, 'us');
-// The group ceiling: a sync that carries 64 records (on this VM fdatasync time grows with
-// the bytes it flushes, so the single-record figure would overstate the ceiling).
-const fsyncs64: number[] = [];
-{
-  const fd = fs.openSync(path.join(tmp('fsync64'), 'f'), 'w');
-  const rec = Buffer.alloc(RECORD_BYTES * 64, 1);
-  for (let i = 0; i < 100; i++) {
-    fs.writeSync(fd, rec);
-    const s = performance.now();
-    fs.fdatasyncSync(fd);
-    fsyncs64.push(performance.now() - s);
+  ctx.info.logBytesPerSpan = logBytes / N;
+
+  // ---- the physical floor, same bytes --------------------------------------------------
+  const chunk = Buffer.alloc(1 << 20, 0x61);
+  let writeBest = Infinity;
+  for (let r = 0; r < rounds; r++) {
+    const f = path.join(ctx.tmp('write'), 'f');
+    const [, ms] = await wall(() => {
+      const fd = fs.openSync(f, 'w', 0o600);
+      for (let done = 0; done < logBytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, logBytes - done));
+      fs.closeSync(fd);
+    });
+    fs.rmSync(f);
+    writeBest = Math.min(writeBest, ms);
   }
-  fs.closeSync(fd);
-}
-const fsync64P50us = pct(fsyncs64, 0.5) * 1000;
-record('ceiling: write of 64 records + fdatasync p50', fsync64P50us, 'us');
-
-// ---- append, none ------------------------------------------------------------------------
-const noneDir = tmp('none');
-{
-  const log = open(noneDir, 0);
-  const batches = Array.from({ length: TURNS / BATCH }, (_, b) => cols(1 + b * BATCH, BATCH));
-  t0 = performance.now();
-  for (const c of batches) await log.append(c);
-  const ms = performance.now() - t0;
-  record(`append none, batches of ${BATCH}`, TURNS / ms * 1000, 'spans/s');
-  record('append none bandwidth', log.stats().bytes / ms / 1e3, 'MB/s', writeMBs);
-  await log.close();
-}
-
-// ---- append, sync: single-span appends ----------------------------------------------------
-{
-  const log = open(tmp('sync'), 2);
-  const lat: number[] = [];
-  for (let i = 0; i < 300; i++) {
-    const c = cols(i + 1, 1);
-    const s = performance.now();
-    await log.append(c);
-    lat.push(performance.now() - s);
-  }
-  record('append sync, 1 span, p50', pct(lat, 0.5) * 1000, 'us');
-  record('append sync p50 / fdatasync p50', (pct(lat, 0.5) * 1000) / fsyncP50us, 'x');
-  await log.close();
-}
-
-// ---- append, group: 64 concurrent appenders -----------------------------------------------
-{
-  const log = open(tmp('group'), 1);
-  let turn = 1;
-  let done = 0;
-  const until = performance.now() + 3000;
-  const lane = async () => {
-    while (performance.now() < until) {
-      await log.append(cols(turn, 1));
-      turn++;
-      done++;
-    }
-  };
-  t0 = performance.now();
-  await Promise.all(Array.from({ length: 64 }, lane));
-  // Ceiling: 64 appenders each waiting on its own durability can finish at most 64 spans per
-  // fdatasync of 64 records.
-  record('append group, 64 appenders x 1 span', done / (performance.now() - t0) * 1000, 'durable spans/s', 64 / (fsync64P50us / 1e6));
-  await log.close();
-}
-
-// ---- reads ---------------------------------------------------------------------------------
-{
-  t0 = performance.now();
-  const log = open(noneDir, 0);
-  record(`open + recovery of ${TURNS} spans`, performance.now() - t0, 'ms');
-  const bench = new Bench({ time: 1000 });
-  let k = 0;
-  bench.add('get', () => {
-    k = (k + 7919) % TURNS;
-    log.get(k + 1);
+  const writeMBs = logBytes / writeBest / 1e3;
+  const dst = Buffer.alloc(1 << 20);
+  const copyBytes = Math.max(logBytes, 256 << 20);
+  const [, copyMs] = await wall(() => {
+    for (let done = 0; done < copyBytes; done += chunk.length) chunk.copy(dst);
   });
-  await bench.run();
-  const lat = (bench.tasks[0]!.result as unknown as { latency: { p50: number; p99: number } }).latency;
-  record('get p50', lat.p50 * 1000, 'us');
-  record('get p99', lat.p99 * 1000, 'us');
-  t0 = performance.now();
-  let bytes = 0;
-  for (let id = 1; id <= TURNS; id += BATCH) for (const s of log.scan(id, BATCH)) bytes += s.text.length;
-  record('sequential scan (text copied out)', bytes / (performance.now() - t0) / 1e3, 'MB/s');
-  await log.close();
-}
+  const memcpyMBs = copyBytes / copyMs / 1e3;
+  const fsyncUs: number[] = [];
+  {
+    const fd = fs.openSync(path.join(ctx.tmp('fsync'), 'f'), 'w', 0o600);
+    const rec = Buffer.alloc(Math.round(logBytes / N), 1);
+    for (let i = 0; i < (ctx.quick ? 60 : 200); i++) {
+      fs.writeSync(fd, rec);
+      const t = performance.now();
+      fs.fdatasyncSync(fd);
+      fsyncUs.push((performance.now() - t) * 1000);
+    }
+    fs.closeSync(fd);
+  }
+  const fsyncP50 = pct(fsyncUs, 0.5);
+  ctx.info.floor = { writeMBs, memcpyMBs, fdatasyncP50us: fsyncP50, fdatasyncP99us: pct(fsyncUs, 0.99) };
 
-console.table(rows);
-const out = path.join(root, 'bench/results');
-fs.mkdirSync(out, { recursive: true });
-fs.writeFileSync(path.join(out, `append-${scale}.json`), JSON.stringify({ scale, turns: TURNS, node: process.version, rows }, null, 2));
+  const noneMBs = logBytes / best / 1e3;
+  figure(ctx, { group: 'log', key: 'append.none.MBs', label: `append none, batches of ${BATCH} (MB/s)`, value: noneMBs, unit: 'MB/s', better: 'higher', peer: { label: 'write() 1 MiB chunks', value: writeMBs } });
+  figure(ctx, { group: 'log', key: 'append.none.spans', label: `append none, batches of ${BATCH} (spans/s)`, value: (N / best) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
+  figure(ctx, { group: 'log', key: 'append.none.perSpan', label: 'append none, cost per span', value: (best * 1000) / N, unit: 'µs', better: 'lower', growth: true, peer: { label: 'write() same bytes', value: (writeBest * 1000) / N } });
+  figure(ctx, { group: 'log', key: 'floor.memcpy', label: 'floor: memcpy (Buffer.copy)', value: memcpyMBs, unit: 'MB/s', better: 'higher' });
+
+  // ---- append, sync: one span per call, each durable before it resolves -----------------
+  {
+    const log = openLog(ctx.tmp('log-sync'), 2);
+    let i = 0;
+    const one = batches.length > 0 ? Array.from({ length: 64 }, (_, j) => columns(data, j, 1)) : [];
+    let turn = 1;
+    const lat = await latencyAsync(ctx.quick ? 60 : 200, async () => {
+      const c = one[i++ % one.length]!;
+      c.turnStart[0] = c.turnEnd[0] = turn++;
+      await log.append(c);
+    });
+    await log.close();
+    figure(ctx, { group: 'log', key: 'append.sync', label: 'append sync, 1 span per call', value: lat.p50, p99: lat.p99, unit: 'µs', better: 'lower', peer: { label: 'one write+fdatasync', value: fsyncP50, p99: pct(fsyncUs, 0.99) }, note: 'target p50 ≤ 1.5× fdatasync' });
+  }
+
+  // ---- append, sync: batches of 1000, one fdatasync each ---------------------------------
+  {
+    const log = openLog(ctx.tmp('log-sync-batch'), 2);
+    const nb = Math.min(batches.length, ctx.quick ? 3 : 10);
+    const [, ms] = await wall(async () => {
+      for (let i = 0; i < nb; i++) await log.append(batches[i]!);
+    });
+    await log.close();
+    figure(ctx, { group: 'log', key: 'append.sync.batch', label: `append sync, batches of ${BATCH}`, value: ((nb * BATCH) / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: `${BATCH} spans per fdatasync`, value: BATCH / (fsyncP50 / 1e6) } });
+  }
+
+  // ---- append, group: 64 concurrent appenders, 1 span each, each durable on resolve ------
+  {
+    const log = openLog(ctx.tmp('log-group'), 1);
+    const one = Array.from({ length: 64 }, (_, j) => columns(data, j, 1));
+    let turn = 1;
+    let done = 0;
+    const until = performance.now() + (ctx.quick ? 1000 : 3000);
+    const lane = async (k: number) => {
+      while (performance.now() < until) {
+        const c = one[k]!;
+        // Turn numbers must not go backwards across lanes: take the next one at submit time.
+        c.turnStart[0] = c.turnEnd[0] = turn++;
+        await log.append(c);
+        done++;
+      }
+    };
+    const [, ms] = await wall(() => Promise.all(Array.from({ length: 64 }, (_, k) => lane(k))));
+    await log.close();
+    // The floor for 64 appenders that each wait for their own durability: 64 spans per
+    // fdatasync at best.
+    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per fdatasync', value: 64 / (fsyncP50 / 1e6) }, note: 'target ≥ 200 k/s' });
+  }
+
+  // ---- reads: get and scan on the full log ------------------------------------------------
+  {
+    const log = openLog(logDir, 0, true);
+    const first = log.firstId();
+    const r = rng(7);
+    const ids = Array.from({ length: 4096 }, () => first + Math.floor(r() * N));
+    let i = 0;
+    const lat = await latency(ctx.quick ? 5000 : 50000, () => log.get(ids[i++ & 4095]!), 1000);
+    figure(ctx, { group: 'log', key: 'get', label: 'get by id (raw addon)', value: lat.p50, p99: lat.p99, unit: 'µs', better: 'lower', growth: true, note: 'target p50 < 2 µs' });
+    // Spot check: what comes back is what went in.
+    let bad = 0;
+    for (let k = 0; k < 200; k++) {
+      const id = ids[k]!;
+      if (log.get(id)?.text !== data.spans[id - first]!.text) bad++;
+    }
+    check(ctx, 'log get returns the appended text verbatim', bad === 0, `${200 - bad}/200 spot checks byte-identical`);
+    const [bytes, ms] = await wall(() => {
+      let b = 0;
+      for (let id = first; id < first + N; id += BATCH) for (const s of log.scan(id, BATCH)) b += Buffer.byteLength(s.text);
+      return b;
+    });
+    figure(ctx, { group: 'log', key: 'scan.MBs', label: 'sequential scan, text copied out (MB/s)', value: bytes / ms / 1e3, unit: 'MB/s', better: 'higher', peer: { label: 'memcpy', value: memcpyMBs } });
+    figure(ctx, { group: 'log', key: 'scan.perSpan', label: 'sequential scan, cost per span', value: (ms * 1000) / N, unit: 'µs', better: 'lower', growth: true });
+    await log.close();
+  }
+  const lastBatch = N % BATCH || BATCH;
+  return { logDir, logBytes, lastText: data.spans[N - 1]!.text, batch: lastBatch, beforeLastBatchText: data.spans[N - lastBatch - 1]!.text };
+}

@@ -1,0 +1,153 @@
+/**
+ * Bench data: N transcript spans of ~100 tokens (~400 characters) each.
+ *
+ * Real turns first: every `*.jsonl.gz` with a `text` field under ../shared/data/ (or
+ * $SPANGUARD_DATA), in file order, each turn cut at whitespace into ~400-character pieces —
+ * the issue's "~100 tokens per turn", so 10^4 spans ≈ 10^6 tokens. When the real pieces run
+ * out (about 1.3·10^5 here) or there is no data directory, a deterministic generator writes
+ * transcript-like turns (prose, shell commands, tool output with numbers, paths,
+ * identifiers, config values). `--data gen` forces the generator for every span.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { packageRoot } from '../src/native.js';
+import { rng } from './lib.js';
+
+export interface BenchSpan {
+  turn: number;
+  role: 'user' | 'assistant' | 'tool';
+  text: string;
+}
+
+export interface BenchData {
+  spans: BenchSpan[];
+  real: number;
+  generated: number;
+  sources: string[];
+  chars: number;
+}
+
+const PIECE = 400;
+
+function cut(text: string, out: string[]): void {
+  let s = 0;
+  while (s < text.length) {
+    let e = Math.min(text.length, s + PIECE);
+    if (e < text.length && text.length - e > PIECE / 4) {
+      const ws = text.lastIndexOf(' ', e);
+      if (ws > s + PIECE * 0.75) e = ws + 1;
+    } else e = text.length;
+    out.push(text.slice(s, e));
+    s = e;
+  }
+}
+
+function realFiles(): string[] {
+  const dir = process.env.SPANGUARD_DATA ?? path.resolve(packageRoot, '..', 'shared', 'data');
+  if (!fs.existsSync(dir)) return [];
+  const files: string[] = [];
+  for (const d of fs.readdirSync(dir).sort()) {
+    const sub = path.join(dir, d);
+    if (!fs.statSync(sub).isDirectory()) continue;
+    for (const f of fs.readdirSync(sub).sort()) if (f.endsWith('.jsonl.gz')) files.push(path.join(sub, f));
+  }
+  // miniswe first: the larger, more varied set (500 different repositories).
+  return files.sort((a, b) => Number(b.includes('miniswe')) - Number(a.includes('miniswe')));
+}
+
+export function loadData(n: number, mode: 'auto' | 'gen' = 'auto'): BenchData {
+  const spans: BenchSpan[] = [];
+  const sources: string[] = [];
+  if (mode === 'auto') {
+    for (const file of realFiles()) {
+      if (spans.length >= n) break;
+      sources.push(path.relative(path.resolve(packageRoot, '..'), file));
+      const lines = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').split('\n');
+      for (const line of lines) {
+        if (spans.length >= n) break;
+        if (!line) continue;
+        const t = JSON.parse(line) as { text?: string; role?: string };
+        if (typeof t.text !== 'string' || t.text.length === 0) continue;
+        const role = t.role === 'user' ? 'user' : t.role === 'tool' ? 'tool' : 'assistant';
+        const pieces: string[] = [];
+        cut(t.text, pieces);
+        for (const p of pieces) if (spans.length < n && p.isWellFormed()) spans.push({ turn: spans.length + 1, role, text: p });
+      }
+    }
+  }
+  const real = spans.length;
+  if (spans.length < n) sources.push('generator');
+  const gen = generator(0x5eed + real);
+  while (spans.length < n) spans.push({ turn: spans.length + 1, ...gen() });
+  let chars = 0;
+  for (const s of spans) chars += s.text.length;
+  return { spans, real, generated: n - real, sources, chars };
+}
+
+// ------------------------------------------------------------------ generator
+
+const WORDS =
+  'the a of to in and is for that this with on as it be by we from are at or an was not but should will test file function value error call return check config update run build module output request limit server client cache index query result missing case handle fix change add remove line path type list string number default before after because when then so now first next also only still'.split(
+    ' ',
+  );
+const IDENTS = ['parseConfig', 'load_settings', 'RateLimiter', 'retry_after', 'maxConnections', 'user_id', 'SpanStore', 'flush_interval', 'HttpClient', 'token_budget', 'compactWindow', 'embed_batch'];
+const DIRS = ['src', 'lib', 'tests', 'pkg', 'internal', 'app', 'core', 'utils', 'api', 'cmd'];
+const EXTS = ['.py', '.ts', '.go', '.rs', '.json', '.yaml', '.md'];
+const UNITS = ['req/s', 'ms', 'MiB', 'GB', 's', '%', 'tokens', 'rows', 'KB/s', 'threads'];
+const ERRORS = ['ECONNRESET', 'ENOENT', 'E0382', 'TypeError', 'KeyError', 'HTTP 429', 'SIGSEGV', 'AssertionError'];
+
+/** Deterministic transcript-like turns; every random choice comes from one seeded PRNG. */
+export function generator(seed: number): () => Omit<BenchSpan, 'turn'> {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  const word = () => (r() < 0.15 ? `${pick(WORDS)}${int(2, 999)}` : r() < 0.1 ? pick(IDENTS) : pick(WORDS));
+  const hex = () => int(0, 0xffffff).toString(16).padStart(6, '0');
+  const file = () => `${pick(DIRS)}/${pick(DIRS)}/${pick(IDENTS).replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/^_/, '')}_${int(1, 99)}${pick(EXTS)}`;
+  const sentence = () => {
+    const n = int(8, 18);
+    const w = Array.from({ length: n }, word);
+    w[0] = w[0]!.charAt(0).toUpperCase() + w[0]!.slice(1);
+    return `${w.join(' ')}.`;
+  };
+  const fill = (parts: string[], target: number, more: () => string) => {
+    while (parts.join('\n').length < target) parts.push(more());
+    return parts.join('\n').slice(0, target + 40);
+  };
+  return () => {
+    const kind = r();
+    const target = int(300, 480);
+    if (kind < 0.3) return { role: 'assistant', text: fill([], target, sentence) };
+    if (kind < 0.4)
+      return {
+        role: 'user',
+        text: fill([`Please ${pick(WORDS)} ${pick(IDENTS)} in ${file()}: the ${pick(WORDS)} must stay at most ${int(1, 500)} ${pick(UNITS)}.`], target, sentence),
+      };
+    if (kind < 0.6)
+      return {
+        role: 'assistant',
+        text: fill([`$ ${pick(['grep -rn', 'cat', 'pytest -q', 'sed -n 1,80p', 'ls -la', 'git diff'])} ${file()}`], target, () =>
+          r() < 0.5 ? sentence() : `${pick(IDENTS)} = ${int(0, 100000)}  # ${pick(WORDS)} ${pick(WORDS)}`,
+        ),
+      };
+    if (kind < 0.85)
+      return {
+        role: 'tool',
+        text: fill([], target, () => {
+          const x = r();
+          if (x < 0.3) return `${file()}:${int(1, 2000)}: ${pick(IDENTS)}(${pick(WORDS)}, ${int(0, 4096)})`;
+          if (x < 0.5) return `${int(1, 400)} passed, ${int(0, 9)} failed, ${int(0, 20)} skipped in ${(r() * 90).toFixed(2)}s`;
+          if (x < 0.65) return `${pick(ERRORS)}: ${pick(WORDS)} ${pick(WORDS)} at ${file()} line ${int(1, 900)} (0x${hex()})`;
+          if (x < 0.8) return `${pick(IDENTS)}: ${int(1, 9999)} ${pick(UNITS)}, p99 ${(r() * 50).toFixed(1)} ms, commit ${hex()}${hex()}`;
+          return `${pick(WORDS)}_${pick(WORDS)}: ${r() < 0.5 ? int(0, 65535) : `"${pick(WORDS)}-${int(1, 99)}"`}`;
+        }),
+      };
+    return {
+      role: 'tool',
+      text: fill([`{"${pick(IDENTS)}": ${int(0, 1000)}, "path": "/${file()}", "version": "v${int(0, 9)}.${int(0, 40)}.${int(0, 20)}"}`], target, () =>
+        `  "${pick(IDENTS)}": ${r() < 0.5 ? int(0, 99999) : `"${pick(WORDS)} ${pick(WORDS)}"`},`,
+      ),
+    };
+  };
+}

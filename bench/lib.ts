@@ -1,0 +1,320 @@
+/**
+ * Shared bench machinery: timing (tinybench), figure rows with their peer ratio, correctness
+ * checks that fail the run, the terminal table, JSON, the log-log growth fit and the SVG
+ * growth chart. Everything a bench file needs goes through a `Ctx`, so the runner sees every
+ * figure and every check in one place.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Bench } from 'tinybench';
+
+export interface Figure {
+  /** Section: log, open, retrieval, guard, memory. */
+  group: string;
+  /** Stable key (used by the growth fit across scales). */
+  key: string;
+  label: string;
+  value: number;
+  unit: string;
+  /** Lower is better (latencies) or higher is better (throughputs); sets how the ratio reads. */
+  better: 'lower' | 'higher';
+  p99?: number;
+  peer?: { label: string; value: number; p99?: number };
+  /** ours / peer, in the figure's own unit (so <1 is faster for latencies, >1 for throughputs). */
+  ratio?: number;
+  /** True when this figure is a per-op cost meant for the growth chart. */
+  growth?: boolean;
+  note?: string;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** A finding worth a reviewer's eye that is not a wrong answer (e.g. a fail-closed false alarm): WARN, never fails the run. */
+  warnOnly?: boolean;
+}
+
+export interface Ctx {
+  scale: number;
+  quick: boolean;
+  /** Queries per latency figure (tinybench iterations); fewer under --quick. */
+  queries: number;
+  tmp: (tag: string) => string;
+  figures: Figure[];
+  checks: Check[];
+  info: Record<string, unknown>;
+  log: (msg: string) => void;
+}
+
+export function makeCtx(scale: number, quick: boolean): Ctx {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-bench-${scale}-`));
+  let n = 0;
+  return {
+    scale,
+    quick,
+    queries: quick ? 100 : 400,
+    tmp: (tag) => {
+      const d = path.join(root, `${tag}-${n++}`);
+      fs.mkdirSync(d, { recursive: true });
+      return d;
+    },
+    figures: [],
+    checks: [],
+    info: { tmpRoot: root },
+    log: (msg) => process.stderr.write(`  [${new Date().toISOString().slice(11, 19)}] ${msg}\n`),
+  };
+}
+
+export function cleanup(ctx: Ctx): void {
+  fs.rmSync(String(ctx.info.tmpRoot), { recursive: true, force: true });
+}
+
+export function figure(ctx: Ctx, f: Omit<Figure, 'ratio'>): Figure {
+  const out: Figure = { ...f };
+  if (f.peer && f.peer.value > 0) out.ratio = f.value / f.peer.value;
+  ctx.figures.push(out);
+  return out;
+}
+
+export function check(ctx: Ctx, name: string, ok: boolean, detail: string, warnOnly = false): void {
+  ctx.checks.push({ name, ok, detail, ...(warnOnly ? { warnOnly } : {}) });
+  ctx.log(`${status({ ok, warnOnly })} ${name}: ${detail}`);
+}
+
+export const status = (c: { ok: boolean; warnOnly?: boolean }): string => (c.ok ? 'PASS' : c.warnOnly ? 'WARN' : 'FAIL');
+
+export interface Latency {
+  p50: number; // microseconds
+  p99: number;
+  mean: number;
+  n: number;
+}
+
+/**
+ * Latency of `fn` over `iterations` calls with tinybench (µs). `fn` usually walks a query
+ * list with a cursor, so every iteration is a different query; a short warm-up first so JIT
+ * and page cache are not what is measured.
+ */
+export async function latency(iterations: number, fn: () => unknown, warmup = Math.min(20, iterations)): Promise<Latency> {
+  const bench = new Bench({ time: 0, iterations, warmupIterations: warmup, warmupTime: 0, throws: true });
+  bench.add('x', fn as () => void);
+  await bench.run();
+  const r = bench.tasks[0]!.result;
+  if (!r || !('latency' in r)) throw new Error(`tinybench: task did not complete (${r?.state})`);
+  return { p50: r.latency.p50 * 1000, p99: r.latency.p99 * 1000, mean: r.latency.mean * 1000, n: r.latency.samplesCount };
+}
+
+/** Same, for async functions (tinybench awaits each call). */
+export async function latencyAsync(iterations: number, fn: () => Promise<unknown>, warmup = Math.min(10, iterations)): Promise<Latency> {
+  const bench = new Bench({ time: 0, iterations, warmupIterations: warmup, warmupTime: 0, throws: true });
+  bench.add('x', fn);
+  await bench.run();
+  const r = bench.tasks[0]!.result;
+  if (!r || !('latency' in r)) throw new Error(`tinybench: task did not complete (${r?.state})`);
+  return { p50: r.latency.p50 * 1000, p99: r.latency.p99 * 1000, mean: r.latency.mean * 1000, n: r.latency.samplesCount };
+}
+
+/**
+ * Wall time of one long operation (ingest, open, a whole session): these run once per scale,
+ * so tinybench's repeated-sample machinery does not apply; measured with the same clock.
+ */
+export async function wall<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
+  const t0 = performance.now();
+  const r = await fn();
+  return [r, performance.now() - t0]; // ms
+}
+
+export function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
+}
+
+export function dirBytes(dir: string): number {
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    total += e.isDirectory() ? dirBytes(p) : fs.statSync(p).size;
+  }
+  return total;
+}
+
+/** Peak RSS of this process so far, bytes (getrusage ru_maxrss). */
+export const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
+
+/** A seeded PRNG (mulberry32) so queries are the same on every run. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ------------------------------------------------------------------ formatting
+
+export function fmtValue(v: number, unit: string): string {
+  if (!Number.isFinite(v)) return String(v);
+  if (unit === 'µs') {
+    if (v >= 1e6) return `${(v / 1e6).toFixed(2)} s`;
+    if (v >= 1000) return `${(v / 1000).toFixed(2)} ms`;
+    return `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs`;
+  }
+  if (unit === 'ms') return v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(v < 10 ? 2 : 1)} ms`;
+  const abs = Math.abs(v);
+  const num = abs >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : abs >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : abs >= 1e4 ? `${(v / 1e3).toFixed(1)} k` : abs >= 100 ? v.toFixed(0) : abs >= 1 ? v.toFixed(2) : v.toFixed(3);
+  return `${num.replace(/ $/, '')}${num.endsWith(' ') ? '' : ' '}${unit}`.replace(/ +/g, ' ');
+}
+
+function fmtRatio(f: Figure): string {
+  if (f.ratio === undefined) return '';
+  // Phrase the ratio the way it reads: "0.42× (faster)" for costs, "2.1× (more)" for rates.
+  const good = f.better === 'lower' ? f.ratio <= 1 : f.ratio >= 1;
+  return `${f.ratio.toFixed(f.ratio < 0.1 ? 3 : 2)}× ${good ? '✓' : '✗'}`;
+}
+
+/** The terminal table (also used verbatim in the README). */
+export function table(figs: Figure[]): string {
+  const rows = figs.map((f) => [
+    f.group,
+    f.label,
+    fmtValue(f.value, f.unit) + (f.p99 !== undefined ? ` / ${fmtValue(f.p99, f.unit)}` : ''),
+    f.peer ? `${f.peer.label}: ${fmtValue(f.peer.value, f.unit)}${f.peer.p99 !== undefined ? ` / ${fmtValue(f.peer.p99, f.unit)}` : ''}` : '',
+    fmtRatio(f),
+  ]);
+  const head = ['group', 'figure', 'ours (p50 / p99)', 'peer (same run)', 'ours/peer'];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(w[i]!)).join(' | ')} |`;
+  return [line(head), `|${w.map((x) => '-'.repeat(x + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+// ------------------------------------------------------------------ growth
+
+export interface Fit {
+  key: string;
+  label: string;
+  unit: string;
+  points: { n: number; value: number }[];
+  /** cost ∝ N^exponent, least squares on log-log. */
+  exponent: number;
+  r2: number;
+}
+
+/** Least-squares slope of log(value) against log(n). */
+export function fitExponent(points: { n: number; value: number }[]): { exponent: number; r2: number } {
+  const xs = points.map((p) => Math.log(p.n));
+  const ys = points.map((p) => Math.log(Math.max(p.value, 1e-12)));
+  const n = xs.length;
+  if (n < 2) return { exponent: NaN, r2: NaN };
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i]! - mx) * (ys[i]! - my);
+    sxx += (xs[i]! - mx) ** 2;
+    syy += (ys[i]! - my) ** 2;
+  }
+  const slope = sxx > 0 ? sxy / sxx : NaN;
+  return { exponent: slope, r2: syy > 0 ? (sxy * sxy) / (sxx * syy) : 1 };
+}
+
+const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22', '#393b79', '#637939'];
+
+/**
+ * A log-log chart of cost per operation against N, one line per operation, normalised to its
+ * value at the smallest N so flat lines (cost independent of session length) and rising ones
+ * read at a glance; the legend gives the absolute figure at each N and the fitted exponent.
+ */
+export function growthSvg(fits: Fit[], title: string, subtitle = ''): string {
+  const W = 1180;
+  const legendBottom = 64 + 8 + 22 * fits.length;
+  const tableTop = Math.max(64 + 360 + 50, legendBottom + 30);
+  const H = tableTop + 20 * fits.length + 60;
+  const plot = { x: 80, y: 64, w: 520, h: 360 };
+  const ns = [...new Set(fits.flatMap((f) => f.points.map((p) => p.n)))].sort((a, b) => a - b);
+  const minN = ns[0] ?? 1e4;
+  const maxN = ns[ns.length - 1] ?? 1e6;
+  const rel = fits.flatMap((f) => f.points.map((p) => p.value / f.points[0]!.value));
+  const lo = Math.min(0.5, ...rel);
+  const hi = Math.max(20, ...rel);
+  const lx = (n: number) => plot.x + ((Math.log10(n) - Math.log10(minN)) / Math.max(1e-9, Math.log10(maxN) - Math.log10(minN))) * plot.w;
+  const ly = (v: number) => plot.y + plot.h - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * plot.h;
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${plot.x}" y="30" font-size="15" font-weight="bold">${esc(title)}</text>`,
+    `<text x="${plot.x}" y="46" fill="#555">cost per operation relative to N=${minN.toExponential(0)} (log-log); dashed: N^1 (linear) reference</text>`,
+  ];
+  // Grid: decades on both axes.
+  for (const n of ns) {
+    out.push(`<line x1="${lx(n)}" y1="${plot.y}" x2="${lx(n)}" y2="${plot.y + plot.h}" stroke="#ddd"/>`);
+    out.push(`<text x="${lx(n)}" y="${plot.y + plot.h + 18}" text-anchor="middle">N = ${n.toExponential(0).replace('e+', 'e')}</text>`);
+  }
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) for (const m of [1, 2, 5]) {
+    const v = m * 10 ** e;
+    if (v < lo || v > hi) continue;
+    out.push(`<line x1="${plot.x}" y1="${ly(v)}" x2="${plot.x + plot.w}" y2="${ly(v)}" stroke="#ddd"/>`);
+    out.push(`<text x="${plot.x - 6}" y="${ly(v) + 4}" text-anchor="end">${v}×</text>`);
+  }
+  out.push(`<rect x="${plot.x}" y="${plot.y}" width="${plot.w}" height="${plot.h}" fill="none" stroke="#333"/>`);
+  // Linear-growth reference through (minN, 1).
+  out.push(`<line x1="${lx(minN)}" y1="${ly(1)}" x2="${lx(maxN)}" y2="${ly(Math.min(hi, maxN / minN))}" stroke="#999" stroke-dasharray="6 4"/>`);
+  fits.forEach((f, i) => {
+    const c = PALETTE[i % PALETTE.length]!;
+    const base = f.points[0]!.value;
+    const pts = f.points.map((p) => `${lx(p.n).toFixed(1)},${ly(p.value / base).toFixed(1)}`);
+    out.push(`<polyline points="${pts.join(' ')}" fill="none" stroke="${c}" stroke-width="2"/>`);
+    for (const p of f.points) out.push(`<circle cx="${lx(p.n).toFixed(1)}" cy="${ly(p.value / base).toFixed(1)}" r="3" fill="${c}"/>`);
+  });
+  // Legend to the right, then the absolute numbers below the plot.
+  const legendX = plot.x + plot.w + 20;
+  fits.forEach((f, i) => {
+    const c = PALETTE[i % PALETTE.length]!;
+    const y = plot.y + 8 + i * 22;
+    out.push(`<rect x="${legendX}" y="${y - 9}" width="12" height="12" fill="${c}"/>`);
+    out.push(`<text x="${legendX + 18}" y="${y + 1}">N^${f.exponent.toFixed(2)}  ${esc(f.label)}</text>`);
+  });
+  let y = tableTop;
+  out.push(`<text x="${plot.x}" y="${y}" font-weight="bold">absolute cost per operation at each N, and the fitted exponent (log-log least squares)</text>`);
+  y += 20;
+  if (subtitle) {
+    out.push(`<text x="${plot.x}" y="${y}" fill="#555">${esc(subtitle)}</text>`);
+    y += 20;
+  }
+  for (const f of fits) {
+    const vals = f.points.map((p) => `${p.n.toExponential(0).replace('e+', 'e')}: ${fmtValue(p.value, f.unit)}`).join(' · ');
+    out.push(`<text x="${plot.x}" y="${y}">${esc(`${f.label} — ${vals} — exponent ${f.exponent.toFixed(2)}`)}</text>`);
+    y += 20;
+  }
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+/** Machine state, printed with every table: figures from a loaded machine are not comparable. */
+export function machine(): Record<string, unknown> {
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    loadavg: os.loadavg().map((x) => +x.toFixed(2)),
+    totalMemGB: +(os.totalmem() / 2 ** 30).toFixed(1),
+    tmpdir: os.tmpdir(),
+  };
+}
+
+/** The vector recall/latency sweep as a table: the matched-recall comparison in full. */
+export function sweepTable(sweep: { ours: { ef: number; recall: number; p50: number; p99: number }[]; usearch: { ef: number; recall: number; p50: number; p99: number }[] }): string {
+  const efs = [...new Set([...sweep.ours, ...sweep.usearch].map((p) => p.ef))].sort((a, b) => a - b);
+  const cell = (p?: { recall: number; p50: number; p99: number }) => (p ? `${p.recall.toFixed(3)} | ${fmtValue(p.p50, 'µs')} / ${fmtValue(p.p99, 'µs')}` : '— | —');
+  const lines = ['| ef | ours recall@10 | ours p50 / p99 | usearch JS recall@10 | usearch JS p50 / p99 |', '|---|---|---|---|---|'];
+  for (const ef of efs) lines.push(`| ${ef} | ${cell(sweep.ours.find((p) => p.ef === ef))} | ${cell(sweep.usearch.find((p) => p.ef === ef))} |`);
+  return lines.join('\n');
+}

@@ -1,0 +1,89 @@
+/**
+ * Open and recovery (issues 2 and 3): reopening the N-span log (clean), reopening it after a
+ * torn tail (the last record cut short, as a crash mid-write leaves it), and opening the
+ * whole store (log + lexical and vector snapshots + the event-trail replay).
+ *
+ * Each open is a one-shot operation on a cold object (the lock is taken, files mapped and
+ * scanned), so it is timed as wall time over a few repetitions and the median is reported.
+ * Peer for the store: loading the same vectors into usearch's JS binding plus opening the
+ * FTS5 database and running its first query — the work a store built from those two would
+ * do at open.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { SpanStore } from '../src/index.js';
+import { openLog } from './append.bench.js';
+import type { AppendOut } from './append.bench.js';
+import type { SearchOut } from './search.bench.js';
+import { check, figure, pct, wall, type Ctx } from './lib.js';
+
+const require = createRequire(import.meta.url);
+
+async function median(reps: number, fn: () => Promise<number>): Promise<{ p50: number; max: number }> {
+  const xs: number[] = [];
+  for (let i = 0; i < reps; i++) xs.push(await fn());
+  return { p50: pct(xs, 0.5), max: Math.max(...xs) };
+}
+
+export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut): Promise<void> {
+  const reps = ctx.quick ? 3 : 7;
+  const clean = await median(reps, async () => {
+    const [l, ms] = await wall(() => openLog(log.logDir, 0));
+    await l.close();
+    return ms;
+  });
+  figure(ctx, { group: 'open', key: 'open.log', label: `open + recovery scan, clean log of ${n} spans`, value: clean.p50, unit: 'ms', better: 'lower', growth: true, note: 'target < 250 ms at 10^6' });
+
+  // Torn tail: cut the last record short in a copy; open must drop exactly that record.
+  const torn = ctx.tmp('torn');
+  fs.cpSync(log.logDir, torn, { recursive: true });
+  const segs = fs.readdirSync(torn).filter((f) => f.startsWith('seg-')).sort();
+  const last = path.join(torn, segs[segs.length - 1]!);
+  // A clean close ends the segment with a 64-byte checkpoint record (docs/FORMAT.md); cut
+  // past it and the last record's alignment padding (≤ 7 bytes) into its text: a real tear.
+  const lastText = Buffer.byteLength(log.lastText);
+  fs.truncateSync(last, fs.statSync(last).size - 64 - 8 - Math.min(16, lastText));
+  const [tl, tornMs] = await wall(() => openLog(torn, 0));
+  const st = tl.stats();
+  // Recovery keeps whole append batches only, so the whole last batch goes; ids are never
+  // reused, so nextId does not move back: check what is readable instead.
+  const first = tl.firstId();
+  const lastId = first + n - 1;
+  const batchStart = first + n - log.batch;
+  const tornGone = tl.get(lastId) === undefined && tl.get(batchStart) === undefined;
+  const prevKept = tl.get(batchStart - 1)?.text === log.beforeLastBatchText;
+  await tl.close();
+  check(
+    ctx,
+    'torn tail: the torn batch is dropped, everything before it kept, and reported',
+    tornGone && prevKept && st.recoveries.length === 1,
+    `last batch ${tornGone ? 'dropped' : 'STILL RETURNED'}, the record before it ${prevKept ? 'intact' : 'NOT intact'}, ${st.recoveries.length} recovery reported (${st.recoveries.map((x) => `${x.droppedBytes} bytes at ${x.offset}`).join(', ')})`,
+  );
+  figure(ctx, { group: 'open', key: 'open.torn', label: 'open after a torn tail (truncate + log it)', value: tornMs, unit: 'ms', better: 'lower' });
+
+  if (!s) return; // --only log,open: no store was built
+  const store = await median(reps, async () => {
+    const [st2, ms] = await wall(() => SpanStore.open(s.storeDir, { durability: 'none' }));
+    await st2.close();
+    return ms;
+  });
+  let peer: number | undefined;
+  if (s.usearchFile && s.ftsFile) {
+    const { Index } = require('usearch') as { Index: new (c: Record<string, unknown>) => { load(p: string): void } };
+    const Database = require('better-sqlite3') as new (f: string) => { prepare(q: string): { all(...a: unknown[]): unknown[] }; close(): void };
+    peer = (
+      await median(reps, async () => {
+        const [, ms] = await wall(() => {
+          const ix = new Index({ metric: 'cos', dimensions: 256, quantization: 'f16', connectivity: 16 });
+          ix.load(s.usearchFile!);
+          const db = new Database(s.ftsFile!);
+          db.prepare("SELECT rowid FROM t WHERE t MATCH 'error' LIMIT 1").all();
+          db.close();
+        });
+        return ms;
+      })
+    ).p50;
+  }
+  figure(ctx, { group: 'open', key: 'open.store', label: 'SpanStore.open (log + both index snapshots + replay)', value: store.p50, unit: 'ms', better: 'lower', growth: true, ...(peer !== undefined ? { peer: { label: 'usearch load + FTS5 open & first query', value: peer } } : {}) });
+}

@@ -1,0 +1,143 @@
+/**
+ * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
+ * [--only log,retrieval,ingest,guard,open] [--data auto|gen] [--peers-all]`.
+ * `ingest` is the retrieval section's ingest, memory and disk figures alone (for 10^6).
+ *
+ * One scale runs in this process; several scales run one child process each, so that peak
+ * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
+ * table and writes bench/results/bench-<scale>[-quick].json; afterwards the growth fit over
+ * every full-run result on disk is refreshed (bench/results/growth.json, bench/growth.svg).
+ *
+ * Timings never fail the run. Correctness checks inside the benchmarks (recall@10 against
+ * brute force, phrase hits against an includes() scan, honest misses, torn-tail recovery,
+ * audits) do: the exit code is 1 when any fails.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { addon, packageRoot } from '../src/native.js';
+import { defaultCountTokens } from '../src/window.js';
+import { loadData } from './data.js';
+import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, peakRss, table, wall } from './lib.js';
+import { runAppend } from './append.bench.js';
+import { runIngestOnly, runSearch } from './search.bench.js';
+import { runGuard } from './guard.bench.js';
+import { runOpen } from './open.bench.js';
+import { writeGrowth } from './growth.js';
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '1e4' },
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    data: { type: 'string', default: 'auto' },
+    'peers-all': { type: 'boolean', default: false },
+    'no-growth': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+const RESULTS = path.join(packageRoot, 'bench', 'results');
+const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
+for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
+// --quick is the CI smoke run: the design scale only.
+if (values.quick && (scales.length !== 1 || scales[0] !== 1e4)) console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
+
+if (scales.length > 1) {
+  let failed = false;
+  const self = fileURLToPath(import.meta.url);
+  for (const s of scales) {
+    const args = process.argv.slice(2).filter((a, i, all) => a !== '--scale' && all[i - 1] !== '--scale' && !a.startsWith('--scale='));
+    const r = spawnSync(process.execPath, ['--expose-gc', self, '--scale', String(s), '--no-growth', ...args], { stdio: 'inherit' });
+    if (r.status !== 0) failed = true;
+  }
+  if (!values['no-growth']) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
+  process.exit(failed ? 1 : 0);
+}
+
+const scale = scales[0]!;
+const ctx = makeCtx(scale, values.quick!);
+const only = new Set((values.only ?? 'log,retrieval,guard,open').split(','));
+if (values['peers-all']) process.argv.push('--peers-all');
+const start = machine();
+console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`);
+
+const [data, dataMs] = await wall(() => loadData(scale, values.data === 'gen' ? 'gen' : 'auto'));
+ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.generated, sources: data.sources, avgChars: +(data.chars / data.spans.length).toFixed(0), loadMs: Math.round(dataMs) };
+{
+  // Tokens (the project's counter, gpt-tokenizer cl100k): all spans up to 10^5, a uniform
+  // sample of 10^5 above, scaled up.
+  const step = Math.max(1, Math.floor(data.spans.length / 1e5));
+  let tokens = 0;
+  for (let i = 0; i < data.spans.length; i += step) tokens += defaultCountTokens(data.spans[i]!.text);
+  (ctx.info.data as Record<string, unknown>).tokens = Math.round(tokens * step);
+  (ctx.info.data as Record<string, unknown>).tokensCounted = step === 1 ? 'all' : `1 in ${step}, scaled`;
+}
+ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`);
+
+const t0 = performance.now();
+try {
+  let logOut;
+  let searchOut;
+  if (only.has('log') || only.has('open')) {
+    ctx.log('log: append / get / scan');
+    logOut = await runAppend(ctx, data);
+  }
+  if (only.has('retrieval')) {
+    ctx.log('retrieval: ingest / embed / vector / BM25 / phrase / hybrid');
+    searchOut = await runSearch(ctx, data);
+  } else if (only.has('ingest')) {
+    ctx.log('ingest only: appendMany, memory, disk');
+    searchOut = await runIngestOnly(ctx, data);
+  }
+  // Open before guard: the store is then opened as ingest left it; guard reuses it after.
+  if (only.has('open') && logOut) {
+    ctx.log('open: log / torn tail / store');
+    await runOpen(ctx, scale, logOut, searchOut);
+  }
+  if (only.has('guard')) {
+    ctx.log('guard: passes / audit / verdict');
+    await runGuard(ctx, data, searchOut?.storeDir);
+  }
+} catch (e) {
+  ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
+  console.error(e);
+} finally {
+  cleanup(ctx);
+}
+
+const end = machine();
+const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
+const out = {
+  command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+  scale,
+  quick: ctx.quick,
+  sections: [...only],
+  machineStart: start,
+  machineEnd: end,
+  simd: addon().simdIsa(),
+  wallSeconds: +((performance.now() - t0) / 1000).toFixed(1),
+  peakRssMiB: +(peakRss() / 2 ** 20).toFixed(0),
+  figures: ctx.figures,
+  checks: ctx.checks,
+  info: ctx.info,
+};
+fs.mkdirSync(RESULTS, { recursive: true });
+const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}.json`);
+fs.writeFileSync(file, JSON.stringify(out, null, 2));
+
+console.log(`\n${table(ctx.figures)}\n`);
+if (ctx.info.vectorSweep) console.log(`vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`);
+for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
+console.log(
+  `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
+);
+console.log(`ratio = ours / peer in the figure's unit (✓: ours is at least as good). JSON: ${path.relative(packageRoot, file)}`);
+if (scales.length === 1 && !values['no-growth'] && !ctx.quick) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
+if (failed.length > 0) {
+  console.error(`\n${failed.length} correctness check(s) FAILED`);
+  process.exit(1);
+}
+process.exit(0);
