@@ -12,6 +12,7 @@
 // three-word queries sampled from the spans; phrase = the 396 verbatim answers and 396
 // random 2–6 word substrings of the spans. Timings are per single call, after one warm-up
 // pass; p50/p99 over the query set.
+import { prng as rng } from '../src/audit.js';
 import { bench, describe } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -43,16 +44,6 @@ function loadSpans(): { turn: number; text: string }[] {
   return spans;
 }
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function percentiles(samples: number[]): { p50: number; p99: number; mean: number } {
   const s = [...samples].sort((a, b) => a - b);

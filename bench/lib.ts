@@ -143,17 +143,8 @@ export function dirBytes(dir: string): number {
 /** Peak RSS of this process so far, bytes (getrusage ru_maxrss). */
 export const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
 
-/** A seeded PRNG (mulberry32) so queries are the same on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG so queries are the same on every run: the auditor's mulberry32. */
+export { prng as rng } from '../src/audit.js';
 
 // ------------------------------------------------------------------ formatting
 
