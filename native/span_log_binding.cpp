@@ -278,18 +278,22 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     return log_.get();
   }
 
+  /// Drops the reference a background job took on this object when the completion handler
+  /// returns (last, so the object cannot become collectable while the handler runs).
+  struct UnrefOnExit {
+    SpanLogWrap* w;
+    ~UnrefOnExit() {
+      try {
+        w->Unref();
+      } catch (...) {
+      }
+    }
+  };
+
   void OnSyncDone(Napi::Env env, const SyncTarget& target, int err) {
     sync_in_flight_ = false;
     // Dropped last, so the object cannot become collectable while this runs.
-    struct DropRef {
-      SpanLogWrap* w;
-      ~DropRef() {
-        try {
-          w->Unref();
-        } catch (...) {
-        }
-      }
-    } drop{this};
+    UnrefOnExit drop{this};
     if (log_) log_->FinishSync(target, err);
     if (err != 0 || (log_ && log_->failed())) {
       std::string msg = "fdatasync failed";
@@ -316,15 +320,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnCloseDone(Napi::Env env, int err) {
     close_running_ = false;
-    struct DropRef {
-      SpanLogWrap* w;
-      ~DropRef() {
-        try {
-          w->Unref();
-        } catch (...) {
-        }
-      }
-    } drop{this};
+    UnrefOnExit drop{this};
     if (log_) log_->Release();
     closed_ = true;
     for (auto& d : close_waiters_) {
@@ -357,15 +353,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void OnScheduledSync(Napi::Env env) {
     sync_scheduled_ = false;
-    struct DropRef {
-      SpanLogWrap* w;
-      ~DropRef() {
-        try {
-          w->Unref();
-        } catch (...) {
-        }
-      }
-    } drop{this};
+    UnrefOnExit drop{this};
     if (!pending_.empty()) {
       StartSync(env);
     } else if (closing_) {
