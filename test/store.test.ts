@@ -79,8 +79,16 @@ describe('bad input gets a typed error and nothing is written', () => {
   });
   it('text over maxTextBytes is refused', async () => {
     const s = await store(tmpDir(), { maxTextBytes: 1024 });
-    await expect(s.append({ turn: 1, role: 'tool', text: 'x'.repeat(1025) })).rejects.toMatchObject({ code: 'TEXT_TOO_LARGE' });
-    expect(s.stats().nextId).toBe(s.stats().nextId);
+    const before = s.stats().nextId;
+    await expect(
+      s.appendMany([
+        { turn: 1, role: 'tool', text: 'x'.repeat(1024) },
+        { turn: 2, role: 'tool', text: 'x'.repeat(1025) },
+      ]),
+    ).rejects.toMatchObject({ code: 'TEXT_TOO_LARGE' });
+    // Nothing of the batch was written, not even the record that fit.
+    expect(s.stats().nextId).toBe(before);
+    expect(s.get(before)).toBeUndefined();
   });
   it('errors are SpanguardError instances with a stable code', async () => {
     const s = await store();
