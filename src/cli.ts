@@ -201,6 +201,16 @@ async function openReadOnly(dir: string): Promise<SpanStore> {
   return SpanStore.open(dir, { readOnly: true });
 }
 
+/** Opens `dir` read-only for one command and always closes it. */
+async function withReadOnly<T>(dir: string, fn: (store: SpanStore) => Promise<T> | T): Promise<T> {
+  const store = await openReadOnly(dir);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
 async function cmdSearch(argv: string[]): Promise<number> {
   const { values: v, positionals: pos } = parse(argv, { k: { type: 'string' }, kinds: { type: 'string' }, turns: { type: 'string' } });
   if (v.help) return (console.log(HELP.search), EXIT.ok);
@@ -214,8 +224,7 @@ async function cmdSearch(argv: string[]): Promise<number> {
     if (!m) throw new UsageError('--turns must look like 100-200');
     turns = [Number(m[1]), Number(m[2])];
   }
-  const store = await openReadOnly(dir);
-  try {
+  return withReadOnly(dir, async (store) => {
     const r = await store.search(query, { k: intOpt(v.k, 'k', 10), kinds, ...(turns ? { turns } : {}) });
     print(v.json === true, r, () => {
       if (r.miss && r.hits.length === 0) return `not in transcript (verdict ${stateColor(r.verdict)})`;
@@ -223,9 +232,7 @@ async function cmdSearch(argv: string[]): Promise<number> {
       return head + r.hits.map((h) => `${bold(`span ${h.spanId}`)} ${h.kind} turns ${h.turnStart}–${h.turnEnd} via ${h.via} score ${h.score.toFixed(4)}\n${indent(clip(h.text))}`).join('\n');
     });
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function cmdExact(argv: string[]): Promise<number> {
@@ -234,24 +241,20 @@ async function cmdExact(argv: string[]): Promise<number> {
   const dir = needDir(pos, 'exact');
   const phrase = pos[1];
   if (!phrase) throw new UsageError(`exact: missing the phrase\n${HELP.exact}`);
-  const store = await openReadOnly(dir);
-  try {
+  return withReadOnly(dir, async (store) => {
     const hits = store.findExact(phrase, { limit: intOpt(v.limit, 'limit', 1000) });
     print(v.json === true, { hits, miss: hits.length === 0, verdict: store.verdict().state }, () =>
       hits.length === 0 ? 'not in transcript' : hits.map((h) => `${bold(`span ${h.spanId}`)} turns ${h.turnStart}–${h.turnEnd}\n${indent(clip(h.text))}`).join('\n'),
     );
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function cmdVerdict(argv: string[]): Promise<number> {
   const { values: v, positionals: pos } = parse(argv, { explain: { type: 'boolean' } });
   if (v.help) return (console.log(HELP.verdict), EXIT.ok);
   const dir = needDir(pos, 'verdict');
-  const store = await openReadOnly(dir);
-  try {
+  return withReadOnly(dir, async (store) => {
     const verdict = store.verdict();
     const events = v.explain ? store.events() : [];
     print(v.json === true, v.explain ? { ...verdict, events } : verdict, () => {
@@ -269,9 +272,7 @@ async function cmdVerdict(argv: string[]): Promise<number> {
       return out.join('\n');
     });
     return verdict.state === 'lossless' ? EXIT.ok : EXIT.notLossless;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function cmdAudit(argv: string[]): Promise<number> {
@@ -311,13 +312,13 @@ async function cmdVerify(argv: string[]): Promise<number> {
   }
   try {
     const log = store.log.verify();
-    const counts = { raw: 0, summary: 0 };
+    // Ids only: counting needs no text copied out of the log.
+    const first = store.log.firstId();
     const next = store.log.nextId();
-    for (let from = store.log.firstId(); from < next; from += 4096)
-      for (const r of store.log.scan(from, Math.min(4096, next - from))) {
-        if (r.kind === RecordKind.raw) counts.raw++;
-        else if (r.kind === RecordKind.summary) counts.summary++;
-      }
+    const counts = {
+      raw: store.log.scanIds(first, next - first, 1 << RecordKind.raw, 0).length,
+      summary: store.log.scanIds(first, next - first, 1 << RecordKind.summary, 0).length,
+    };
     const lex = store.lexical.stats();
     const vec = store.vector.stats();
     const disagreements: string[] = [];
@@ -345,8 +346,7 @@ async function cmdVerify(argv: string[]): Promise<number> {
 async function cmdStats(argv: string[]): Promise<number> {
   const { values: v, positionals: pos } = parse(argv, {});
   if (v.help) return (console.log(HELP.stats), EXIT.ok);
-  const store = await openReadOnly(needDir(pos, 'stats'));
-  try {
+  return withReadOnly(needDir(pos, 'stats'), async (store) => {
     const s = store.stats();
     print(v.json === true, s, () =>
       [
@@ -360,21 +360,16 @@ async function cmdStats(argv: string[]): Promise<number> {
       ].join('\n'),
     );
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function writeReport(dir: string, out: string): Promise<void> {
-  const store = await openReadOnly(dir);
-  try {
+  return withReadOnly(dir, async (store) => {
     const file = path.join(dir, 'replay-report.json');
     const replayReport = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as ReplayReport) : null;
     const html = renderHtml({ dir, stats: store.stats(), verdict: store.verdict(), events: store.events(), replay: replayReport });
     fs.writeFileSync(out, html);
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function cmdReport(argv: string[]): Promise<number> {
