@@ -140,7 +140,7 @@ export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions)
     const report: ReplayReport = {
       budgetTokens: o.budgetTokens,
       turns: turns.length,
-      tokens: sumTokens(store),
+      tokens: st.pushedTokens,
       passes: st.passes,
       refused: st.refused,
       spilled: st.spilled,
@@ -193,10 +193,3 @@ function findTurnId(store: SpanStore, turn: number): number | undefined {
   return undefined;
 }
 
-function sumTokens(store: SpanStore): number {
-  let total = 0;
-  const next = store.log.nextId();
-  for (let from = store.log.firstId(); from < next; from += 4096)
-    for (const r of store.log.scan(from, Math.min(4096, next - from))) if (r.kind === 1) total += r.tokens;
-  return total;
-}

@@ -81,6 +81,8 @@ export interface RecallResult {
 
 export interface WindowStats {
   tokens: number;
+  /** Tokens of every turn pushed so far (host counts or counted), evicted or not. */
+  pushedTokens: number;
   entries: number;
   summaries: number;
   passes: number;
@@ -97,7 +99,7 @@ export class ContextWindow {
   private unitCounter = 0;
   private readonly o: Required<Omit<ContextWindowOptions, 'policy'>> & { policy: 'refuse' | 'spill' };
   readonly receipts: CompactionReceipt[] = [];
-  private counters = { refused: 0, spilled: 0, resummarized: 0 };
+  private counters = { refused: 0, spilled: 0, resummarized: 0, pushedTokens: 0 };
   private readonly units = new Map<number, number[]>();
   private readonly unitBySpan = new Map<number, number>();
 
@@ -128,6 +130,7 @@ export class ContextWindow {
   async pushMany(turns: WindowTurn[]): Promise<number[]> {
     const withTokens = turns.map((t) => (t.tokens === undefined ? { ...t, tokens: this.o.countTokens(t.text) } : t));
     const ids = await this.store.appendMany(withTokens.map(({ attachToPrevious: _a, ...t }) => t));
+    for (const t of withTokens) this.counters.pushedTokens += t.tokens!;
     const spans = this.store.getMany(ids);
     withTokens.forEach((t, i) => {
       const attach = t.attachToPrevious ?? t.role === 'tool';
