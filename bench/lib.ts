@@ -131,14 +131,7 @@ export function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;
 }
 
-export function dirBytes(dir: string): number {
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    total += e.isDirectory() ? dirBytes(p) : fs.statSync(p).size;
-  }
-  return total;
-}
+export { dirBytes } from '../src/store.js';
 
 /** Peak RSS of this process so far, bytes (getrusage ru_maxrss). */
 export const peakRss = (): number => process.resourceUsage().maxRSS * 1024;

@@ -18,6 +18,7 @@
  * Env: VEC_BENCH_POINTS=1000,2000,... (checkpoints), VEC_BENCH_SCALARS=f32,f16,i8.
  * Writes bench/results/vector-crossover.json. Run from the package root.
  */
+import { dirBytes } from '../src/store.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,7 +40,6 @@ const SCALARS = (process.env.VEC_BENCH_SCALARS ?? 'f32,f16,i8').split(',') as Sc
 const QUERIES = 300;
 
 const tmp = (tag: string) => fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vbench-${tag}-`));
-const dirBytes = (dir: string) => fs.readdirSync(dir).reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0);
 const mb = (b: number) => (b / 1048576).toFixed(1);
 
 // --- data -------------------------------------------------------------------------------

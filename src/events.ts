@@ -109,7 +109,3 @@ export function toRanges(ids: readonly number[]): IdRanges {
   }
   return out;
 }
-
-export function* fromRanges(ranges: IdRanges): Generator<number> {
-  for (const [a, b] of ranges) for (let id = a; id <= b; id++) yield id;
-}

@@ -25,7 +25,7 @@ import {
 import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
 import type { GuardEvent } from './events.js';
-import { HitRateMonitor, MAX_AUDIT_INTERVAL, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
+import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { consistent, DEFAULT_MATCH_POLICY, matches, profileQuery, quotedParts, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
 import { Auditor, type AuditReport } from './audit.js';
@@ -1005,4 +1005,3 @@ export function dirBytes(dir: string): number {
   return total;
 }
 
-export { MAX_AUDIT_INTERVAL };
