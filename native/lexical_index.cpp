@@ -462,6 +462,23 @@ inline bool Worse(const LexicalHit& a, const LexicalHit& b) {
   return a.score > b.score || (a.score == b.score && a.span_id < b.span_id);
 }
 
+/// A whole word strictly inside a phrase: its term, its atom offset from the phrase's
+/// start, and its document frequency (the rarest drives the intersection).
+struct PhraseConstraint {
+  uint32_t term;
+  uint32_t offset;
+  uint32_t df;
+};
+
+/// Tokenizes `phrase` into `stream`. Words strictly inside the phrase (a separator on both
+/// sides) are tokenized the same in any text containing the phrase, and so are the atom
+/// distances between them (tokenizer.h, "Positions"): their whole-word tokens at those
+/// distances are a necessary condition for a match, which the text verification decides.
+/// `out` gets them rarest first; `best_partial` the longest word the phrase cuts (-1: none).
+/// False when an interior word is in no document: nothing can match.
+bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase, TokenStream* stream,
+                       std::vector<PhraseConstraint>* out, int* best_partial);
+
 }  // namespace
 
 struct LexicalIndex::Scratch {
@@ -473,6 +490,7 @@ struct LexicalIndex::Scratch {
   std::vector<float> seed_scores;
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
+  std::vector<PhraseConstraint> phrase_constraints;
   std::vector<uint64_t> bitmap;
 };
 
@@ -846,37 +864,11 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     return ids->size() >= limit;
   };
 
-  Tokenize(phrase, &stream_, true);
-  // Words strictly inside the phrase (a separator on both sides) are tokenized the same in
-  // any text containing the phrase, and so are the atom distances between them
-  // (tokenizer.h, "Positions"). Their whole-word tokens at those distances are a necessary
-  // condition for a match; the verification decides.
-  struct Constraint {
-    uint32_t term;
-    uint32_t offset;
-    uint32_t df;
-  };
-  std::vector<Constraint> constraints;
+  std::vector<PhraseConstraint>& constraints = sc.phrase_constraints;
   int best_partial = -1;
-  size_t best_partial_len = 0;
-  for (size_t w = 0; w < stream_.words.size(); ++w) {
-    const WordRef& word = stream_.words[w];
-    if (word.whole_token < 0) continue;  // joiners only: no token, no atoms
-    const std::string_view token = stream_.token(static_cast<size_t>(word.whole_token));
-    const bool interior = word.byte_begin > 0 && word.byte_end < phrase.size();
-    if (interior) {
-      const uint32_t term = n.Find(token);
-      if (term == kNotFound) return;  // no document holds this whole word
-      constraints.push_back(Constraint{term, word.first_atom, n.terms[term].df});
-    } else if (token.size() > best_partial_len) {
-      best_partial = static_cast<int>(w);
-      best_partial_len = token.size();
-    }
-  }
+  if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return;
 
   if (!constraints.empty()) {
-    std::sort(constraints.begin(), constraints.end(),
-              [](const Constraint& a, const Constraint& b) { return a.df < b.df; });
     const size_t m = constraints.size();
     sc.phrase_cursors.resize(m);
     sc.phrase_positions.resize(m);
@@ -966,6 +958,80 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
   for (uint32_t d = 0; d < docs; ++d) {
     if (verify(d)) return;
   }
+}
+
+namespace {
+
+bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase, TokenStream* stream,
+                       std::vector<PhraseConstraint>* out, int* best_partial) {
+  out->clear();
+  *best_partial = -1;
+  Tokenize(phrase, stream, true);
+  size_t best_partial_len = 0;
+  for (size_t w = 0; w < stream->words.size(); ++w) {
+    const WordRef& word = stream->words[w];
+    if (word.whole_token < 0) continue;  // joiners only: no token, no atoms
+    const std::string_view token = stream->token(static_cast<size_t>(word.whole_token));
+    const bool interior = word.byte_begin > 0 && word.byte_end < phrase.size();
+    if (interior) {
+      const uint32_t term = n.Find(token);
+      if (term == kNotFound) return false;  // no document holds this whole word
+      out->push_back(PhraseConstraint{term, word.first_atom, n.terms[term].df});
+    } else if (token.size() > best_partial_len) {
+      *best_partial = static_cast<int>(w);
+      best_partial_len = token.size();
+    }
+  }
+  std::sort(out->begin(), out->end(), [](const PhraseConstraint& a, const PhraseConstraint& b) { return a.df < b.df; });
+  return true;
+}
+
+}  // namespace
+
+bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t span_id) {
+  if (phrase.empty()) throw NativeError("INVALID_ARGUMENT", "phrase is empty (it would match every span)");
+  Namespace& n = ns(kind);
+  // Local doc numbers follow span ids, so the span's doc is found by bisection.
+  const auto it = std::lower_bound(n.span_ids.begin(), n.span_ids.end(), span_id);
+  if (it == n.span_ids.end() || *it != span_id) return false;  // not indexed as this kind
+  const uint32_t d = static_cast<uint32_t>(it - n.span_ids.begin());
+  Scratch& sc = *scratch_;
+  std::vector<PhraseConstraint>& constraints = sc.phrase_constraints;
+  int best_partial = -1;
+  if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return false;
+  const size_t m = constraints.size();
+  if (m > 0) {
+    sc.phrase_cursors.resize(m);
+    sc.phrase_positions.resize(m);
+    for (size_t i = 0; i < m; ++i) {
+      PostingCursor& c = sc.phrase_cursors[i];
+      c = PostingCursor();
+      c.Open(n, constraints[i].term, true);
+      c.Advance(d);
+      if (c.doc != d || !c.ReadPositions(&sc.phrase_positions[i])) return false;
+    }
+    bool aligned = false;
+    for (const uint32_t p : sc.phrase_positions[0]) {
+      if (p < constraints[0].offset) continue;
+      const uint32_t base = p - constraints[0].offset;
+      aligned = true;
+      for (size_t i = 1; i < m && aligned; ++i) {
+        const auto& list = sc.phrase_positions[i];
+        aligned = std::binary_search(list.begin(), list.end(), base + constraints[i].offset);
+      }
+      if (aligned) break;
+    }
+    if (!aligned) return false;
+  }
+  // Without interior words (a phrase that cuts its only words, or has none) Phrase's
+  // candidates are every doc with a term containing the cut word, which any text holding
+  // the phrase has: the text alone decides, as it does for every candidate.
+  SpanView view;
+  if (!source.read(span_id, &view) || view.kind != kind) {
+    throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
+                                     " that the log does not hold as this kind");
+  }
+  return view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
 }
 
 // ---- persistence ---------------------------------------------------------------------------

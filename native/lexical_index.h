@@ -91,6 +91,12 @@ class LexicalIndex {
   void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
               std::vector<uint64_t>* ids);
 
+  /// Whether span `span_id` of `kind` is among Phrase(`phrase`)'s answers: the question an
+  /// anchor probe asks ("does the index return this very span for its own words?"). The
+  /// phrase's posting lists are seeked to that one document instead of walked, so the cost
+  /// does not grow with how many other spans share the phrase; the text is still verified.
+  bool PhraseHas(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t span_id);
+
   /// Writes <file>.tmp, fsyncs, renames over <file>, fsyncs the directory.
   /// Throws NativeError(IO_ERROR / FSYNC_FAILED).
   void Save();

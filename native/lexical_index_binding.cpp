@@ -105,6 +105,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::CatchUp>("catchUp"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
+                           InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
                            InstanceMethod<&LexicalIndexWrap::Tokenize>("tokenize"),
                            InstanceMethod<&LexicalIndexWrap::Save>("save"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
@@ -256,6 +257,48 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     Guard(env, [&] { index_->Phrase(*source, phrase, kind, max, &ids); });
     auto out = Napi::Float64Array::New(env, ids.size());
     for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+    return out;
+  }
+
+  // phraseHas(source, phrases, ids, kind) → Uint8Array: 1 where span ids[i] is among
+  // phrase(phrases[i])'s answers. One crossing for all the anchors of a compaction pass.
+  Napi::Value PhraseHas(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 4 || !info[0].IsObject() || !info[1].IsArray() || !info[2].IsTypedArray()) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas(source, phrases: string[], ids: Float64Array, kind)");
+    }
+    const Napi::Array phrases = info[1].As<Napi::Array>();
+    const Napi::TypedArray typed = info[2].As<Napi::TypedArray>();
+    if (typed.TypedArrayType() != napi_float64_array) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be a Float64Array");
+    const Napi::Float64Array ids = info[2].As<Napi::Float64Array>();
+    if (ids.ElementLength() != phrases.Length()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases and ids differ in length");
+    const RecordKind kind = KindArg(env, info[3]);
+    const Napi::Object object = info[0].As<Napi::Object>();
+    std::unique_ptr<MemorySource> memory;
+    const SpanSource* source;
+    if (object.Has("texts") && object.Get("texts").IsArray()) {
+      memory = std::make_unique<MemorySource>(env, object);
+      source = memory.get();
+    } else {
+      source = UnwrapSpanSource(env, object);
+    }
+    const size_t count = ids.ElementLength();
+    std::vector<std::string> texts(count);
+    std::vector<uint64_t> span_ids(count);
+    for (size_t i = 0; i < count; ++i) {
+      const Napi::Value v = phrases.Get(static_cast<uint32_t>(i));
+      if (!v.IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases must be strings");
+      texts[i] = v.As<Napi::String>().Utf8Value();
+      const double id = ids[i];
+      if (!(id >= 0) || std::floor(id) != id || id > 9007199254740991.0) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be non-negative integers");
+      }
+      span_ids[i] = static_cast<uint64_t>(id);
+    }
+    auto out = Napi::Uint8Array::New(env, count);
+    Guard(env, [&] {
+      for (size_t i = 0; i < count; ++i) out[i] = index_->PhraseHas(*source, texts[i], kind, span_ids[i]) ? 1 : 0;
+    });
     return out;
   }
 

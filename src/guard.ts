@@ -16,6 +16,7 @@ import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
 import { anchorFact } from './audit.js';
 import { perturb } from './anchors.js';
+import { answers, profileQuery, type QueryProfile } from './match.js';
 import type { SpanStore } from './store.js';
 
 export interface CompactionRequest {
@@ -46,11 +47,37 @@ export interface CompactionReceipt {
   hitRateBefore: number | null;
   hitRateAfter: number | null;
   eventId: number;
+  /** Where the pass's time went, in µs. The guard's own work is `check + anchors + monitor + record`; `summary` is the store appending and indexing the new summary, which a pass costs with or without a guard. */
+  timing: PassTiming;
 }
 
+/** Microseconds per phase of one compaction pass (wall clock, this process). */
+export interface PassTiming {
+  /** Rules 1 and 2: reading the named ids back and checking them by identity. */
+  check: number;
+  /** Rule 4: the probe of every evicted anchor against the pre-compaction index. */
+  anchors: number;
+  /** The hit-rate monitor: before and after over the probe set. */
+  monitor: number;
+  /** Appending the pass's event record(s) (rule 9). */
+  record: number;
+  /** Appending the summary and indexing it (lexical + vector). */
+  summary: number;
+}
+
+/**
+ * A probe of the hit-rate monitor. A probe hits when the raw namespace or some summary
+ * answers it. The raw part is measured once, when the probe joins the set: no pass can
+ * change the raw namespace (rules 1 and 5; audits check that it still returns what it
+ * holds). The summary part is what a pass can change, and only by adding a summary, so
+ * each pass asks just that summary, by the rule search() verifies candidates with.
+ */
 interface Probe {
   query: string;
   positive: boolean;
+  profile: QueryProfile;
+  raw: boolean;
+  summary: boolean;
 }
 
 export class CompactionGuard {
@@ -72,6 +99,14 @@ export class CompactionGuard {
       throw new SpanguardError(ErrorCode.INVALID_TURN, `summary turn range ${summary.turnStart}..${summary.turnEnd} is not a valid range`);
     const policy = req.policy ?? store.options.policy;
     const pass = state.passes + 1;
+    const timing: PassTiming = { check: 0, anchors: 0, monitor: 0, record: 0, summary: 0 };
+    let t0 = performance.now();
+    // Each phase's time is charged from the last mark; a refusal throws before it matters.
+    const mark = (phase: keyof PassTiming): void => {
+      const t = performance.now();
+      timing[phase] += (t - t0) * 1000;
+      t0 = t;
+    };
 
     const all = [...new Set([...evict, ...rewrite])];
     const spans = store.log.getMany(Float64Array.from(all));
@@ -131,22 +166,36 @@ export class CompactionGuard {
       );
     }
 
+    mark('check');
+
     // Rule 4: anchors need a probe from their own content that returns them, before eviction.
+    // The exact path answers almost every probe, all of them in one native call; only the
+    // anchors it does not return go on to the BM25 path, which measures the divergence.
     const anchors = evictRaw.filter((id) => (byId.get(id)!.flags & RecordFlag.anchor) !== 0);
     const unverified: number[] = [];
     let divergence = 0;
+    const probed: { id: number; probe: string }[] = [];
     for (const id of anchors) {
       const s = byId.get(id)!;
       const probe = anchorFact(s.text, s.role);
-      if (probe === null) continue; // an empty span holds no value to lose
-      const d = await this.probeDivergence(id, probe, s.text);
-      if (d === null) unverified.push(id);
-      else divergence = Math.max(divergence, d);
+      if (probe !== null) probed.push({ id, probe }); // an empty span holds no value to lose
     }
+    if (probed.length > 0) {
+      const exact = store.lexical.phraseHas(store.log, probed.map((p) => p.probe), Float64Array.from(probed, (p) => p.id), RecordKind.raw);
+      for (let i = 0; i < probed.length; i++) {
+        if (exact[i] === 1) continue;
+        const { id, probe } = probed[i]!;
+        const d = await this.lexicalDivergence(id, probe, byId.get(id)!.text);
+        if (d === null) unverified.push(id);
+        else divergence = Math.max(divergence, d);
+      }
+    }
+    mark('anchors');
     let spilled: number[] = [];
     if (unverified.length > 0) {
       if (policy === 'refuse') {
         await store.recordEvent({ type: 'refusal', pass, anchors: unverified, divergence: 1 });
+        // (A refusal throws: its timing is not reported.)
         throw new CompactionRefusedError(
           `compaction refused: anchor span(s) ${unverified.slice(0, 10).join(', ')} are not returned by the pre-compaction index for a probe of their own content`,
           unverified,
@@ -158,15 +207,20 @@ export class CompactionGuard {
     const spilledSet = new Set(spilled);
     const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
 
-    // The hit-rate baseline: if the probe set grew since the last pass, measure the new set
-    // before this pass changes anything, so before and after are the same probes.
-    const grew = this.fillProbeSet(store.options.hitRateProbes);
-    const baseline = grew ? await this.probeHits() : undefined;
+    // The hit rate before this pass, over the same probes as after it.
+    await this.fillProbeSet(store.options.hitRateProbes);
+    const before = this.probeHits();
+    mark('monitor');
 
     // Rules 3 and 5: the summary is a new record in its own namespace.
     const summaryId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0);
-    const after = await this.probeHits();
-    const hr = after === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, this.probeSet.length, baseline ?? undefined);
+    mark('summary');
+    // The pass changed the searchable state by exactly this summary (superseded summaries
+    // stay searchable, marked): a probe starts to hit only if the summary answers it.
+    for (const p of this.probeSet) if (!p.raw && !p.summary && answers(p.query, p.profile, summary.text, store.options.matchPolicy)) p.summary = true;
+    const after = this.probeHits();
+    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, this.probeSet.length, before / this.probeSet.length);
+    mark('monitor');
     const eventId = await store.recordEvent({
       type: 'pass',
       pass,
@@ -185,6 +239,7 @@ export class CompactionGuard {
     if (hr.rise) {
       await store.recordEvent({ type: 'degrade', pass, reason: 'hit-rate-rise', detail: hr.rise, spanIds: [] });
     }
+    mark('record');
     return {
       pass,
       summaryId,
@@ -198,17 +253,17 @@ export class CompactionGuard {
       hitRateBefore: hr.before,
       hitRateAfter: hr.hitRate,
       eventId,
+      timing,
     };
   }
 
   /**
-   * Null when no probe returns the anchor; otherwise the distance between the anchor and
-   * the top span its probe returned (0 when the exact path returns the anchor itself).
+   * For an anchor the exact path did not return: null when BM25 on its probe does not
+   * return it either; otherwise the distance between the anchor and the top span the probe
+   * returned (0 when that is the anchor itself).
    */
-  private async probeDivergence(id: number, probe: string, anchorText: string): Promise<number | null> {
+  private async lexicalDivergence(id: number, probe: string, anchorText: string): Promise<number | null> {
     const store = this.store;
-    const exact = store.lexical.phrase(store.log, probe, RecordKind.raw, 4096);
-    if (exact.includes(id)) return 0;
     const lex = store.lexical.search(probe, 10, RecordKind.raw, Number.NaN, Number.NaN);
     if (!lex.ids.includes(id)) return null;
     const top = lex.ids[0]!;
@@ -221,24 +276,21 @@ export class CompactionGuard {
     return Math.max(0, 1 - dot);
   }
 
-  /**
-   * Hits over the probe set: stated anchor facts (should hit) and the same facts with their
-   * values perturbed (never stated: should miss). Null while the set is empty.
-   */
-  private async probeHits(): Promise<number | null> {
+  /** Probes that hit (raw or summary), or null while the set is empty. */
+  private probeHits(): number | null {
     if (this.probeSet.length === 0) return null;
     let hits = 0;
-    for (const p of this.probeSet) {
-      const r = await this.store.search(p.query, { k: 1, kinds: ['raw', 'summary'] });
-      if (r.hits.length > 0) hits++;
-    }
+    for (const p of this.probeSet) if (p.raw || p.summary) hits++;
     return hits;
   }
 
-  /** Anchors are scanned once, in session order, until the probe set is full; true if it grew. */
-  private fillProbeSet(want: number): boolean {
+  /**
+   * Anchors are scanned once, in session order, until the probe set is full: each stated
+   * anchor fact, and a perturbation of it that the transcript never states. A probe joining
+   * the set is measured whole, by search() itself, raw and summary namespaces apart.
+   */
+  private async fillProbeSet(want: number): Promise<void> {
     const store = this.store;
-    const before = this.probeSet.length;
     const anchors = store.state.anchors;
     for (; this.probeCursor < anchors.length && this.probeSet.length < 2 * want; this.probeCursor++) {
       const s = store.log.get(anchors[this.probeCursor]!);
@@ -251,9 +303,12 @@ export class CompactionGuard {
         if (candidate !== fact && store.findExact(candidate, { limit: 1 }).length === 0) negative = candidate;
       }
       if (negative === null) continue;
-      this.probeSet.push({ query: fact, positive: true }, { query: negative, positive: false });
+      for (const [query, positive] of [[fact, true], [negative, false]] as const) {
+        const raw = (await store.search(query, { k: 1, kinds: ['raw'] })).hits.length > 0;
+        const summary = !raw && (await store.search(query, { k: 1, kinds: ['summary'] })).hits.length > 0;
+        this.probeSet.push({ query, positive, profile: profileQuery(query), raw, summary });
+      }
     }
-    return this.probeSet.length !== before;
   }
 }
 

@@ -147,6 +147,8 @@ export interface NativeLexicalIndex {
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
   /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
   phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
+  /** 1 where span `ids[i]` is among `phrase(phrases[i])`'s answers (postings seeked to that span, text verified); one crossing per batch. */
+  phraseHas(log: NativeSpanLog | LexicalTextSource, phrases: string[], ids: Float64Array, kind: number): Uint8Array;
   /** The tokenizer's output, for tests and debugging. */
   tokenize(text: string): string[];
   /** Persist crash-safely (temp + fsync + rename + dir fsync). */

@@ -163,6 +163,44 @@ describe('rule 7: verdict — unknown after N passes without an audit; degraded 
   });
 });
 
+type ProbeView = { query: string; positive: boolean; raw: boolean; summary: boolean };
+const probesOf = (s: SpanStore) => (s as unknown as { guard: { probeSet: ProbeView[] } }).guard.probeSet;
+
+describe('rule 7: a hit-rate rise of more than 15% over one pass degrades', () => {
+  it('a summary stating a never-stated value makes its probe hit, and the verdict turns degraded', async () => {
+    const { s, ids } = await session({ hitRateProbes: 1 });
+    const first = await s.compact({ evict: ids.slice(0, 5), summary: summary(1, 5) });
+    expect(first.hitRateAfter).toBe(first.hitRateBefore);
+    const negative = probesOf(s).find((p) => !p.positive)!;
+    expect((await s.search(negative.query, { kinds: ['raw', 'summary'] })).hits).toHaveLength(0);
+    // A summarizer that invents the perturbed value: the seed's plausible wrong neighbour.
+    const bad = await s.compact({ evict: ids.slice(5, 10), summary: summary(6, 10, `Summary: ${negative.query}`) });
+    expect(bad.hitRateAfter!).toBeGreaterThan(bad.hitRateBefore! * 1.15);
+    const v = s.verdict();
+    expect(v.state).toBe('degraded');
+    expect(v.reasons.join(' ')).toMatch(/hit-rate-rise|hit rate rose/);
+  });
+  it('the monitor counts a probe as hit exactly when search over raw and summaries answers it', async () => {
+    const { s, ids } = await session({ hitRateProbes: 4 });
+    for (let i = 0; i < 20; i++) {
+      const out = ids.slice(10 * i, 10 * i + 10).map((id) => s.get(id)!.text.split('\n')[0]!);
+      await s.compact({ evict: ids.slice(10 * i, 10 * i + 10), summary: summary(10 * i + 1, 10 * i + 10, out.join('\n')) });
+    }
+    const probes = probesOf(s);
+    expect(probes.length).toBeGreaterThanOrEqual(4);
+    for (const p of probes) {
+      const r = await s.search(p.query, { k: 1, kinds: ['raw', 'summary'] });
+      expect(p.raw || p.summary, p.query).toBe(r.hits.length > 0);
+    }
+  });
+  it('every receipt says where the pass spent its time', async () => {
+    const { s, ids } = await session();
+    const r = await s.compact({ evict: ids.slice(0, 10), summary: summary(1, 10) });
+    for (const phase of ['check', 'anchors', 'monitor', 'record', 'summary'] as const) expect(r.timing[phase]).toBeGreaterThanOrEqual(0);
+    expect(r.timing.summary).toBeGreaterThan(0);
+  });
+});
+
 describe('rule 9: every decision is an event; the verdict survives a restart', () => {
   it('close and reopen gives the same verdict, reasons and evidence', async () => {
     const { s, ids, dir } = await session();

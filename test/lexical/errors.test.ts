@@ -28,6 +28,22 @@ describe('bad arguments → typed errors', () => {
     expectCode(() => new Ctor(''), 'INVALID_ARGUMENT');
     expectCode(() => new Ctor(42), 'INVALID_ARGUMENT');
   });
+  it('phraseHas validates phrases, ids and kind', () => {
+    const ix = fresh();
+    const docs = asDocs(['alpha beta gamma']);
+    addDocs(ix, docs);
+    const src = { ids: Float64Array.of(0), kinds: Uint8Array.of(1), texts: ['alpha beta gamma'] };
+    const h = ix.phraseHas.bind(ix) as (...a: unknown[]) => unknown;
+    expectCode(() => h(src, ['alpha'], Float64Array.of(0, 1), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, ['alpha'], [0], 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, ['alpha'], Uint32Array.of(0), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, [7], Float64Array.of(0), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, ['alpha'], Float64Array.of(-1), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, ['alpha'], Float64Array.of(0.5), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, [''], Float64Array.of(0), 1), 'INVALID_ARGUMENT');
+    expectCode(() => h(src, ['alpha'], Float64Array.of(0), 9), 'UNKNOWN_KIND');
+    expect(Array.from(h(src, ['beta gam', 'delta'], Float64Array.of(0, 0), 1) as Uint8Array)).toEqual([1, 0]);
+  });
   it('search validates query, k, kind and the turn range', () => {
     const ix = fresh();
     addDocs(ix, asDocs(['alpha']));

@@ -89,6 +89,32 @@ describe('phrase oracle on real turns', () => {
       expect(phrase(ix, src, p), JSON.stringify(p)).toEqual(brute(p));
     }
   });
+  it('phraseHas(p, id) is membership in phrase(p), for spans that hold it and spans that do not', () => {
+    const rand = rng(7);
+    const phrases: string[] = [];
+    const ids: number[] = [];
+    const want: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const own = Math.floor(rand() * docs.length);
+      const text = docs[own]!.text;
+      if (text.length < 4) continue;
+      const len = 2 + Math.floor(rand() * Math.min(80, text.length - 2));
+      const start = Math.floor(rand() * (text.length - len));
+      const p = text.slice(start, start + len);
+      const holders = new Set(brute(p));
+      // The span it came from, and a random one (almost always without the phrase).
+      for (const id of [own, Math.floor(rand() * docs.length)]) {
+        phrases.push(p);
+        ids.push(id);
+        want.push(holders.has(id) ? 1 : 0);
+      }
+    }
+    expect(want.filter((w) => w === 0).length).toBeGreaterThan(100);
+    expect(Array.from(ix.phraseHas(src as never, phrases, Float64Array.from(ids), 1))).toEqual(want);
+    // Another namespace, or an id the index does not hold: not returned.
+    expect(Array.from(ix.phraseHas(src as never, [phrases[0]!, phrases[0]!], Float64Array.of(ids[0]!, 1e9), 2))).toEqual([0, 0]);
+    expect(Array.from(ix.phraseHas(src as never, [phrases[0]!], Float64Array.of(1e9), 1))).toEqual([0]);
+  });
   it('returns nothing for perturbed values that were never stated', () => {
     const rand = rng(9);
     let checked = 0;
