@@ -5,7 +5,7 @@
  */
 export { SpanStore } from './store.js';
 export type { SpanStoreOptions, TurnInput, Span, Hit, SearchOptions, SearchResult, StoreStats, Embedder, MatchedVia } from './store.js';
-export type { CompactionRequest, CompactionReceipt } from './guard.js';
+export type { CompactionRequest, CompactionReceipt, PassTiming } from './guard.js';
 export type { AuditReport, PinnedFact } from './audit.js';
 export type { Verdict, VerdictState, Evidence } from './verdict.js';
 export { HitRateMonitor, VerdictMonitor, MAX_AUDIT_INTERVAL } from './verdict.js';
