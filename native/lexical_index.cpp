@@ -1000,7 +1000,15 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
   int best_partial = -1;
   if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return false;
   const size_t m = constraints.size();
-  if (m > 0) {
+  if (m == 0) {
+    // No interior word (a phrase that cuts its only words, or has none): Phrase finds its
+    // candidates by a dictionary scan, with nothing to seek. Rare for a probe (a sentence or
+    // a line); answered by Phrase itself, so the index, not just the text, still decides.
+    std::vector<uint64_t> all;
+    Phrase(source, phrase, kind, UINT64_MAX, &all);
+    return std::binary_search(all.begin(), all.end(), span_id);
+  }
+  {
     sc.phrase_cursors.resize(m);
     sc.phrase_positions.resize(m);
     for (size_t i = 0; i < m; ++i) {
@@ -1023,9 +1031,8 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
     }
     if (!aligned) return false;
   }
-  // Without interior words (a phrase that cuts its only words, or has none) Phrase's
-  // candidates are every doc with a term containing the cut word, which any text holding
-  // the phrase has: the text alone decides, as it does for every candidate.
+  // The postings put the phrase's words in this span at the right distances; its bytes
+  // decide, as they do for every candidate of Phrase.
   SpanView view;
   if (!source.read(span_id, &view) || view.kind != kind) {
     throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +

@@ -133,6 +133,20 @@ describe('rule 6: audits check pinned facts verbatim; the scheduler runs them', 
     expect(s.verdict().state).toBe('degraded');
     await expect(s.pin('x', ids[ids.length - 1]! + 99)).rejects.toMatchObject({ code: 'UNKNOWN_SPAN' });
   });
+  it('a fact that is verbatim in its span but that the index does not return fails', async () => {
+    const { s, factId } = await session();
+    await s.pin('rate limit of 40 req/s', factId);
+    expect((await s.audit()).passed).toBe(true);
+    // The same ids indexed from other text: the log still holds the fact, the index does not.
+    const other = await SpanStore.open(tmpDir(), { durability: 'none' });
+    open.push(other);
+    await other.appendMany(Array.from({ length: 300 }, (_, i) => ({ turn: i + 1, role: 'user', text: `unrelated filler ${i}` })));
+    s.lexical = other.lexical;
+    const bad = await s.audit();
+    expect(bad.passed).toBe(false);
+    expect(bad.failures).toContainEqual(expect.objectContaining({ spanId: factId, why: 'retrieval did not return the span' }));
+    expect(s.verdict().state).toBe('degraded');
+  });
   it('audits run every auditEvery passes and sample evicted spans', async () => {
     const { s, ids } = await session({ auditEvery: 3 });
     for (let i = 0; i < 6; i++) await s.compact({ evict: ids.slice(i * 10, i * 10 + 10), summary: summary(i * 10 + 1, i * 10 + 10) });
