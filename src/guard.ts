@@ -208,7 +208,7 @@ export class CompactionGuard {
     const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
 
     // The hit rate before this pass, over the same probes as after it.
-    await this.fillProbeSet(store.options.hitRateProbes);
+    if (this.probeSet.length < 2 * store.options.hitRateProbes && this.probeCursor < state.anchors.length) await this.fillProbeSet(store.options.hitRateProbes);
     const before = this.probeHits();
     mark('monitor');
 

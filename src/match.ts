@@ -259,6 +259,9 @@ export function contradicts(profile: QueryProfile, text: string, whole: string =
 }
 
 function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): boolean {
+  // Every value required: a plain substring test rules most candidates out before any
+  // regular expression runs (each value's test matches that very string, bounded).
+  if (policy.minValueCoverage >= 1) for (const v of profile.values) if (!lower.includes(v)) return false;
   const c = coverage(profile, lower);
   return c.terms >= policy.minCoverage && c.values >= policy.minValueCoverage && profile.contexts.every((re) => re.test(lower));
 }
@@ -352,6 +355,6 @@ export function quotedParts(query: string): string[] {
 export function answers(query: string, profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY): boolean {
   const trimmed = query.trim();
   if (trimmed.length >= 3 && text.includes(trimmed)) return true;
-  if (quotedParts(query).some((p) => text.includes(p))) return consistent(profile, text);
+  if (profile.quoted.some((p) => text.includes(p))) return consistent(profile, text);
   return matches(profile, text, policy);
 }

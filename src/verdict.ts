@@ -197,7 +197,8 @@ export class HitRateMonitor {
   /** Seeds the monitor from a replayed pass event. */
   restore(pass: number, hitRate: number | null): void {
     if (hitRate === null) return;
-    this.history.push({ pass, hitRate });
+    // A live pass was observed already: its event, applied next, is the same point.
+    if (this.history.at(-1)?.pass !== pass) this.history.push({ pass, hitRate });
     this.last = hitRate;
   }
 }
