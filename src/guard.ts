@@ -284,6 +284,12 @@ export class CompactionGuard {
     return hits;
   }
 
+  /** Forgets the probe set; the next pass rebuilds and re-measures it (after a repair). */
+  resetProbes(): void {
+    this.probeSet = [];
+    this.probeCursor = 0;
+  }
+
   /**
    * Anchors are scanned once, in session order, until the probe set is full: each stated
    * anchor fact, and a perturbation of it that the transcript never states. A probe joining

@@ -866,6 +866,8 @@ export class SpanStore {
     this.rebuildIndex('lexical');
     this.rebuildIndex('vector');
     await this.catchUpIndexes();
+    // The monitor's probes were measured against the old indexes: measure them afresh.
+    this.guard.resetProbes();
     const report = await this.auditor.check(true);
     await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: report.passed });
     if (report.passed) await this.auditor.record(report);
