@@ -189,6 +189,65 @@ size_t Utf16ToUtf8(const char16_t* s, size_t units, char* o, size_t* bad_at) {
   return static_cast<size_t>(o - start);
 }
 
+// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
+// above U+10FFFF, no truncated sequence. ASCII runs are skipped 16 bytes at a time. Returns
+// false with *bad_at = offset of the first byte of the first bad sequence.
+bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < n) {
+    while (i + 16 <= n) {
+      uint64_t a, b;
+      std::memcpy(&a, s + i, 8);
+      std::memcpy(&b, s + i + 8, 8);
+      if (((a | b) & kHigh) != 0) break;
+      i += 16;
+    }
+    if (i + 8 <= n) {
+      uint64_t a;
+      std::memcpy(&a, s + i, 8);
+      if ((a & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (i >= n) break;
+    const uint8_t c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;        // overlong
+      else if (c == 0xED) hi = 0x9F;   // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;        // overlong
+      else if (c == 0xF4) hi = 0x8F;   // above U+10FFFF
+    } else {
+      *bad_at = i;
+      return false;
+    }
+    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
+      *bad_at = i;
+      return false;
+    }
+    for (size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) {
+        *bad_at = i;
+        return false;
+      }
+    }
+    i += len;
+  }
+  return true;
+}
+
 enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
 const char* const kKeyNames[kKeyCount] = {"id", "kind", "flags", "role", "turnStart", "turnEnd", "timestamp", "tokens", "text", "meta"};
 
@@ -260,6 +319,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
           static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
       max_text_bytes_cached_ = opts.max_text_bytes;
       BuildSpanFactory(env);
+      BuildColumnKeys(env);
       Napi::Value set_immediate = env.Global().Get("setImmediate");
       if (!set_immediate.IsFunction()) throw NativeError("IO_ERROR", "setImmediate is not available");
       set_immediate_ = Napi::Persistent(set_immediate.As<Napi::Function>());
@@ -354,6 +414,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   void OnScheduledSync(Napi::Env env) {
     sync_scheduled_ = false;
     UnrefOnExit drop{this};
+    FlushStaged(env);
     if (!pending_.empty()) {
       StartSync(env);
     } else if (closing_) {
@@ -372,6 +433,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   void StartClose(Napi::Env env) {
     if (close_running_ || closed_) return;
+    FlushStaged(env);
     close_running_ = true;
     Ref();
     auto* w = new CloseWorker(env, this, log_.get());
@@ -425,48 +487,129 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     return o;
   }
 
+  // Column keys, in the order Append reads them. The first nine are always read; the
+  // offsets only for the byte form.
+  enum Col { kKinds, kFlags, kRoles, kTurnStart, kTurnEnd, kTimestamps, kTokens, kTexts, kMetas, kTextOffsets, kMetaOffsets, kColCount };
+
+  // Property keys created once and kept in a persistent array (Node-API before version 10
+  // cannot reference a string directly): napi_get_named_property re-creates its key and
+  // looks it up in V8's string table on every call (measured: the largest single cost of a
+  // one-span append after the write itself). V8 internalizes each key on its first lookup.
+  void BuildColumnKeys(Napi::Env env) {
+    static const char* const kNames[kColCount] = {"kinds", "flags", "roles", "turnStart", "turnEnd", "timestamps",
+                                                  "tokens", "texts", "metas", "textOffsets", "metaOffsets"};
+    Napi::Array keys = Napi::Array::New(env, kColCount);
+    for (int k = 0; k < kColCount; ++k) keys.Set(static_cast<uint32_t>(k), Napi::String::New(env, kNames[k]));
+    col_keys_ = Napi::Persistent(keys);
+  }
+
+  napi_value GetColumn(napi_env env, napi_value keys, napi_value cols, Col k) {
+    napi_value key, v;
+    if (napi_get_element(env, keys, static_cast<uint32_t>(k), &key) != napi_ok ||
+        napi_get_property(env, cols, key, &v) != napi_ok) {
+      throw Napi::Error::New(env);
+    }
+    return v;
+  }
+
+  // A byte column with its n + 1 offsets: slice i is bytes[off[i], off[i+1]). Every slice is
+  // checked (bounds, order, UTF-8) before anything is staged.
+  void ByteSlices(napi_env env, napi_value bytes_v, napi_value offsets_v, const char* what, const char* offsets_name,
+                  size_t n, uint64_t max_bytes, bool text) {
+    bool is_typed = false;
+    napi_typedarray_type type;
+    size_t byte_len = 0;
+    void* data = nullptr;
+    if (napi_is_typedarray(env, bytes_v, &is_typed) != napi_ok || !is_typed ||
+        napi_get_typedarray_info(env, bytes_v, &type, &byte_len, &data, nullptr, nullptr) != napi_ok ||
+        type != napi_uint8_array) {
+      throw NativeError("INVALID_ARGUMENT", std::string("append: ") + what + " must be a string array or a Uint8Array");
+    }
+    size_t rows = n + 1;
+    const auto* off = TypedColumn<uint32_t>(env, offsets_v, offsets_name, napi_uint32_array, &rows, false);
+    const auto* base = static_cast<const char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t a = off[i], b = off[i + 1];
+      if (b < a || b > byte_len) {
+        throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + offsets_name + "[" + std::to_string(i) +
+                                                  "] = " + std::to_string(a) + " .. [" + std::to_string(i + 1) + "] = " +
+                                                  std::to_string(b) + " is not a slice of the " + std::to_string(byte_len) +
+                                                  "-byte " + what + " (offsets must be non-decreasing and at most its length)");
+      }
+      const uint64_t len = b - a;
+      if (len > max_bytes) {
+        throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
+                                                " bytes, the maximum is " + std::to_string(max_bytes));
+      }
+      size_t bad_at = 0;
+      if (!ValidUtf8(reinterpret_cast<const uint8_t*>(base + a), len, &bad_at)) {
+        throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what + " is not valid UTF-8 (byte " +
+                                              std::to_string(bad_at) + " of the record's slice)");
+      }
+      RecordInput& r = inputs_[i];
+      if (text) {
+        r.text = base + a;
+        r.text_len = len;
+      } else {
+        r.meta = base + a;
+        r.meta_len = len;
+      }
+    }
+  }
+
   Napi::Value Append(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       SpanLog* log = LiveLog(env);
       if (info.Length() < 1 || !info[0].IsObject()) throw NativeError("INVALID_ARGUMENT", "append expects a columns object");
-      Napi::Object cols = info[0].As<Napi::Object>();
+      napi_value cols = info[0];
       // Every property read that can run user JS (getters, proxies) happens before any
       // typed-array data pointer is taken, and the numeric columns are copied out before the
       // string loop can run more JS: a getter that detaches a buffer cannot leave us holding
-      // a dangling pointer.
-      static const char* const kColumns[9] = {"kinds", "flags", "roles", "turnStart", "turnEnd", "timestamps", "tokens", "texts", "metas"};
-      napi_value col[9];
-      for (int k = 0; k < 9; ++k) {
-        if (napi_get_named_property(env, cols, kColumns[k], &col[k]) != napi_ok) throw Napi::Error::New(env);
+      // a dangling pointer. (The byte form runs no JS after its property reads.)
+      napi_value col[kColCount];
+      napi_value keys = col_keys_.Value();
+      for (int k = 0; k <= kMetas; ++k) col[k] = GetColumn(env, keys, cols, static_cast<Col>(k));
+      bool texts_are_array = false, metas_are_array = false, texts_are_bytes = false, metas_are_bytes = false;
+      napi_is_array(env, col[kTexts], &texts_are_array);
+      napi_is_array(env, col[kMetas], &metas_are_array);
+      if (!texts_are_array) napi_is_typedarray(env, col[kTexts], &texts_are_bytes);
+      napi_valuetype metas_type = napi_undefined;
+      if (!metas_are_array) {
+        napi_is_typedarray(env, col[kMetas], &metas_are_bytes);
+        napi_typeof(env, col[kMetas], &metas_type);
       }
-      Napi::Value texts_v(env, col[7]);
-      Napi::Value metas_v(env, col[8]);
-      if (!texts_v.IsArray() || !metas_v.IsArray()) {
-        throw NativeError("INVALID_ARGUMENT", "append: texts and metas must be arrays");
+      if (!texts_are_array && !texts_are_bytes) {
+        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of strings or a Uint8Array with textOffsets");
       }
-      Napi::Array texts = texts_v.As<Napi::Array>();
-      Napi::Array metas = metas_v.As<Napi::Array>();
-      const uint32_t texts_len = texts.Length();
-      const uint32_t metas_len = metas.Length();
+      const bool metas_absent = !metas_are_array && !metas_are_bytes && (metas_type == napi_null || metas_type == napi_undefined);
+      if (!metas_are_array && !metas_are_bytes && !metas_absent) {
+        throw NativeError("INVALID_ARGUMENT", "append: metas must be an array, a Uint8Array with metaOffsets, or null");
+      }
+      if (!texts_are_bytes && !metas_are_array) {
+        throw NativeError("INVALID_ARGUMENT", "append: string texts take metas as an array of strings or nulls");
+      }
+      if (texts_are_bytes) col[kTextOffsets] = GetColumn(env, keys, cols, kTextOffsets);
+      if (metas_are_bytes) col[kMetaOffsets] = GetColumn(env, keys, cols, kMetaOffsets);
+      uint32_t texts_len = 0, metas_len = 0;
+      if (texts_are_array) napi_get_array_length(env, col[kTexts], &texts_len);
+      if (metas_are_array) napi_get_array_length(env, col[kMetas], &metas_len);
       size_t n = 0;
-      const auto* kinds = TypedColumn<uint8_t>(env, col[0], "kinds", napi_uint8_array, &n, true);
-      const auto* flags = TypedColumn<uint8_t>(env, col[1], "flags", napi_uint8_array, &n, false);
-      const auto* roles = TypedColumn<uint8_t>(env, col[2], "roles", napi_uint8_array, &n, false);
-      const auto* ts = TypedColumn<double>(env, col[3], "turnStart", napi_float64_array, &n, false);
-      const auto* te = TypedColumn<double>(env, col[4], "turnEnd", napi_float64_array, &n, false);
-      const auto* times = TypedColumn<double>(env, col[5], "timestamps", napi_float64_array, &n, false);
-      const auto* tokens = TypedColumn<uint32_t>(env, col[6], "tokens", napi_uint32_array, &n, false);
-      if (texts_len != n) {
+      const auto* kinds = TypedColumn<uint8_t>(env, col[kKinds], "kinds", napi_uint8_array, &n, true);
+      const auto* flags = TypedColumn<uint8_t>(env, col[kFlags], "flags", napi_uint8_array, &n, false);
+      const auto* roles = TypedColumn<uint8_t>(env, col[kRoles], "roles", napi_uint8_array, &n, false);
+      const auto* ts = TypedColumn<double>(env, col[kTurnStart], "turnStart", napi_float64_array, &n, false);
+      const auto* te = TypedColumn<double>(env, col[kTurnEnd], "turnEnd", napi_float64_array, &n, false);
+      const auto* times = TypedColumn<double>(env, col[kTimestamps], "timestamps", napi_float64_array, &n, false);
+      const auto* tokens = TypedColumn<uint32_t>(env, col[kTokens], "tokens", napi_uint32_array, &n, false);
+      if (texts_are_array && texts_len != n) {
         throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of " + std::to_string(n) + " strings");
       }
-      if (metas_len != n) {
+      if (metas_are_array && metas_len != n) {
         throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of " + std::to_string(n) + " entries");
       }
       const uint32_t max_text = max_text_bytes();
       inputs_.resize(n);
-      arena_.clear();
-      text_at_.resize(n * 2);
       for (size_t i = 0; i < n; ++i) {
         RecordInput& r = inputs_[i];
         r.kind = kinds[i];
@@ -487,40 +630,86 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         }
         r.timestamp_ms = static_cast<int64_t>(std::trunc(t));
         r.tokens = tokens[i];
+        r.meta = nullptr;
+        r.meta_len = 0;
       }
-      for (size_t i = 0; i < n; ++i) {
-        Napi::Value text = texts.Get(static_cast<uint32_t>(i));
-        if (!text.IsString()) throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": text must be a string");
-        EncodeString(env, text, i, "text", max_text, &text_at_[2 * i]);
-        Napi::Value meta = metas.Get(static_cast<uint32_t>(i));
-        if (meta.IsNull() || meta.IsUndefined()) {
-          text_at_[2 * i + 1] = {arena_.size(), 0};
-        } else if (meta.IsString()) {
-          EncodeString(env, meta, i, "meta", format::kMaxMetaBytes, &text_at_[2 * i + 1]);
-        } else {
-          throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": meta must be a string or null");
+      if (texts_are_bytes) {
+        // Byte form: the texts are already UTF-8; they are validated here and copied once,
+        // straight from the caller's buffer into the encoded records.
+        ByteSlices(env, col[kTexts], col[kTextOffsets], "texts", "textOffsets", n, max_text, true);
+        if (metas_are_bytes) {
+          ByteSlices(env, col[kMetas], col[kMetaOffsets], "metas", "metaOffsets", n, format::kMaxMetaBytes, false);
+        } else if (metas_are_array) {
+          throw NativeError("INVALID_ARGUMENT", "append: byte texts take metas as a Uint8Array with metaOffsets, or null");
+        }
+      } else {
+        arena_.clear();
+        text_at_.resize(n * 2);
+        napi_value texts = col[kTexts];
+        napi_value metas = col[kMetas];
+        for (size_t i = 0; i < n; ++i) {
+          napi_value text;
+          if (napi_get_element(env, texts, static_cast<uint32_t>(i), &text) != napi_ok) throw Napi::Error::New(env);
+          EncodeString(env, text, i, "text", max_text, &text_at_[2 * i]);
+          napi_value meta;
+          if (napi_get_element(env, metas, static_cast<uint32_t>(i), &meta) != napi_ok) throw Napi::Error::New(env);
+          napi_valuetype mt;
+          napi_typeof(env, meta, &mt);
+          if (mt == napi_null || mt == napi_undefined) {
+            text_at_[2 * i + 1] = {arena_.size(), 0};
+          } else if (mt == napi_string) {
+            EncodeString(env, meta, i, "meta", format::kMaxMetaBytes, &text_at_[2 * i + 1]);
+          } else {
+            throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": meta must be a string or null");
+          }
+        }
+        // The arena is complete, so pointers into it are stable now.
+        for (size_t i = 0; i < n; ++i) {
+          inputs_[i].text = arena_.data() + text_at_[2 * i].first;
+          inputs_[i].text_len = text_at_[2 * i].second;
+          inputs_[i].meta = arena_.data() + text_at_[2 * i + 1].first;
+          inputs_[i].meta_len = text_at_[2 * i + 1].second;
         }
       }
-      // The arena is complete, so pointers into it are stable now.
-      for (size_t i = 0; i < n; ++i) {
-        inputs_[i].text = arena_.data() + text_at_[2 * i].first;
-        inputs_[i].text_len = text_at_[2 * i].second;
-        inputs_[i].meta = arena_.data() + text_at_[2 * i + 1].first;
-        inputs_[i].meta_len = text_at_[2 * i + 1].second;
+      auto d = Napi::Promise::Deferred::New(env);
+      if (n > 0 && log->durability() == Durability::kGroup) {
+        // Group commit: stage now (ids assigned, batch validated); the staged bytes of the
+        // whole burst go out in one pwrite right before the shared fdatasync.
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < n; ++i) bytes += format::RecordSize(inputs_[i].text_len + inputs_[i].meta_len);
+        if (log->StageNeedsWrite(bytes)) FlushStaged(env);
+        const uint64_t first = log->Stage(inputs_.data(), n);
+        pending_.push_back({log->staged_seq(), static_cast<double>(first), d});
+        ScheduleSync(env);
+      } else {
+        const uint64_t first = log->Append(inputs_.data(), n);
+        d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
       }
-      const uint64_t first = log->Append(inputs_.data(), n);
       constexpr size_t kKeepScratch = size_t{8} << 20;
       arena_.shrink_if_over(kKeepScratch);
       if (u16_.capacity() > kKeepScratch / 2) std::vector<char16_t>().swap(u16_);
-      auto d = Napi::Promise::Deferred::New(env);
-      if (n > 0 && log->durability() == Durability::kGroup) {
-        pending_.push_back({log->written_seq(), static_cast<double>(first), d});
-        ScheduleSync(env);
-      } else {
-        d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
-      }
       return d.Promise();
     });
+  }
+
+  /// Writes whatever group commit has staged, so a read sees every assigned id. A failed
+  /// write rejects exactly the waiters whose bytes were staged (the log drops them whole).
+  void FlushStaged(Napi::Env env) {
+    if (!log_ || log_->staged_bytes() == 0) return;
+    std::string msg;
+    if (log_->WriteStaged(&msg) == 0) return;
+    const char* code = log_->failed() ? "FSYNC_FAILED" : "IO_ERROR";
+    const uint64_t written = log_->written_seq();
+    auto it = std::find_if(pending_.begin(), pending_.end(), [written](const Pending& p) { return p.seq > written; });
+    for (auto j = it; j != pending_.end(); ++j) j->deferred.Reject(MakeTypedError(env, code, msg).Value());
+    pending_.erase(it, pending_.end());
+  }
+
+  /// LiveLog for the read paths: staged records are written first.
+  SpanLog* ReadLog(Napi::Env env) {
+    SpanLog* log = LiveLog(env);
+    FlushStaged(env);
+    return log;
   }
 
   uint32_t max_text_bytes() const { return max_text_bytes_cached_ ? max_text_bytes_cached_ : (16u << 20); }
@@ -529,27 +718,34 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   // surrogate into U+FFFD silently, so any U+FFFD in the output sends the string through
   // the UTF-16 path, which tells a real U+FFFD from a replaced surrogate. Real text rarely
   // holds U+FFFD, so the exact check costs one memchr pass in the common case.
-  void EncodeString(Napi::Env env, const Napi::Value& v, size_t i, const char* what, uint32_t max_bytes,
+  //
+  // One conversion call per string: the UTF-16 length is free, UTF-8 takes at most 3 bytes
+  // per UTF-16 unit, so a 3×units buffer always fits (and V8 skips its per-character
+  // capacity checks when the buffer is that large) — no separate Utf8Length pass.
+  void EncodeString(Napi::Env env, napi_value v, size_t i, const char* what, uint32_t max_bytes,
                     std::pair<size_t, size_t>* at) {
-    size_t len = 0;
-    if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
+    size_t units = 0;
+    if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) != napi_ok) {
       throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + what + " must be a string");
     }
-    if (len > max_bytes) {
-      throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
-                                              " bytes, the maximum is " + std::to_string(max_bytes));
+    auto too_large = [&](size_t len) {
+      return NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
+                                               " bytes, the maximum is " + std::to_string(max_bytes));
+    };
+    if (units > max_bytes) {
+      size_t len = 0;
+      napi_get_value_string_utf8(env, v, nullptr, 0, &len);
+      throw too_large(len);
     }
     const size_t start = arena_.size();
-    char* out = arena_.reserve_tail(len + 1);
+    char* out = arena_.reserve_tail(units * 3 + 1);
     size_t got = 0;
-    napi_get_value_string_utf8(env, v, out, len + 1, &got);
+    napi_get_value_string_utf8(env, v, out, units * 3 + 1, &got);
+    if (got > max_bytes) throw too_large(got);
     if (HasReplacementChar(out, got)) {
       // Re-encode from UTF-16 over the same bytes (the exact encoding has the same length).
-      size_t units = 0;
-      napi_get_value_string_utf16(env, v, nullptr, 0, &units);
       if (u16_.size() < units + 1) u16_.resize(units + 1);
       napi_get_value_string_utf16(env, v, u16_.data(), units + 1, &units);
-      out = arena_.reserve_tail(units * 3);
       size_t bad_at = 0;
       got = Utf16ToUtf8(u16_.data(), units, out, &bad_at);
       if (got == SIZE_MAX) {
@@ -582,7 +778,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value Get(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      SpanLog* log = LiveLog(env);
+      SpanLog* log = ReadLog(env);
       const double id = IdArg(info, 0, "id");
       RecordView v;
       if (!log->Read(static_cast<uint64_t>(id), &v)) return env.Undefined();
@@ -593,7 +789,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value GetMany(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      SpanLog* log = LiveLog(env);
+      SpanLog* log = ReadLog(env);
       if (info.Length() < 1 || !info[0].IsTypedArray() ||
           info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
         throw NativeError("INVALID_ARGUMENT", "getMany expects a Float64Array of ids");
@@ -616,7 +812,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value Scan(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      SpanLog* log = LiveLog(env);
+      SpanLog* log = ReadLog(env);
       const double from = IdArg(info, 0, "fromId");
       const double limit = IdArg(info, 1, "limit");
       uint64_t lo = std::max<uint64_t>(static_cast<uint64_t>(from), log->first_id());
@@ -645,7 +841,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value ScanIds(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      SpanLog* log = LiveLog(env);
+      SpanLog* log = ReadLog(env);
       const double from = IdArg(info, 0, "fromId");
       const double limit = IdArg(info, 1, "limit");
       const uint32_t mask = static_cast<uint32_t>(ToInteger(info[2], "kindMask", "INVALID_ARGUMENT", 0, 255));
@@ -674,12 +870,12 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   Napi::Value NextId(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->next_id())); });
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->staged_next_id())); });
   }
 
   Napi::Value Refresh(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->Refresh())); });
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(ReadLog(env)->Refresh())); });
   }
 
   Napi::Value Flush(const Napi::CallbackInfo& info) {
@@ -695,7 +891,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         d.Resolve(env.Undefined());
       } else {
         // NaN marks a flush: it resolves with undefined, not an id.
-        pending_.push_back({log->written_seq(), std::nan(""), d});
+        pending_.push_back({log->staged_seq(), std::nan(""), d});
         ScheduleSync(env);
       }
       return d.Promise();
@@ -705,7 +901,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value Verify(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      VerifyResult r = LiveLog(env)->Verify();
+      VerifyResult r = ReadLog(env)->Verify();
       Napi::Object o = Napi::Object::New(env);
       o.Set("ok", Napi::Boolean::New(env, r.ok));
       o.Set("records", Napi::Number::New(env, static_cast<double>(r.records)));
@@ -727,7 +923,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(env, [&]() -> Napi::Value {
-      SpanLog* log = LiveLog(env);
+      SpanLog* log = ReadLog(env);
       Napi::Object o = Napi::Object::New(env);
       o.Set("firstId", Napi::Number::New(env, static_cast<double>(log->first_id())));
       o.Set("nextId", Napi::Number::New(env, static_cast<double>(log->next_id())));
@@ -777,6 +973,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::FunctionReference span_factory_;
   Napi::FunctionReference start_sync_cb_;
   std::deque<Pending> pending_;
+  Napi::Reference<Napi::Array> col_keys_;
   std::vector<Napi::Promise::Deferred> close_waiters_;
   // Reused per append: no allocation on the hot path once grown.
   std::vector<RecordInput> inputs_;
@@ -912,6 +1109,7 @@ SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
   if (!is_log) ThrowTyped(env, "INVALID_ARGUMENT", "expected a SpanLog");
   SpanLogWrap* wrap = SpanLogWrap::Unwrap(value.As<Napi::Object>());
   if (wrap == nullptr || wrap->closing_ || !wrap->log_) ThrowTyped(env, "CLOSED", "the span log is closed");
+  wrap->FlushStaged(env);
   return wrap->log_.get();
 }
 
