@@ -635,7 +635,8 @@ int SpanLog::WriteStaged(std::string* message) {
 
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;
-  offsets_.reserve(offsets_.size() + staged_sizes_.size());
+  // No exact reserve here: it would reallocate (and copy) the whole table on every write;
+  // push_back's doubling keeps the growth amortized.
   for (uint64_t rs : staged_sizes_) {
     offsets_.push_back((seg_index << kOffsetBits) | off);
     off += rs;
