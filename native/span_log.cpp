@@ -246,7 +246,112 @@ int64_t NowMs() {
 
 }  // namespace
 
-uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
+// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
+// above U+10FFFF, no truncated sequence. ASCII runs are skipped 16 bytes at a time. Returns
+// false with *bad_at = offset of the first byte of the first bad sequence.
+bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < n) {
+    while (i + 16 <= n) {
+      uint64_t a, b;
+      std::memcpy(&a, s + i, 8);
+      std::memcpy(&b, s + i + 8, 8);
+      if (((a | b) & kHigh) != 0) break;
+      i += 16;
+    }
+    if (i + 8 <= n) {
+      uint64_t a;
+      std::memcpy(&a, s + i, 8);
+      if ((a & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (i >= n) break;
+    const uint8_t c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;        // overlong
+      else if (c == 0xED) hi = 0x9F;   // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;        // overlong
+      else if (c == 0xF4) hi = 0x8F;   // above U+10FFFF
+    } else {
+      *bad_at = i;
+      return false;
+    }
+    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
+      *bad_at = i;
+      return false;
+    }
+    for (size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) {
+        *bad_at = i;
+        return false;
+      }
+    }
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+// Copies n bytes and reports whether all were ASCII: the common case of a UTF-8 check costs
+// nothing beyond the copy (32 bytes per step); anything else is then checked in full.
+bool CopyAscii(uint8_t* dst, const uint8_t* src, size_t n) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    uint64_t a, b, c, d;
+    std::memcpy(&a, src + i, 8);
+    std::memcpy(&b, src + i + 8, 8);
+    std::memcpy(&c, src + i + 16, 8);
+    std::memcpy(&d, src + i + 24, 8);
+    acc |= a | b | c | d;
+    std::memcpy(dst + i, &a, 8);
+    std::memcpy(dst + i + 8, &b, 8);
+    std::memcpy(dst + i + 16, &c, 8);
+    std::memcpy(dst + i + 24, &d, 8);
+  }
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a;
+    std::memcpy(&a, src + i, 8);
+    acc |= a;
+    std::memcpy(dst + i, &a, 8);
+  }
+  uint8_t tail = 0;
+  for (; i < n; ++i) {
+    tail |= src[i];
+    dst[i] = src[i];
+  }
+  return ((acc & kHigh) | (tail & 0x80u)) == 0;
+}
+
+// Copies caller bytes into the record; false (with *bad_at) when they are not UTF-8.
+bool CopyChecked(uint8_t* dst, const char* src, uint64_t n, bool check, size_t* bad_at) {
+  if (n == 0) return true;
+  const auto* s = reinterpret_cast<const uint8_t*>(src);
+  if (!check) {
+    std::memcpy(dst, s, n);
+    return true;
+  }
+  return CopyAscii(dst, s, n) || ValidUtf8(s, n, bad_at);
+}
+
+uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end,
+                          const char** bad_what, size_t* bad_at) {
   const uint64_t payload = r.text_len + r.meta_len;
   const uint64_t rs = RecordSize(payload);
   RecordHeader h{};
@@ -263,11 +368,29 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
   h.marker = format::kRecordMarker;
   h.synced_end = synced_end;
   std::memcpy(out, &h, sizeof h);
-  if (r.text_len > 0) std::memcpy(out + sizeof h, r.text, r.text_len);
-  if (r.meta_len > 0) std::memcpy(out + sizeof h + r.text_len, r.meta, r.meta_len);
+  if (!CopyChecked(out + sizeof h, r.text, r.text_len, r.check_utf8, bad_at)) {
+    *bad_what = "text";
+    return 0;
+  }
+  if (!CopyChecked(out + sizeof h + r.text_len, r.meta, r.meta_len, r.check_utf8, bad_at)) {
+    *bad_what = "meta";
+    return 0;
+  }
   std::memset(out + sizeof h + payload, 0, rs - sizeof h - payload);
   const uint32_t crc = Crc32c(0, out + 4, rs - 4);
   std::memcpy(out, &crc, sizeof crc);
+  return rs;
+}
+
+}  // namespace
+
+uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
+  const char* what = nullptr;
+  size_t bad_at = 0;
+  const uint64_t rs = EncodeRecordImpl(out, id, r, internal_flags, synced_end, &what, &bad_at);
+  if (rs == 0) {
+    throw NativeError("INVALID_UTF8", std::string(what) + " is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
+  }
   return rs;
 }
 
@@ -588,9 +711,18 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
   uint8_t* out = staged_.get() + staged_len_;
   uint64_t at = 0;
   const uint64_t first = staged_next_id_;
+  const size_t sizes_before = staged_sizes_.size();
   for (size_t i = 0; i < n; ++i) {
     const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
-    const uint64_t rs = EncodeRecord(out + at, first + i, records[i], internal, durable_end_);
+    const char* what = nullptr;
+    size_t bad_at = 0;
+    const uint64_t rs = EncodeRecordImpl(out + at, first + i, records[i], internal, durable_end_, &what, &bad_at);
+    if (rs == 0) {
+      // Nothing of this batch counts as staged: its bytes past staged_len_ are scratch.
+      staged_sizes_.resize(sizes_before);
+      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what + " is not valid UTF-8 (byte " +
+                                            std::to_string(bad_at) + " of the record's " + what + ")");
+    }
     staged_sizes_.push_back(rs);
     at += rs;
   }

@@ -130,8 +130,9 @@ struct SpanLogOptions {
   uint32_t max_text_bytes = 16u << 20;
 };
 
-/// One record to append. `text` must be valid UTF-8 (the binding guarantees it while
-/// converting from UTF-16); `meta` may be null/empty.
+/// One record to append. `text` and `meta` must be valid UTF-8: the binding guarantees it
+/// while converting from UTF-16; bytes from the caller set `check_utf8`, and the log checks
+/// them while copying them into the record. `meta` may be null/empty.
 struct RecordInput {
   uint8_t kind = 1;
   uint8_t flags = 0;
@@ -144,7 +145,15 @@ struct RecordInput {
   uint64_t text_len = 0;
   const char* meta = nullptr;
   uint64_t meta_len = 0;
+  /// Text and meta are caller bytes: Append/Stage refuse the batch (INVALID_UTF8, nothing
+  /// written) unless both are valid UTF-8.
+  bool check_utf8 = false;
 };
+
+/// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
+/// above U+10FFFF, no truncated sequence. False with *bad_at = offset of the first byte of
+/// the first bad sequence.
+bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at);
 
 /// A record read back: SpanView plus the meta bytes (same lifetime rules as SpanView).
 struct RecordView {

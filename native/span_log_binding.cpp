@@ -187,65 +187,6 @@ size_t Utf16ToUtf8(const char16_t* s, size_t units, char* o, size_t* bad_at) {
   return static_cast<size_t>(o - start);
 }
 
-// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
-// above U+10FFFF, no truncated sequence. ASCII runs are skipped 16 bytes at a time. Returns
-// false with *bad_at = offset of the first byte of the first bad sequence.
-bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at) {
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
-  size_t i = 0;
-  while (i < n) {
-    while (i + 16 <= n) {
-      uint64_t a, b;
-      std::memcpy(&a, s + i, 8);
-      std::memcpy(&b, s + i + 8, 8);
-      if (((a | b) & kHigh) != 0) break;
-      i += 16;
-    }
-    if (i + 8 <= n) {
-      uint64_t a;
-      std::memcpy(&a, s + i, 8);
-      if ((a & kHigh) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    if (i >= n) break;
-    const uint8_t c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;        // overlong
-      else if (c == 0xED) hi = 0x9F;   // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;        // overlong
-      else if (c == 0xF4) hi = 0x8F;   // above U+10FFFF
-    } else {
-      *bad_at = i;
-      return false;
-    }
-    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
-      *bad_at = i;
-      return false;
-    }
-    for (size_t k = 2; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) {
-        *bad_at = i;
-        return false;
-      }
-    }
-    i += len;
-  }
-  return true;
-}
-
 enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
 const char* const kKeyNames[kKeyCount] = {"id", "kind", "flags", "role", "turnStart", "turnEnd", "timestamp", "tokens", "text", "meta"};
 
@@ -511,8 +452,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     return v;
   }
 
-  // A byte column with its n + 1 offsets: slice i is bytes[off[i], off[i+1]). Every slice is
-  // checked (bounds, order, UTF-8) before anything is staged.
+  // A byte column with its n + 1 offsets: slice i is bytes[off[i], off[i+1]). Every slice's
+  // bounds and order are checked here, its UTF-8 by the log (check_utf8), before anything
+  // is written.
   void ByteSlices(napi_env env, napi_value bytes_v, napi_value offsets_v, const char* what, const char* offsets_name,
                   size_t n, uint64_t max_bytes, bool text) {
     bool is_typed = false;
@@ -540,12 +482,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
                                                 " bytes, the maximum is " + std::to_string(max_bytes));
       }
-      size_t bad_at = 0;
-      if (!ValidUtf8(reinterpret_cast<const uint8_t*>(base + a), len, &bad_at)) {
-        throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what + " is not valid UTF-8 (byte " +
-                                              std::to_string(bad_at) + " of the record's slice)");
-      }
+      // UTF-8 is checked by the log while it copies the bytes (RecordInput::check_utf8).
       RecordInput& r = inputs_[i];
+      r.check_utf8 = true;
       if (text) {
         r.text = base + a;
         r.text_len = len;
@@ -643,6 +582,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         r.tokens = tokens[i];
         r.meta = nullptr;
         r.meta_len = 0;
+        r.check_utf8 = false;
       }
       if (texts_are_bytes) {
         // Byte form: the texts are already UTF-8; they are validated here and copied once,
