@@ -111,6 +111,69 @@ __attribute__((target("sse4.2"))) uint32_t crc_hw(uint32_t crc, const uint8_t* p
   return c32;
 }
 
+// The same 3-way scheme, copying each word to `dst` as it is summed and OR-ing it into
+// `acc` (the caller's ASCII check): the copy rides along with the crc32 instructions.
+template <size_t kBlock>
+__attribute__((target("sse4.2"), always_inline)) inline uint64_t crc_copy_3way(uint64_t c0, uint8_t*& d, const uint8_t*& p,
+                                                                               size_t& len, uint64_t& acc,
+                                                                               const ShiftTables& sh) noexcept {
+  while (len >= 3 * kBlock) {
+    uint64_t c1 = 0, c2 = 0;
+    for (size_t i = 0; i < kBlock; i += 8) {
+      uint64_t a, b, c;
+      std::memcpy(&a, p + i, 8);
+      std::memcpy(&b, p + kBlock + i, 8);
+      std::memcpy(&c, p + 2 * kBlock + i, 8);
+      std::memcpy(d + i, &a, 8);
+      std::memcpy(d + kBlock + i, &b, 8);
+      std::memcpy(d + 2 * kBlock + i, &c, 8);
+      acc |= a | b | c;
+      c0 = _mm_crc32_u64(c0, a);
+      c1 = _mm_crc32_u64(c1, b);
+      c2 = _mm_crc32_u64(c2, c);
+    }
+    c0 = sh.shift(static_cast<uint32_t>(c0)) ^ c1;
+    c0 = sh.shift(static_cast<uint32_t>(c0)) ^ c2;
+    p += 3 * kBlock;
+    d += 3 * kBlock;
+    len -= 3 * kBlock;
+  }
+  return c0;
+}
+
+__attribute__((target("sse4.2"))) uint32_t crc_copy_hw(uint32_t crc, uint8_t* d, const uint8_t* p, size_t len,
+                                                       uint8_t* high) noexcept {
+  uint64_t c = crc;
+  uint64_t acc = 0;
+  if (len >= 3 * kShort) {
+    c = crc_copy_3way<kLong>(c, d, p, len, acc, long_shift());
+    c = crc_copy_3way<kShort>(c, d, p, len, acc, short_shift());
+  }
+  while (len >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    std::memcpy(d, &v, 8);
+    acc |= v;
+    c = _mm_crc32_u64(c, v);
+    p += 8;
+    d += 8;
+    len -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  uint8_t tail = 0;
+  while (len > 0) {
+    tail |= *p;
+    *d++ = *p;
+    c32 = _mm_crc32_u8(c32, *p++);
+    --len;
+  }
+  acc |= acc >> 32;
+  acc |= acc >> 16;
+  acc |= acc >> 8;
+  *high = static_cast<uint8_t>(acc) | tail;
+  return c32;
+}
+
 bool has_sse42() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
@@ -139,6 +202,19 @@ uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t len) noexcept {
     --len;
   }
   return ~c;
+}
+
+uint32_t Crc32cCopy(uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept {
+#if defined(__x86_64__)
+  static const bool hw = has_sse42();
+  if (hw) return ~crc_copy_hw(~crc, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), len, high);
+#endif
+  if (len > 0) std::memcpy(dst, src, len);
+  uint8_t h = 0;
+  const auto* s = static_cast<const uint8_t*>(src);
+  for (size_t i = 0; i < len; ++i) h |= s[i];
+  *high = h;
+  return Crc32cPortable(crc, dst, len);
 }
 
 uint32_t Crc32c(uint32_t crc, const void* data, size_t len) noexcept {

@@ -1026,6 +1026,19 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
       throw NativeError("INVALID_ARGUMENT", "crc32c expects a Uint8Array");
     }
     auto bytes = info[0].As<Napi::Uint8Array>();
+    if (info.Length() > 1 && info[1].IsString() && info[1].As<Napi::String>().Utf8Value() == "copy") {
+      // The fused copy + CRC path the log encodes with: same value, exact copy, right ASCII bit.
+      std::vector<uint8_t> dst(bytes.ByteLength() + 1, 0xA5);
+      uint8_t high = 0;
+      const uint32_t c = Crc32cCopy(0, dst.data(), bytes.Data(), bytes.ByteLength(), &high);
+      uint8_t want_high = 0;
+      for (size_t i = 0; i < bytes.ByteLength(); ++i) want_high |= bytes.Data()[i];
+      if ((bytes.ByteLength() > 0 && std::memcmp(dst.data(), bytes.Data(), bytes.ByteLength()) != 0) ||
+          dst[bytes.ByteLength()] != 0xA5 || ((high ^ want_high) & 0x80u) != 0) {
+        throw NativeError("IO_ERROR", "Crc32cCopy copied wrongly or misreported ASCII");
+      }
+      return Napi::Number::New(env, c);
+    }
     const bool portable = info.Length() > 1 && info[1].ToBoolean().Value();
     uint32_t c = portable ? Crc32cPortable(0, bytes.Data(), bytes.ByteLength()) : Crc32c(0, bytes.Data(), bytes.ByteLength());
     return Napi::Number::New(env, c);

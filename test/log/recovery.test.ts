@@ -76,10 +76,21 @@ describe('a whole segment recovers clean and recovery is idempotent', () => {
     const lengths = new Set<number>();
     for (const block of [128, 1024]) for (let m = 1; m <= 7; m++) for (let d = -9; d <= 9; d++) lengths.add(3 * block * m + d);
     for (let n = 300; n < 8000; n += 97) lengths.add(n);
+    for (let n = 0; n < 64; n++) lengths.add(n);
+    // ASCII-only input (the fused path's OR must stay clear) and one high byte at the end.
+    const ascii = Uint8Array.from({ length: 1500 }, (_, i) => 32 + (i % 90));
+    for (const n of [0, 1, 7, 8, 9, 383, 384, 385, 1200]) {
+      expect(testing.crc32c(ascii.subarray(0, n), 'copy')).toBe(testing.crc32c(ascii.subarray(0, n), true));
+      const hi = ascii.slice(0, n + 1);
+      hi[n] = 0xc3;
+      expect(testing.crc32c(hi, 'copy')).toBe(testing.crc32c(hi, true));
+    }
     for (const n of lengths) {
       for (const off of [0, 1, 5]) {
         const b = big.subarray(off, off + n);
-        expect(testing.crc32c(b), `length ${n} at offset ${off}`).toBe(testing.crc32c(b, true));
+        const want = testing.crc32c(b, true);
+        expect(testing.crc32c(b), `length ${n} at offset ${off}`).toBe(want);
+        expect(testing.crc32c(b, 'copy'), `copy, length ${n} at offset ${off}`).toBe(want);
       }
     }
   });
