@@ -45,11 +45,22 @@ struct ShiftTables {
   uint32_t t[4][256];
   // Raw CRC register (no pre/post inversion) extended by `len` zero bytes, the same update
   // the crc32 instruction performs.
+  // The map is linear over GF(2): shift the 32 one-bit registers (32 × 8·len steps), then
+  // each entry is the XOR of the images of its set bits (microseconds, not milliseconds:
+  // this runs on a log's first append).
   explicit ShiftTables(size_t len) {
+    uint32_t basis[32];
+    for (int b = 0; b < 32; ++b) {
+      uint32_t r = uint32_t{1} << b;
+      for (size_t i = 0; i < len * 8; ++i) r = (r >> 1) ^ ((r & 1u) ? kPoly : 0u);
+      basis[b] = r;
+    }
     for (int k = 0; k < 4; ++k) {
       for (uint32_t v = 0; v < 256; ++v) {
-        uint32_t r = v << (8 * k);
-        for (size_t i = 0; i < len * 8; ++i) r = (r >> 1) ^ ((r & 1u) ? kPoly : 0u);
+        uint32_t r = 0;
+        for (int b = 0; b < 8; ++b) {
+          if ((v >> b) & 1u) r ^= basis[8 * k + b];
+        }
         t[k][v] = r;
       }
     }
