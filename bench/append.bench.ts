@@ -209,9 +209,26 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     };
     const [, ms] = await wall(() => Promise.all(Array.from({ length: 64 }, (_, k) => lane(k))));
     await log.close();
-    // The floor for 64 appenders that each wait for their own durability: 64 spans per
-    // fdatasync at best.
-    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per fdatasync', value: 64 / (fsyncP50 / 1e6) }, note: 'target ≥ 200 k/s' });
+    // The ceiling for 64 appenders that each wait for their own durability: 64 spans per
+    // fdatasync. Measured right after, the way the log pays it: sustained write() of 64
+    // records' bytes + fdatasync, back to back, for a while — the mean, since a throughput
+    // pays every slow sync (the p50 of single-record syncs above overstates it).
+    const cycleUs: number[] = [];
+    {
+      const fd = fs.openSync(path.join(ctx.tmp('fsync64'), 'f'), 'w', 0o600);
+      const burst = Buffer.alloc(64 * Math.round(logBytes / N), 1);
+      const stop = performance.now() + (ctx.quick ? 500 : 1500);
+      while (performance.now() < stop) {
+        const t = performance.now();
+        fs.writeSync(fd, burst);
+        fs.fdatasyncSync(fd);
+        cycleUs.push((performance.now() - t) * 1000);
+      }
+      fs.closeSync(fd);
+    }
+    const cycleMean = cycleUs.reduce((a, b) => a + b, 0) / cycleUs.length;
+    ctx.info.group64Ceiling = { syncs: cycleUs.length, meanUs: cycleMean, p50Us: pct(cycleUs, 0.5), spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
+    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per write+fdatasync (sustained mean)', value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
   }
 
   // ---- reads: get and scan on the full log ------------------------------------------------
