@@ -3,9 +3,10 @@
 // Byte layout and recovery rules are specified in docs/FORMAT.md; the constants and structs
 // below mirror it, and every size and field offset is static_assert'ed.
 //
-// Threading: a SpanLog is owned by the JS main thread. The only call allowed from another
-// thread is SyncFd()/WriteCheckpointAndSync() issued by the group-commit/close workers
-// while the main thread is not appending to the same fd range (see span_log_binding.cpp).
+// Threading: a SpanLog is owned by the JS main thread. The only calls allowed from another
+// thread are SyncFd() (group-commit worker; it touches no log state) and
+// SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
+// see span_log_binding.cpp.
 #pragma once
 
 #include <cstddef>

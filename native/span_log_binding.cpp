@@ -1,12 +1,15 @@
 // JS binding of the span log: class SpanLog (src/native.ts NativeSpanLog), recoverSegment,
 // and the explicitly test-named `_testing` export that installs I/O faults (io_seam.h).
 //
-// Group commit: appends are written synchronously on the main thread (so ids and read-your-
-// writes are immediate); their promises wait in `pending_` for a durability sync. At most
-// one fdatasync is in flight per log, on the libuv pool (an AsyncWorker, which also keeps
-// the event loop alive while promises wait); every append that lands while it runs shares
-// the next one. `sync` mode fdatasyncs on the main thread inside append: lowest latency,
-// no thread hop, and a failure surfaces on the very call that wrote.
+// Group commit: an append is validated, given its ids and encoded into the log's staging
+// buffer on the main thread; its promise waits in `pending_`. In the next check phase
+// (setImmediate) every staged append of the burst is written with one pwrite and one
+// fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
+// alive while promises wait); its one completion resolves every append it covers. At most
+// one fdatasync is in flight per log; appends that land while it runs share the next one.
+// Every read path (ReadLog, UnwrapSpanSource) writes staged records first, so reads see
+// every assigned id. `sync` mode fdatasyncs on the main thread inside append: lowest
+// latency, no thread hop, and a failure surfaces on the very call that wrote.
 #include <napi.h>
 
 #include <algorithm>
