@@ -228,6 +228,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                        {
                            // Writable and configurable (as a JS class method is) so InstallAppendWrapper can replace it.
                            InstanceMethod<&SpanLogWrap::Append>("append", napi_default_method),
+                           InstanceMethod<&SpanLogWrap::AppendOne>("_appendOne"),
                            InstanceMethod<&SpanLogWrap::Get>("get"),
                            InstanceMethod<&SpanLogWrap::GetMany>("getMany"),
                            InstanceMethod<&SpanLogWrap::Scan>("scan"),
@@ -625,24 +626,99 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
           inputs_[i].meta_len = text_at_[2 * i + 1].second;
         }
       }
-      auto d = Napi::Promise::Deferred::New(env);
-      if (n > 0 && log->durability() == Durability::kGroup) {
-        // Group commit: stage now (ids assigned, batch validated); the staged bytes of the
-        // whole burst go out in one pwrite right before the shared fdatasync.
-        uint64_t bytes = 0;
-        for (size_t i = 0; i < n; ++i) bytes += format::RecordSize(inputs_[i].text_len + inputs_[i].meta_len);
-        if (log->StageNeedsWrite(bytes)) FlushStaged(env);
-        const uint64_t first = log->Stage(inputs_.data(), n);
-        pending_.push_back({log->staged_seq(), static_cast<double>(first), d});
-        ScheduleSync(env);
-      } else {
-        const uint64_t first = log->Append(inputs_.data(), n);
-        d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
+      return Submit(env, log, n);
+    });
+  }
+
+  /// Appends inputs_[0, n): staged under group commit, written (and synced under `sync`) now
+  /// otherwise. Returns the append's promise.
+  Napi::Value Submit(Napi::Env env, SpanLog* log, size_t n) {
+    auto d = Napi::Promise::Deferred::New(env);
+    if (n > 0 && log->durability() == Durability::kGroup) {
+      // Group commit: stage now (ids assigned, batch validated); the staged bytes of the
+      // whole burst go out in one pwrite right before the shared fdatasync.
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < n; ++i) bytes += format::RecordSize(inputs_[i].text_len + inputs_[i].meta_len);
+      if (log->StageNeedsWrite(bytes)) FlushStaged(env);
+      const uint64_t first = log->Stage(inputs_.data(), n);
+      pending_.push_back({log->staged_seq(), static_cast<double>(first), d});
+      ScheduleSync(env);
+    } else {
+      const uint64_t first = log->Append(inputs_.data(), n);
+      d.Resolve(Napi::Number::New(env, static_cast<double>(first)));
+    }
+    constexpr size_t kKeepScratch = size_t{8} << 20;
+    arena_.shrink_if_over(kKeepScratch);
+    if (u16_.capacity() > kKeepScratch / 2) std::vector<char16_t>().swap(u16_);
+    return d.Promise();
+  }
+
+  // One-row fast path, called by the JS `append` wrapper when every numeric column is a
+  // typed array of the right type holding exactly one row: the wrapper passes the seven
+  // numbers (read in JIT-compiled code) and the texts/metas arrays, saving the seven typed-
+  // array lookups a one-span append would otherwise make (64 concurrent one-span appenders
+  // are the group-commit case). Everything is checked exactly as Append checks it.
+  Napi::Value AppendOne(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      SpanLog* log = LiveLog(env);
+      if (info.Length() != 9) throw NativeError("INVALID_ARGUMENT", "append: internal one-row form takes 9 arguments");
+      double v[7];
+      for (int k = 0; k < 7; ++k) {
+        if (napi_get_value_double(env, info[k], &v[k]) != napi_ok) {
+          throw NativeError("INVALID_ARGUMENT", "append: internal one-row form takes numbers");
+        }
       }
-      constexpr size_t kKeepScratch = size_t{8} << 20;
-      arena_.shrink_if_over(kKeepScratch);
-      if (u16_.capacity() > kKeepScratch / 2) std::vector<char16_t>().swap(u16_);
-      return d.Promise();
+      auto small = [](double d, double max) { return d >= 0 && d <= max && std::floor(d) == d; };
+      if (!small(v[0], 255) || !small(v[1], 255) || !small(v[2], 255) || !small(v[6], 4294967295.0)) {
+        throw NativeError("INVALID_ARGUMENT", "append: kind, flags, role and tokens must be column values");
+      }
+      uint32_t texts_len = 0, metas_len = 0;
+      if (napi_get_array_length(env, info[7], &texts_len) != napi_ok || texts_len != 1) {
+        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of 1 strings");
+      }
+      if (napi_get_array_length(env, info[8], &metas_len) != napi_ok || metas_len != 1) {
+        throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of 1 entries");
+      }
+      inputs_.resize(1);
+      RecordInput& r = inputs_[0];
+      r = RecordInput{};
+      r.kind = static_cast<uint8_t>(v[0]);
+      r.flags = static_cast<uint8_t>(v[1]);
+      r.role = static_cast<uint8_t>(v[2]);
+      auto turn = [&](double d) -> int64_t {
+        if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > kMaxSafe) {
+          throw NativeError("INVALID_TURN", "record 0: turn " + std::to_string(d) + " is not an integer in [0, 2^53 - 1]");
+        }
+        return static_cast<int64_t>(d);
+      };
+      r.turn_start = turn(v[3]);
+      r.turn_end = turn(v[4]);
+      if (!std::isfinite(v[5]) || std::fabs(v[5]) > kMaxSafe) {
+        throw NativeError("INVALID_ARGUMENT", "record 0: timestamp must be a finite number");
+      }
+      r.timestamp_ms = static_cast<int64_t>(std::trunc(v[5]));
+      r.tokens = static_cast<uint32_t>(v[6]);
+      arena_.clear();
+      text_at_.resize(2);
+      napi_value text, meta;
+      if (napi_get_element(env, info[7], 0, &text) != napi_ok) throw Napi::Error::New(env);
+      EncodeString(env, text, 0, "text", max_text_bytes(), &text_at_[0]);
+      if (napi_get_element(env, info[8], 0, &meta) != napi_ok) throw Napi::Error::New(env);
+      napi_valuetype mt;
+      napi_typeof(env, meta, &mt);
+      if (mt == napi_null || mt == napi_undefined) {
+        text_at_[1] = {arena_.size(), 0};
+      } else if (mt == napi_string) {
+        EncodeString(env, meta, 0, "meta", format::kMaxMetaBytes, &text_at_[1]);
+      } else {
+        throw NativeError("INVALID_ARGUMENT", "record 0: meta must be a string or null");
+      }
+      r.text = arena_.data() + text_at_[0].first;
+      r.text_len = text_at_[0].second;
+      r.meta = arena_.data() + text_at_[1].first;
+      r.meta_len = text_at_[1].second;
+      return Submit(env, log, 1);
     });
   }
 
@@ -1092,6 +1168,7 @@ void InstallAppendWrapper(Napi::Env env, Napi::Function cls) {
     Napi::Value ctor = env.Global().Get("Function");
     if (!native.IsFunction() || !ctor.IsFunction()) return;
     const char* body =
+        "const one = (a, T) => ArrayBuffer.isView(a) && a instanceof T && a.length === 1;\n"
         "return function append(c) {\n"
         "  if (c === null || typeof c !== 'object') return appendColumns.call(this, c);\n"
         "  let kinds, flags, roles, turnStart, turnEnd, timestamps, tokens, texts, metas, textOffsets, metaOffsets;\n"
@@ -1102,12 +1179,21 @@ void InstallAppendWrapper(Napi::Env env, Napi::Function cls) {
         "  } catch (e) {\n"
         "    return Promise.reject(e);\n"  // a throwing getter rejects, as every append failure does
         "  }\n"
+        "  if (one(kinds, Uint8Array) && one(flags, Uint8Array) && one(roles, Uint8Array) &&\n"
+        "      one(turnStart, Float64Array) && one(turnEnd, Float64Array) && one(timestamps, Float64Array) &&\n"
+        "      one(tokens, Uint32Array) && Array.isArray(texts) && Array.isArray(metas)) {\n"
+        "    return appendOne.call(this, kinds[0], flags[0], roles[0], turnStart[0], turnEnd[0], timestamps[0],\n"
+        "      tokens[0], texts, metas);\n"
+        "  }\n"
         "  return appendColumns.call(this, kinds, flags, roles, turnStart, turnEnd, timestamps, tokens, texts, metas,\n"
         "    textOffsets, metaOffsets);\n"
         "};";
-    Napi::Value make = ctor.As<Napi::Function>().New({Napi::String::New(env, "appendColumns"), Napi::String::New(env, body)});
+    Napi::Value one = proto.Get("_appendOne");
+    if (!one.IsFunction()) return;
+    Napi::Value make = ctor.As<Napi::Function>().New(
+        {Napi::String::New(env, "appendColumns"), Napi::String::New(env, "appendOne"), Napi::String::New(env, body)});
     if (!make.IsFunction()) return;
-    Napi::Value wrapper = make.As<Napi::Function>().Call({native});
+    Napi::Value wrapper = make.As<Napi::Function>().Call({native, one});
     if (!wrapper.IsFunction()) return;
     proto.DefineProperty(Napi::PropertyDescriptor::Value(
         "append", wrapper, static_cast<napi_property_attributes>(napi_writable | napi_configurable)));
