@@ -1157,10 +1157,11 @@ SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
 }
 
 // Replaces SpanLog.prototype.append with a small JS function that reads the columns (JIT-
-// compiled property loads) and calls the native method with them as arguments: measured
-// ~0.5 µs less per call than 9-11 napi_get_property calls, which matters when 64 appenders
-// each append one span. Where code generation from strings is disabled, the native method
-// stays `append` and reads the properties itself.
+// compiled property loads) and calls the native method with them as arguments, or, for one
+// row in typed arrays, the row's values (AppendOne). Measured on a one-span group append:
+// 1.6 µs per call with napi_get_property reads, 0.83 µs with the wrapper, 0.65 µs with the
+// one-row form — it matters when 64 appenders each append one span. Where code generation
+// from strings is disabled, the native method stays `append` and reads the properties.
 void InstallAppendWrapper(Napi::Env env, Napi::Function cls) {
   try {
     Napi::Object proto = cls.Get("prototype").As<Napi::Object>();
