@@ -726,9 +726,12 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   /// write rejects exactly the waiters whose bytes were staged (the log drops them whole).
   void FlushStaged(Napi::Env env) {
     if (!log_ || log_->staged_bytes() == 0) return;
+    // A log that an fsync failure already turned read-only drops staged records unwritten
+    // (FSYNC_FAILED); otherwise a failure here is the write's own (IO_ERROR).
+    const bool was_failed = log_->failed();
     std::string msg;
     if (log_->WriteStaged(&msg) == 0) return;
-    const char* code = log_->failed() ? "FSYNC_FAILED" : "IO_ERROR";
+    const char* code = was_failed ? "FSYNC_FAILED" : "IO_ERROR";
     const uint64_t written = log_->written_seq();
     auto it = std::find_if(pending_.begin(), pending_.end(), [written](const Pending& p) { return p.seq > written; });
     for (auto j = it; j != pending_.end(); ++j) j->deferred.Reject(MakeTypedError(env, code, msg).Value());
