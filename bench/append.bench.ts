@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { addon, type AppendColumns, type NativeSpanLog } from '../src/native.js';
+import { addon, packTexts, type AppendByteColumns, type AppendColumns, type NativeSpanLog } from '../src/native.js';
 import type { BenchData } from './data.js';
 import { check, figure, latency, latencyAsync, pct, rng, wall, type Ctx } from './lib.js';
 
@@ -28,6 +28,13 @@ export function columns(data: BenchData, from: number, n: number): AppendColumns
     texts: s.map((x) => x.text),
     metas: new Array<string | null>(s.length).fill(null),
   };
+}
+
+/** The byte form of a string batch (packTexts, done outside any timed region). */
+export function byteColumns(c: AppendColumns): AppendByteColumns {
+  const { bytes, offsets } = packTexts(c.texts);
+  const { texts: _texts, metas: _metas, ...numeric } = c;
+  return { ...numeric, texts: bytes, textOffsets: offsets, metas: null };
 }
 
 export function openLog(dir: string, durability: 0 | 1 | 2, readOnly = false): NativeSpanLog {
@@ -52,39 +59,79 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   for (let i = 0; i < N; i += BATCH) batches.push(columns(data, i, BATCH));
 
   // ---- append, none: batches, page cache only --------------------------------------------
-  // Best of a few rounds on fresh directories: one round at 10^4 is ~10 ms, too short to
-  // trust once; at 10^6 one round is the measurement.
+  // Three ways in, each against the physical floor, in interleaved rounds so a load spike
+  // hits all of them alike (best of a few rounds on fresh directories: one round at 10^4 is
+  // ~10 ms, too short to trust once; at 10^6 one round is the measurement):
+  //  - string form (AppendColumns): texts as JS strings, converted UTF-16 → UTF-8 natively;
+  //  - byte form (AppendByteColumns): texts already UTF-8 in one buffer per batch, validated
+  //    and copied once natively — what the issue's "≥ ½ of write()" target is checked on,
+  //    since write() too is handed bytes;
+  //  - byte form including the caller's packing (packTexts: isWellFormed + UTF-8 encode),
+  //    the honest end-to-end figure for a host that holds JS strings.
+  const byteBatches = batches.map((b) => byteColumns(b));
   const rounds = N <= 1e4 ? (ctx.quick ? 3 : 5) : 1;
   let best = Infinity;
+  let bestBytes = Infinity;
+  let bestPacked = Infinity;
+  let packBest = Infinity;
+  let writeBest = Infinity;
   let logDir = '';
   let logBytes = 0;
+  const chunk = Buffer.alloc(1 << 20, 0x61);
   for (let r = 0; r < rounds; r++) {
-    const dir = ctx.tmp('log-none');
-    const log = openLog(dir, 0);
-    const [, ms] = await wall(async () => {
-      for (const b of batches) await log.append(b);
-    });
-    logBytes = log.stats().bytes;
-    await log.close();
-    if (ms < best) best = ms;
-    if (r === rounds - 1) logDir = dir;
-    else fs.rmSync(dir, { recursive: true, force: true });
+    {
+      const dir = ctx.tmp('log-none');
+      const log = openLog(dir, 0);
+      const [, ms] = await wall(async () => {
+        for (const b of batches) await log.append(b);
+      });
+      logBytes = log.stats().bytes;
+      await log.close();
+      if (ms < best) best = ms;
+      if (r === rounds - 1) logDir = dir;
+      else fs.rmSync(dir, { recursive: true, force: true });
+    }
+    {
+      const dir = ctx.tmp('log-none-bytes');
+      const log = openLog(dir, 0);
+      const [, ms] = await wall(async () => {
+        for (const b of byteBatches) await log.append(b);
+      });
+      if (log.stats().bytes !== logBytes) throw new Error('byte form wrote a different log than the string form');
+      await log.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+      bestBytes = Math.min(bestBytes, ms);
+    }
+    {
+      const dir = ctx.tmp('log-none-packed');
+      const log = openLog(dir, 0);
+      let packMs = 0;
+      const [, ms] = await wall(async () => {
+        for (const b of batches) {
+          const t = performance.now();
+          const packed = packTexts(b.texts);
+          packMs += performance.now() - t;
+          await log.append({ ...b, texts: packed.bytes, textOffsets: packed.offsets, metas: null });
+        }
+      });
+      await log.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+      bestPacked = Math.min(bestPacked, ms);
+      packBest = Math.min(packBest, packMs);
+    }
+    {
+      // The physical floor, same bytes.
+      const f = path.join(ctx.tmp('write'), 'f');
+      const [, ms] = await wall(() => {
+        const fd = fs.openSync(f, 'w', 0o600);
+        for (let done = 0; done < logBytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, logBytes - done));
+        fs.closeSync(fd);
+      });
+      fs.rmSync(f);
+      writeBest = Math.min(writeBest, ms);
+    }
   }
   ctx.info.logBytesPerSpan = logBytes / N;
-
-  // ---- the physical floor, same bytes --------------------------------------------------
-  const chunk = Buffer.alloc(1 << 20, 0x61);
-  let writeBest = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const f = path.join(ctx.tmp('write'), 'f');
-    const [, ms] = await wall(() => {
-      const fd = fs.openSync(f, 'w', 0o600);
-      for (let done = 0; done < logBytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, logBytes - done));
-      fs.closeSync(fd);
-    });
-    fs.rmSync(f);
-    writeBest = Math.min(writeBest, ms);
-  }
   const writeMBs = logBytes / writeBest / 1e3;
   const dst = Buffer.alloc(1 << 20);
   const copyBytes = Math.max(logBytes, 256 << 20);
@@ -108,9 +155,14 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   ctx.info.floor = { writeMBs, memcpyMBs, fdatasyncP50us: fsyncP50, fdatasyncP99us: pct(fsyncUs, 0.99) };
 
   const noneMBs = logBytes / best / 1e3;
-  figure(ctx, { group: 'log', key: 'append.none.MBs', label: `append none, batches of ${BATCH} (MB/s)`, value: noneMBs, unit: 'MB/s', better: 'higher', peer: { label: 'write() 1 MiB chunks', value: writeMBs } });
-  figure(ctx, { group: 'log', key: 'append.none.spans', label: `append none, batches of ${BATCH} (spans/s)`, value: (N / best) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
-  figure(ctx, { group: 'log', key: 'append.none.perSpan', label: 'append none, cost per span', value: (best * 1000) / N, unit: 'µs', better: 'lower', growth: true, peer: { label: 'write() same bytes', value: (writeBest * 1000) / N } });
+  const peer = { label: 'write() 1 MiB chunks', value: writeMBs };
+  figure(ctx, { group: 'log', key: 'append.none.MBs', label: `append none, batches of ${BATCH}, string texts (MB/s)`, value: noneMBs, unit: 'MB/s', better: 'higher', peer, note: 'includes UTF-16 → UTF-8 conversion of every text' });
+  figure(ctx, { group: 'log', key: 'append.none.bytes.MBs', label: `append none, batches of ${BATCH}, UTF-8 byte texts (MB/s)`, value: logBytes / bestBytes / 1e3, unit: 'MB/s', better: 'higher', peer, note: 'target ≥ ½ write() (#2) is checked here' });
+  figure(ctx, { group: 'log', key: 'append.none.packed.MBs', label: `append none, byte texts incl. caller's packTexts (MB/s)`, value: logBytes / bestPacked / 1e3, unit: 'MB/s', better: 'higher', peer });
+  figure(ctx, { group: 'log', key: 'append.none.pack.perSpan', label: "caller's packTexts (isWellFormed + UTF-8 encode), per span", value: (packBest * 1000) / N, unit: 'µs', better: 'lower' });
+  figure(ctx, { group: 'log', key: 'append.none.spans', label: `append none, batches of ${BATCH}, string texts (spans/s)`, value: (N / best) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
+  figure(ctx, { group: 'log', key: 'append.none.bytes.spans', label: `append none, batches of ${BATCH}, byte texts (spans/s)`, value: (N / bestBytes) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
+  figure(ctx, { group: 'log', key: 'append.none.perSpan', label: 'append none, string texts, cost per span', value: (best * 1000) / N, unit: 'µs', better: 'lower', growth: true, peer: { label: 'write() same bytes', value: (writeBest * 1000) / N } });
   figure(ctx, { group: 'log', key: 'floor.memcpy', label: 'floor: memcpy (Buffer.copy)', value: memcpyMBs, unit: 'MB/s', better: 'higher' });
 
   // ---- append, sync: one span per call, each durable before it resolves -----------------
@@ -157,9 +209,26 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     };
     const [, ms] = await wall(() => Promise.all(Array.from({ length: 64 }, (_, k) => lane(k))));
     await log.close();
-    // The floor for 64 appenders that each wait for their own durability: 64 spans per
-    // fdatasync at best.
-    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per fdatasync', value: 64 / (fsyncP50 / 1e6) }, note: 'target ≥ 200 k/s' });
+    // The ceiling for 64 appenders that each wait for their own durability: 64 spans per
+    // fdatasync. Measured right after, the way the log pays it: sustained write() of 64
+    // records' bytes + fdatasync, back to back, for a while — the mean, since a throughput
+    // pays every slow sync (the p50 of single-record syncs above overstates it).
+    const cycleUs: number[] = [];
+    {
+      const fd = fs.openSync(path.join(ctx.tmp('fsync64'), 'f'), 'w', 0o600);
+      const burst = Buffer.alloc(64 * Math.round(logBytes / N), 1);
+      const stop = performance.now() + (ctx.quick ? 500 : 1500);
+      while (performance.now() < stop) {
+        const t = performance.now();
+        fs.writeSync(fd, burst);
+        fs.fdatasyncSync(fd);
+        cycleUs.push((performance.now() - t) * 1000);
+      }
+      fs.closeSync(fd);
+    }
+    const cycleMean = cycleUs.reduce((a, b) => a + b, 0) / cycleUs.length;
+    ctx.info.group64Ceiling = { syncs: cycleUs.length, meanUs: cycleMean, p50Us: pct(cycleUs, 0.5), spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
+    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per write+fdatasync (sustained mean)', value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
   }
 
   // ---- reads: get and scan on the full log ------------------------------------------------

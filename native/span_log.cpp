@@ -25,6 +25,7 @@ using format::SegmentHeader;
 namespace {
 
 constexpr uint64_t kOffsetBits = 40;
+constexpr uint64_t kStagingPrefault = uint64_t{1} << 20;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 
 bool AllZero(const uint8_t* p, size_t n) {
@@ -246,7 +247,69 @@ int64_t NowMs() {
 
 }  // namespace
 
-uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
+// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
+// above U+10FFFF, no truncated sequence. ASCII runs are skipped 16 bytes at a time. Returns
+// false with *bad_at = offset of the first byte of the first bad sequence.
+bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < n) {
+    while (i + 16 <= n) {
+      uint64_t a, b;
+      std::memcpy(&a, s + i, 8);
+      std::memcpy(&b, s + i + 8, 8);
+      if (((a | b) & kHigh) != 0) break;
+      i += 16;
+    }
+    if (i + 8 <= n) {
+      uint64_t a;
+      std::memcpy(&a, s + i, 8);
+      if ((a & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    if (i >= n) break;
+    const uint8_t c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;        // overlong
+      else if (c == 0xED) hi = 0x9F;   // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;        // overlong
+      else if (c == 0xF4) hi = 0x8F;   // above U+10FFFF
+    } else {
+      *bad_at = i;
+      return false;
+    }
+    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
+      *bad_at = i;
+      return false;
+    }
+    for (size_t k = 2; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) {
+        *bad_at = i;
+        return false;
+      }
+    }
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end,
+                          const char** bad_what, size_t* bad_at) {
   const uint64_t payload = r.text_len + r.meta_len;
   const uint64_t rs = RecordSize(payload);
   RecordHeader h{};
@@ -262,12 +325,43 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
   h.tokens = r.tokens;
   h.marker = format::kRecordMarker;
   h.synced_end = synced_end;
+  // The zero padding (0..7 bytes) lies in the record's last 8 bytes: zero them first (the
+  // header and payload then overwrite what is theirs) instead of a variable-length memset.
+  const uint64_t zero = 0;
+  std::memcpy(out + rs - 8, &zero, 8);
   std::memcpy(out, &h, sizeof h);
-  if (r.text_len > 0) std::memcpy(out + sizeof h, r.text, r.text_len);
-  if (r.meta_len > 0) std::memcpy(out + sizeof h + r.text_len, r.meta, r.meta_len);
-  std::memset(out + sizeof h + payload, 0, rs - sizeof h - payload);
-  const uint32_t crc = Crc32c(0, out + 4, rs - 4);
+  // One pass over the caller's bytes: copied into the record while the CRC runs over them,
+  // and their OR tells whether they were all ASCII (then they are UTF-8 with no more work).
+  uint32_t crc = Crc32c(0, out + 4, sizeof h - 4);
+  uint8_t high = 0;
+  if (r.text_len > 0) crc = Crc32cCopy(crc, out + sizeof h, r.text, r.text_len, &high);
+  if (r.check_utf8 && (high & 0x80u) != 0 &&
+      !ValidUtf8(reinterpret_cast<const uint8_t*>(r.text), r.text_len, bad_at)) {
+    *bad_what = "text";
+    return 0;
+  }
+  high = 0;
+  if (r.meta_len > 0) crc = Crc32cCopy(crc, out + sizeof h + r.text_len, r.meta, r.meta_len, &high);
+  if (r.check_utf8 && (high & 0x80u) != 0 &&
+      !ValidUtf8(reinterpret_cast<const uint8_t*>(r.meta), r.meta_len, bad_at)) {
+    *bad_what = "meta";
+    return 0;
+  }
+  const uint64_t pad = rs - sizeof h - payload;
+  if (pad > 0) crc = Crc32c(crc, out + sizeof h + payload, pad);
   std::memcpy(out, &crc, sizeof crc);
+  return rs;
+}
+
+}  // namespace
+
+uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
+  const char* what = nullptr;
+  size_t bad_at = 0;
+  const uint64_t rs = EncodeRecordImpl(out, id, r, internal_flags, synced_end, &what, &bad_at);
+  if (rs == 0) {
+    throw NativeError("INVALID_UTF8", std::string(what) + " is not valid UTF-8 (byte " + std::to_string(bad_at) + ")");
+  }
   return rs;
 }
 
@@ -320,6 +414,15 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
     }
     OpenExisting();
     if (!options_.read_only && segments_.empty()) CreateSegment(1);
+    staged_next_id_ = next_id_;
+    staged_has_raw_ = has_raw_;
+    staged_last_raw_ = last_raw_turn_start_;
+    if (!options_.read_only) {
+      // A writer's encode buffer, touched once now so the first appends do not page-fault
+      // it in (the faults showed in profiles of batches appended to a freshly opened log).
+      ReserveStaging(kStagingPrefault);
+      std::memset(staged_.get(), 0, kStagingPrefault);
+    }
   } catch (...) {
     Release();
     throw;
@@ -494,16 +597,10 @@ void SpanLog::RequireWritable() const {
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
 }
 
-uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
-  RequireWritable();
-  if (n == 0) return next_id_;
-  if (n > format::kMaxId || next_id_ + n - 1 > format::kMaxId) {
-    throw NativeError("IO_ERROR", "span id space exhausted (ids stop at 2^53 - 1)");
-  }
-  // Validate the whole batch before a single byte is written.
+uint64_t SpanLog::ValidateBatch(const RecordInput* records, size_t n, bool* has_raw_io, int64_t* last_raw_io) const {
   uint64_t total = 0;
-  bool has_raw = has_raw_;
-  int64_t last_raw = last_raw_turn_start_;
+  bool has_raw = *has_raw_io;
+  int64_t last_raw = *last_raw_io;
   for (size_t i = 0; i < n; ++i) {
     const RecordInput& r = records[i];
     // Built only on the error path: the hot path allocates nothing.
@@ -544,55 +641,136 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     }
     total += RecordSize(r.text_len + r.meta_len);
   }
+  *has_raw_io = has_raw;
+  *last_raw_io = last_raw;
+  return total;
+}
 
-  if (segments_.back().records > 0 && segments_.back().size + total > options_.segment_bytes) {
+void SpanLog::ReserveStaging(uint64_t extra) {
+  const uint64_t need = staged_len_ + extra;
+  if (need <= staged_cap_) return;
+  const uint64_t cap = std::max(need, staged_cap_ * 2);
+  std::unique_ptr<uint8_t[]> next(new uint8_t[cap]);
+  if (staged_len_ > 0) std::memcpy(next.get(), staged_.get(), staged_len_);
+  staged_ = std::move(next);
+  staged_cap_ = cap;
+}
+
+bool SpanLog::StageNeedsWrite(uint64_t batch_bytes) const {
+  if (staged_len_ == 0 || segments_.empty()) return false;
+  return segments_.back().size + staged_len_ + batch_bytes > options_.segment_bytes;
+}
+
+uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
+  RequireWritable();
+  if (n == 0) return staged_next_id_;
+  if (n > format::kMaxId || staged_next_id_ + n - 1 > format::kMaxId) {
+    throw NativeError("IO_ERROR", "span id space exhausted (ids stop at 2^53 - 1)");
+  }
+  // Validate the whole batch before a single byte is staged.
+  bool has_raw = staged_has_raw_;
+  int64_t last_raw = staged_last_raw_;
+  const uint64_t total = ValidateBatch(records, n, &has_raw, &last_raw);
+
+  if ((segments_.back().records > 0 || staged_len_ > 0) &&
+      segments_.back().size + staged_len_ + total > options_.segment_bytes) {
+    if (staged_len_ > 0) {
+      std::string msg;
+      if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
+    }
     Segment& old = segments_.back();
     if (Io().fdatasync(old.fd) != 0) FailSync(errno, "fdatasync of " + old.path + " before rolling");
     synced_seq_ = written_seq_;
     CreateSegment(next_id_);
   }
-  Segment& seg = segments_.back();
 
-  if (batch_.size() < total) batch_.resize(total);
-  uint8_t* out = batch_.data();
+  ReserveStaging(total);
+  uint8_t* out = staged_.get() + staged_len_;
   uint64_t at = 0;
+  const uint64_t first = staged_next_id_;
+  const size_t sizes_before = staged_sizes_.size();
   for (size_t i = 0; i < n; ++i) {
-    const RecordInput& r = records[i];
     const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
-    const uint64_t rs = EncodeRecord(out + at, next_id_ + i, r, internal, durable_end_);
+    const char* what = nullptr;
+    size_t bad_at = 0;
+    const uint64_t rs = EncodeRecordImpl(out + at, first + i, records[i], internal, durable_end_, &what, &bad_at);
+    if (rs == 0) {
+      // Nothing of this batch counts as staged: its bytes past staged_len_ are scratch.
+      staged_sizes_.resize(sizes_before);
+      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what + " is not valid UTF-8 (byte " +
+                                            std::to_string(bad_at) + " of the record's " + what + ")");
+    }
+    staged_sizes_.push_back(rs);
     at += rs;
   }
+  staged_len_ += total;
+  staged_next_id_ += n;
+  staged_has_raw_ = has_raw;
+  staged_last_raw_ = last_raw;
+  return first;
+}
 
+int SpanLog::WriteStaged(std::string* message) {
+  if (staged_len_ == 0) return 0;
+  auto drop_staged = [this]() {
+    staged_len_ = 0;
+    staged_sizes_.clear();
+    staged_next_id_ = next_id_;
+    staged_has_raw_ = has_raw_;
+    staged_last_raw_ = last_raw_turn_start_;
+    if (!options_.read_only) {
+      // A writer's encode buffer, touched once now so the first appends do not page-fault
+      // it in (the faults showed in profiles of batches appended to a freshly opened log).
+      ReserveStaging(kStagingPrefault);
+      std::memset(staged_.get(), 0, kStagingPrefault);
+    }
+  };
+  if (released_ || failed_) {
+    // The log failed (or closed) between staging and writing: nothing staged may land.
+    drop_staged();
+    *message = failed_ ? "an earlier fsync failed; the log refuses every write" : "the span log is closed";
+    return EIO;
+  }
+  Segment& seg = segments_.back();
+  const uint8_t* out = staged_.get();
+  const uint64_t total = staged_len_;
   uint64_t done = 0;
   while (done < total) {
     ssize_t w = Io().pwrite(seg.fd, out + done, total - done, static_cast<off_t>(seg.size + done));
     if (w <= 0) {
       int err = w < 0 ? errno : EIO;
-      // Take back the partial batch so the file ends on a record boundary again.
+      // Take back the partial write so the file ends on a record boundary again.
       if (Io().ftruncate(seg.fd, static_cast<off_t>(seg.size)) != 0) failed_ = true;
-      throw NativeError("IO_ERROR", "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size));
+      drop_staged();
+      *message = "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
+      return err;
     }
     done += static_cast<uint64_t>(w);
   }
 
-  // One huge batch should not pin its buffer for the log's life.
-  if (batch_.capacity() > (size_t{32} << 20)) std::vector<uint8_t>().swap(batch_);
-
-  const uint64_t first = next_id_;
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;
-  for (size_t i = 0; i < n; ++i) {
+  // No exact reserve here: it would reallocate (and copy) the whole table on every write;
+  // push_back's doubling keeps the growth amortized.
+  for (uint64_t rs : staged_sizes_) {
     offsets_.push_back((seg_index << kOffsetBits) | off);
-    off += RecordSize(records[i].text_len + records[i].meta_len);
+    off += rs;
   }
-  seg.records += n;
+  seg.records += staged_sizes_.size();
   seg.size += total;
   seg.file_size = seg.size;
-  next_id_ += n;
-  has_raw_ = has_raw;
-  last_raw_turn_start_ = last_raw;
+  next_id_ = staged_next_id_;
+  has_raw_ = staged_has_raw_;
+  last_raw_turn_start_ = staged_last_raw_;
   written_seq_ += total;
   wrote_this_session_ = true;
+  staged_len_ = 0;
+  staged_sizes_.clear();
+  // One huge batch should not pin its buffer for the log's life.
+  if (staged_cap_ > (uint64_t{32} << 20)) {
+    staged_.reset();
+    staged_cap_ = 0;
+  }
   // Grow an existing mapping now rather than on a later read, so a read never moves the
   // mapping: a SpanView stays valid until the next append (span_source.h), even across a
   // catch-up loop that reads many records. A failure here is retried by the read path.
@@ -602,8 +780,15 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     } catch (const NativeError&) {
     }
   }
+  return 0;
+}
 
-  if (options_.durability == Durability::kSync) {
+uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
+  const uint64_t first = Stage(records, n);
+  std::string msg;
+  if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
+  if (n > 0 && options_.durability == Durability::kSync) {
+    Segment& seg = segments_.back();
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;
@@ -719,6 +904,7 @@ uint64_t SpanLog::Refresh() {
     }
     ScanTail(seg, false);
   }
+  staged_next_id_ = next_id_;
   return next_id_;
 }
 
@@ -782,6 +968,11 @@ void SpanLog::FinishSync(const SyncTarget& target, int err) {
 
 int SpanLog::SyncAndCheckpointForClose() {
   if (options_.read_only || failed_ || released_ || segments_.empty()) return 0;
+  {
+    // The binding writes staged records before closing; this keeps close whole regardless.
+    std::string msg;
+    if (int err = WriteStaged(&msg); err != 0) return err;
+  }
   Segment& seg = segments_.back();
   if (synced_seq_ != written_seq_ || durable_end_ != seg.size) {
     if (Io().fdatasync(seg.fd) != 0) {

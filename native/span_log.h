@@ -3,13 +3,15 @@
 // Byte layout and recovery rules are specified in docs/FORMAT.md; the constants and structs
 // below mirror it, and every size and field offset is static_assert'ed.
 //
-// Threading: a SpanLog is owned by the JS main thread. The only call allowed from another
-// thread is SyncFd()/WriteCheckpointAndSync() issued by the group-commit/close workers
-// while the main thread is not appending to the same fd range (see span_log_binding.cpp).
+// Threading: a SpanLog is owned by the JS main thread. The only calls allowed from another
+// thread are SyncFd() (group-commit worker; it touches no log state) and
+// SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
+// see span_log_binding.cpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -129,8 +131,9 @@ struct SpanLogOptions {
   uint32_t max_text_bytes = 16u << 20;
 };
 
-/// One record to append. `text` must be valid UTF-8 (the binding guarantees it while
-/// converting from UTF-16); `meta` may be null/empty.
+/// One record to append. `text` and `meta` must be valid UTF-8: the binding guarantees it
+/// while converting from UTF-16; bytes from the caller set `check_utf8`, and the log checks
+/// them while copying them into the record. `meta` may be null/empty.
 struct RecordInput {
   uint8_t kind = 1;
   uint8_t flags = 0;
@@ -143,7 +146,15 @@ struct RecordInput {
   uint64_t text_len = 0;
   const char* meta = nullptr;
   uint64_t meta_len = 0;
+  /// Text and meta are caller bytes: Append/Stage refuse the batch (INVALID_UTF8, nothing
+  /// written) unless both are valid UTF-8.
+  bool check_utf8 = false;
 };
+
+/// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
+/// above U+10FFFF, no truncated sequence. False with *bad_at = offset of the first byte of
+/// the first bad sequence.
+bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at);
 
 /// A record read back: SpanView plus the meta bytes (same lifetime rules as SpanView).
 struct RecordView {
@@ -192,8 +203,33 @@ class SpanLog final : public SpanSource {
 
   /// Validates the whole batch (nothing is written if any record is bad), encodes it into
   /// one buffer and writes it with one pwrite. In `sync` mode also fdatasyncs before
-  /// returning. Returns the first assigned id (next_id() when n == 0).
+  /// returning. Returns the first assigned id (next_id() when n == 0). Anything staged
+  /// (below) is written first, in the same pwrite.
   uint64_t Append(const RecordInput* records, size_t n);
+
+  // Staging (group commit): a batch is validated, given its ids and encoded at Stage();
+  // every staged batch is then written with one pwrite by WriteStaged(). Staged records
+  // are not readable and not counted by next_id()/bytes() until written; staged_next_id()
+  // is the id the next staged batch gets. Each staged batch stays a batch on disk (its own
+  // "batch continues" flags), so recovery keeps or drops each one whole.
+
+  /// Validates and encodes the batch into the staging buffer (nothing is staged if any
+  /// record is bad). Precondition: !StageNeedsWrite(bytes of this batch) — a roll never
+  /// happens with records staged; Stage writes them first if it must, and then throws
+  /// IO_ERROR on a write failure (WriteStaged's rollback has run). Returns the first id.
+  uint64_t Stage(const RecordInput* records, size_t n);
+  /// True when a batch of `batch_bytes` encoded bytes would roll the segment while records
+  /// are staged: the caller writes the staged records first (WriteStaged) and learns of
+  /// their failure itself.
+  bool StageNeedsWrite(uint64_t batch_bytes) const;
+  /// Writes every staged record with one pwrite. 0 on success; on failure the file is
+  /// truncated back, every staged record is dropped (ids, turn order, bytes: as if never
+  /// staged), *message says why, and the errno is returned. No-op (0) when nothing is staged.
+  int WriteStaged(std::string* message);
+  uint64_t staged_bytes() const { return staged_len_; }
+  uint64_t staged_next_id() const { return staged_next_id_; }
+  /// written_seq() plus the staged bytes: the stream position a staged batch reaches.
+  uint64_t staged_seq() const { return written_seq_ + staged_len_; }
 
   // SpanSource
   uint64_t first_id() const override { return first_id_; }
@@ -277,8 +313,22 @@ class SpanLog final : public SpanSource {
   bool wrote_this_session_ = false;
   bool released_ = false;
   std::vector<TornTailRecovery> recoveries_;
-  /// Reused encode buffer: no allocation per append once it has grown to the batch size.
-  std::vector<uint8_t> batch_;
+  /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`
+  /// carry the raw turn order in and out.
+  uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;
+  /// Grows the staging buffer (no zero fill) to hold `extra` more bytes.
+  void ReserveStaging(uint64_t extra);
+
+  // Staging buffer: encoded records not yet written, starting at segments_.back().size.
+  // Reused across appends: no allocation per append once it has grown to the burst size.
+  std::unique_ptr<uint8_t[]> staged_;
+  uint64_t staged_len_ = 0;
+  uint64_t staged_cap_ = 0;
+  /// Size of each staged id-bearing record, in order.
+  std::vector<uint64_t> staged_sizes_;
+  uint64_t staged_next_id_ = 1;
+  bool staged_has_raw_ = false;
+  int64_t staged_last_raw_ = 0;
 };
 
 /// Segment file name for a first id: seg-<20 digits>.log.

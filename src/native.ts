@@ -35,8 +35,8 @@ export interface NativeSpanLogOptions {
   maxTextBytes: number;
 }
 
-/** One append batch, in columns so the boundary is crossed once per batch. */
-export interface AppendColumns {
+/** The numeric columns of an append batch (one row per record). */
+export interface AppendNumericColumns {
   kinds: Uint8Array;
   flags: Uint8Array;
   roles: Uint8Array;
@@ -44,8 +44,49 @@ export interface AppendColumns {
   turnEnd: Float64Array;
   timestamps: Float64Array; // ms since the epoch
   tokens: Uint32Array;
+}
+
+/** One append batch, in columns so the boundary is crossed once per batch. */
+export interface AppendColumns extends AppendNumericColumns {
   texts: string[];
   metas: (string | null)[]; // JSON text or null
+}
+
+/**
+ * The byte form of a batch, for hosts that hold UTF-8 already (read from a file or a socket,
+ * or packed once with {@link packTexts}): record i's text is
+ * `texts[textOffsets[i] .. textOffsets[i + 1])`, so `textOffsets` has one more entry than
+ * there are rows, non-decreasing, the last at most `texts.length`. Meta likewise, or
+ * null/absent for none (an empty slice is no meta). The log checks the offsets
+ * (INVALID_ARGUMENT) and the UTF-8 (INVALID_UTF8: overlong forms, surrogates, > U+10FFFF,
+ * truncated sequences) of every record before writing any, then copies each text once
+ * into the record it encodes: no JS string is converted.
+ */
+export interface AppendByteColumns extends AppendNumericColumns {
+  texts: Uint8Array;
+  textOffsets: Uint32Array;
+  metas?: Uint8Array | null;
+  metaOffsets?: Uint32Array;
+}
+
+/**
+ * Packs strings into the byte form ({@link AppendByteColumns} `texts` + `textOffsets`).
+ * Refuses a string with a lone surrogate (INVALID_UTF8), as the string form does, rather
+ * than letting TextEncoder turn it into U+FFFD. This is the cost a host holding JS strings
+ * pays to use the byte form (bench/append.bench.ts measures it).
+ */
+export function packTexts(texts: readonly string[]): { bytes: Uint8Array; offsets: Uint32Array } {
+  const offsets = new Uint32Array(texts.length + 1);
+  let total = 0;
+  for (let i = 0; i < texts.length; i++) {
+    const t = texts[i]!;
+    if (!t.isWellFormed()) throw makeError('INVALID_UTF8', `text ${i} is not valid UTF-8 (it contains a lone surrogate)`);
+    total += Buffer.byteLength(t, 'utf8');
+    offsets[i + 1] = total;
+  }
+  const bytes = Buffer.allocUnsafe(total);
+  for (let i = 0; i < texts.length; i++) bytes.write(texts[i]!, offsets[i]!, 'utf8');
+  return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, total), offsets };
 }
 
 /** A record as read back from the log: the text is a copy, never a view into the mapping. */
@@ -97,8 +138,13 @@ export interface VerifyReport {
 }
 
 export interface NativeSpanLog {
-  /** Writes the batch and assigns contiguous ids; resolves with the first id once durable under the log's mode. */
-  append(cols: AppendColumns): Promise<number>;
+  /**
+   * Writes the batch and assigns contiguous ids; resolves with the first id once durable
+   * under the log's mode. The whole batch is validated first: on any bad record nothing is
+   * written. Under `group`, ids are assigned at the call and the records of every append
+   * made before the next check phase are written with one pwrite, then one fdatasync.
+   */
+  append(cols: AppendColumns | AppendByteColumns): Promise<number>;
   get(id: number): NativeSpan | undefined;
   /** One crossing for many ids; holes for unknown ids. */
   getMany(ids: Float64Array): (NativeSpan | undefined)[];

@@ -19,7 +19,8 @@ export interface Testing {
   }): void;
   clearFaults(): void;
   faultCounters(): { syncs: number; writes: number; crashed: boolean; sectorsKept: number; sectorsDropped: number; sectorsGarbled: number; truncatedFiles: number };
-  crc32c(bytes: Uint8Array, portable?: boolean): number;
+  /** portable: the table path; 'copy': the fused copy + CRC path (also checks the copy). */
+  crc32c(bytes: Uint8Array, portable?: boolean | 'copy'): number;
   readViaSource(log: unknown, id: number): { id: number; kind: number; flags: number; text: string; firstId: number; nextId: number } | undefined;
 }
 

@@ -59,6 +59,41 @@ describe('a whole segment recovers clean and recovery is idempotent', () => {
       expect(testing.crc32c(b)).toBe(testing.crc32c(b, true));
     }
   });
+
+  it('CRC32C: the interleaved hardware path agrees with the portable one at every block boundary', async () => {
+    const { testing } = await import('./helpers.js');
+    // Deterministic pseudo-random bytes, read at odd offsets (unaligned loads).
+    const big = new Uint8Array(8200);
+    let x = 0x9e3779b9;
+    for (let i = 0; i < big.length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      big[i] = x & 0xff;
+    }
+    // The 3-way path runs 3 × 128-byte and 3 × 1024-byte blocks: cover lengths around each
+    // multiple, plus a sweep.
+    const lengths = new Set<number>();
+    for (const block of [128, 1024]) for (let m = 1; m <= 7; m++) for (let d = -9; d <= 9; d++) lengths.add(3 * block * m + d);
+    for (let n = 300; n < 8000; n += 97) lengths.add(n);
+    for (let n = 0; n < 64; n++) lengths.add(n);
+    // ASCII-only input (the fused path's OR must stay clear) and one high byte at the end.
+    const ascii = Uint8Array.from({ length: 1500 }, (_, i) => 32 + (i % 90));
+    for (const n of [0, 1, 7, 8, 9, 383, 384, 385, 1200]) {
+      expect(testing.crc32c(ascii.subarray(0, n), 'copy')).toBe(testing.crc32c(ascii.subarray(0, n), true));
+      const hi = ascii.slice(0, n + 1);
+      hi[n] = 0xc3;
+      expect(testing.crc32c(hi, 'copy')).toBe(testing.crc32c(hi, true));
+    }
+    for (const n of lengths) {
+      for (const off of [0, 1, 5]) {
+        const b = big.subarray(off, off + n);
+        const want = testing.crc32c(b, true);
+        expect(testing.crc32c(b), `length ${n} at offset ${off}`).toBe(want);
+        expect(testing.crc32c(b, 'copy'), `copy, length ${n} at offset ${off}`).toBe(want);
+      }
+    }
+  });
 });
 
 describe('truncation at every byte offset of the last records is a torn tail, never corruption', () => {
