@@ -26,6 +26,10 @@ namespace {
 
 constexpr uint64_t kOffsetBits = 40;
 constexpr uint64_t kStagingPrefault = uint64_t{1} << 20;
+// `none` mode starts writeback every 4 MiB. Measured (7 segments of 64 MiB written in
+// 480 KB pwrites, fdatasync at each roll): 4 MiB kicks cut the total from ~300 to ~205 ms
+// (the rolls' fdatasyncs from ~190 to ~45 ms, for ~30 ms of kicks); 8 and 16 MiB did less.
+constexpr uint64_t kWritebackChunk = uint64_t{4} << 20;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 
 bool AllZero(const uint8_t* p, size_t n) {
@@ -557,6 +561,20 @@ void SpanLog::CreateSegment(uint64_t first_id) {
   FsyncDir();
 }
 
+void SpanLog::StartWriteback(Segment& s) {
+#if defined(__linux__)
+  if (s.size - s.writeback_from < kWritebackChunk) return;
+  // Not through the seam: it changes nothing on disk that a crash model must track (it is
+  // no durability point, the next fdatasync still is), and a writeback error it triggers is
+  // reported by that fdatasync. Its own failure is harmless and ignored.
+  (void)::sync_file_range(s.fd, static_cast<off_t>(s.writeback_from), static_cast<off_t>(s.size - s.writeback_from),
+                          SYNC_FILE_RANGE_WRITE);
+  s.writeback_from = s.size;
+#else
+  (void)s;
+#endif
+}
+
 void SpanLog::EnsureMapped(const Segment& s, uint64_t need) const {
   if (s.map_len >= need && s.map != nullptr) return;
   if (need > s.file_size) {
@@ -764,6 +782,7 @@ int SpanLog::WriteStaged(std::string* message) {
   last_raw_turn_start_ = staged_last_raw_;
   written_seq_ += total;
   wrote_this_session_ = true;
+  if (options_.durability == Durability::kNone) StartWriteback(seg);
   staged_len_ = 0;
   staged_sizes_.clear();
   // One huge batch should not pin its buffer for the log's life.

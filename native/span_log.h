@@ -281,11 +281,17 @@ class SpanLog final : public SpanSource {
     mutable size_t map_len = 0;
     bool has_raw = false;
     int64_t last_raw_turn_start = 0;
+    /// `none` mode: writeback of [0, writeback_from) has been started (StartWriteback).
+    uint64_t writeback_from = 0;
   };
 
   void OpenExisting();
   void CreateSegment(uint64_t first_id);
   void FsyncDir();
+  /// `none` mode: once kWritebackChunk bytes written since the last call, asks the kernel to
+  /// start writing them back (sync_file_range WRITE: asynchronous, no durability promise),
+  /// so the fdatasync at the segment's roll finds little left to write.
+  void StartWriteback(Segment& s);
   /// Maps at least [0, need) of segment `s` (need <= s.size); remaps to s.size when short.
   void EnsureMapped(const Segment& s, uint64_t need) const;
   void Unmap(Segment& s);
