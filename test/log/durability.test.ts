@@ -58,3 +58,27 @@ describe('none: appends only reach the page cache; flush() and close() make them
     for (const f of [...segmentFiles(dir), `${dir}/LOCK`]) expect(fs.statSync(f).mode & 0o777).toBe(0o600);
   });
 });
+
+describe('none: early writeback (every 4 MiB) is no durability point', () => {
+  it('segments larger than the writeback step roll with one fdatasync each; every record reads back', async () => {
+    const dir = tmpDir('dur-none-writeback');
+    const log = openLog(dir, { durability: durabilities.none, segmentBytes: 6 << 20 });
+    testing.setFaults({});
+    const big = 'w'.repeat(64 << 10);
+    const n = 240; // ~15 MiB: two rolls, several writeback steps per segment
+    for (let i = 0; i < n; i += 8) {
+      await log.append(columns(Array.from({ length: 8 }, (_, k) => ({ turnStart: i + k, text: `${i + k}:${big}` }))));
+    }
+    expect(segmentFiles(dir).length).toBe(3);
+    // Per roll: the old segment's fdatasync, the new header's, the directory's fsync. The
+    // writeback kicks are not syncs (and do not go through the seam).
+    expect(testing.faultCounters().syncs).toBe(2 * 3);
+    for (const id of [1, 80, 81, 160, 161, n]) expect(log.get(id)?.text).toBe(`${id - 1}:${big}`);
+    await log.close();
+    testing.clearFaults();
+    const again = openLog(dir, { durability: durabilities.none, segmentBytes: 6 << 20 });
+    expect(again.nextId()).toBe(n + 1);
+    expect(again.verify().ok).toBe(true);
+    await again.close();
+  });
+});
