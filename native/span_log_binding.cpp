@@ -2,10 +2,12 @@
 // and the explicitly test-named `_testing` export that installs I/O faults (io_seam.h).
 //
 // Group commit: an append is validated, given its ids and encoded into the log's staging
-// buffer on the main thread; its promise waits in `pending_`. In the next check phase
+// buffer on the main thread; it waits in `pending_` (its promise made and kept by the JS
+// append wrapper, or a napi deferred for flush() and the native-only form). In the next check phase
 // (setImmediate) every staged append of the burst is written with one pwrite and one
 // fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
-// alive while promises wait); its one completion resolves every append it covers. At most
+// alive while promises wait); its one completion settles every append it covers (one JS
+// call for a run of wrapper-made promises). At most
 // one fdatasync is in flight per log; appends that land while it runs share the next one.
 // Every read path (ReadLog, UnwrapSpanSource) writes staged records first, so reads see
 // every assigned id. `sync` mode fdatasyncs on the main thread inside append: lowest
