@@ -54,7 +54,7 @@ struct VectorIndexOptions {
   VectorAnn ann = VectorAnn::kBinary;
   /// binary: candidates reranked exactly per query = max(rerank_min, size * rerank_share).
   size_t rerank_min = 1024;
-  double rerank_share = 1.0 / 256;
+  double rerank_share = 1.0 / 128;
   /// hnsw graph parameters (unused by the binary strategy).
   size_t connectivity = 16;
   size_t expansion_add = 128;
