@@ -227,15 +227,17 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
 }
 
 /**
- * The vector index's options. Exact SIMD scan below 16,384 vectors per namespace: at 10^4
- * real spans it is exact (recall 1.0; issue 3 asks for >= 0.99 at 10^4) at p50 ≈ 0.27 ms.
- * Above it, the binary-signature scan with an exact rerank of the nearest 1/128 of the
- * namespace (at least 1,024): measured on the bench's vectors, recall@10 0.988 at 10^5
- * and 10^6 (p50 0.37 / 3.3 ms), where HNSW at ef 256 gave 0.950 / 0.590, and inserts are
- * O(1) (7 µs a vector at 10^6 instead of ~300 µs of HNSW inserts). See bench/README.md.
+ * The vector index's options: an exact SIMD scan below 2,500 vectors per namespace, the
+ * binary-signature scan with an exact rerank of the nearest max(1,024, 1/128 of the
+ * namespace) above. bench/vector-crossover.bench.ts (real turns, f16, top-10 p50): the
+ * binary strategy overtakes the scan between 2,000 and 3,000 vectors (3,000: 48 vs 60 µs;
+ * 16,000: 85 vs 298 µs) at recall@10 0.999–1.000 against it. On the bench's vectors
+ * (bench/README.md) recall@10 against brute force is ≥ 0.99 at 10^4 and 0.988 at 10^5 and
+ * 10^6 (p50 ≈ 0.4 / 3.3 ms), where HNSW at ef 256 gave 0.950 / 0.590; inserts are O(1)
+ * (≈ 7 µs a vector at 10^6, where HNSW inserts took ≈ 300 µs).
  */
 function vectorOptions(o: Resolved) {
-  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 16_384, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, readOnly: o.readOnly };
+  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, readOnly: o.readOnly };
 }
 
 /** A growable bitset over span ids. */
