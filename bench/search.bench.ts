@@ -5,8 +5,9 @@
  *    usearch HNSW add of the same (pre-computed) vectors;
  *  - embed (built-in embedder), no peer: it is the default a host replaces with its model;
  *  - vector top-10: our VectorIndex and usearch's own JS binding hold the *same* vectors
- *    (f16, connectivity 16, expansion_add 128); both swept over the search expansion (ef)
- *    and compared at matched recall@10 against a brute-force f32 scan, which is also the
+ *    (f16). Ours in its shipped strategy (binary signatures + exact rerank, swept over the
+ *    rerank pool) and as HNSW (connectivity 16, expansion_add 128, like usearch, swept over
+ *    ef); compared at matched recall@10 against a brute-force f32 scan, which is also the
  *    timed floor; exact SIMD scans (ours vs usearch `exactSearch`);
  *  - BM25 top-10 vs FTS5 `ORDER BY bm25()`; phrase vs FTS5 phrase + instr() and a
  *    brute-force `includes()` scan (the floor and the ground truth);
@@ -28,10 +29,24 @@ const require = createRequire(import.meta.url);
 const DIMS = 256;
 const RAW = 1;
 const EF_SWEEP = [16, 32, 64, 128, 256, 512];
+/** Above 10^4 the graphs need more than ef 512 to approach the binary strategy's recall. */
+const EF_SWEEP_LARGE = [...EF_SWEEP, 1024, 2048, 4096];
+/** Rerank pool sizes swept for the binary strategy. */
+const POOL_SWEEP = [256, 512, 1024, 2048, 4096, 8192, 16384];
 
-type VecOpts = { dims: number; scalar: 'f16'; exactBelow?: number; expansionSearch?: number; connectivity?: number; expansionAdd?: number };
+type VecOpts = {
+  dims: number;
+  scalar: 'f16';
+  exactBelow?: number;
+  ann?: 'binary' | 'hnsw';
+  rerankMin?: number;
+  rerankShare?: number;
+  expansionSearch?: number;
+  connectivity?: number;
+  expansionAdd?: number;
+};
 const newVec = (dir: string, o: VecOpts): NativeVectorIndex => new (addon().VectorIndex)(dir, o);
-const vsearch = (ix: NativeVectorIndex, q: Float32Array, strategy?: 'exact' | 'hnsw'): Float64Array => ix.search(q, 10, RAW, strategy).ids;
+const vsearch = (ix: NativeVectorIndex, q: Float32Array, strategy?: 'exact' | 'binary' | 'hnsw'): Float64Array => ix.search(q, 10, RAW, strategy).ids;
 
 interface UsearchModule {
   Index: new (cfg: Record<string, unknown>) => {
@@ -98,6 +113,7 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   // Peers above 10^5 would dominate the run (usearch's single-threaded build is ~830
   // vectors/s at 10^6 here: 20 minutes); they run up to 2·10^5 unless --peers-all.
   const peers = N <= 200_000 || process.argv.includes('--peers-all');
+  const efSweep = N > 10_000 ? EF_SWEEP_LARGE : EF_SWEEP;
 
   // ---- queries, all deterministic ---------------------------------------------------------
   const words = (s: string) => s.split(/\s+/).filter(Boolean);
@@ -187,22 +203,26 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   let bi = 0;
   const bruteLat = await latency(Math.min(ctx.quick ? 10 : 40, truthQ), () => brute(queryVecs[bi++ % truthQ]!), 2);
 
-  // ---- our vector index: same vectors, HNSW forced, swept over expansion ------------------
-  // The graph is built with the store's own HNSW options (read back from its stats), and
-  // usearch's with the same, so the two graphs are comparable and "shipped" is the store's.
+  // ---- our vector index: same vectors -------------------------------------------------------
+  // The store's own vector options, read back from its stats: the strategy it ships (exact
+  // below exactBelow, then `ann`: the binary-signature scan + exact rerank by default) and
+  // the HNSW graph options, given to usearch too so the two graphs are comparable.
   const sv = store.stats().vector;
   const graph = { connectivity: Number(sv.connectivity ?? 16), expansionAdd: Number(sv.expansionAdd ?? 128) };
   const eb = Number(sv.exactBelow);
-  const shippedOpts = { ...(Number.isFinite(eb) ? { exactBelow: Math.min(eb, Number.MAX_SAFE_INTEGER) } : {}), expansionSearch: Number(sv.expansionSearch ?? 64) };
+  const shippedAnn = String(sv.ann ?? 'hnsw') as 'binary' | 'hnsw';
+  const shippedOpts = {
+    ...(Number.isFinite(eb) ? { exactBelow: Math.min(eb, Number.MAX_SAFE_INTEGER) } : {}),
+    ann: shippedAnn,
+    rerankMin: Number(sv.rerankMin ?? 1024),
+    rerankShare: Number(sv.rerankShare ?? 0),
+    expansionSearch: Number(sv.expansionSearch ?? 64),
+  };
   ctx.info.storeVectorOptions = { ...graph, ...shippedOpts, scalar: sv.scalar };
-  const vdir = ctx.tmp('vec');
   const ids = Float64Array.from({ length: N }, (_, i) => i + 1); // key = index + 1 (0 is not a span id)
-  let ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, ...graph });
-  const [, oursBuildMs] = await wall(() => {
-    for (let i = 0; i < N; i += 5000) ours.add(ids.subarray(i, i + 5000), new Uint8Array(Math.min(5000, N - i)).fill(RAW), matrix.subarray(i * DIMS, Math.min(N, i + 5000) * DIMS));
-  });
-  ours.save();
-  ours.close(); // the vectors file has one writer: every reopening below closes the last
+  const addAll = (ix: NativeVectorIndex) => {
+    for (let i = 0; i < N; i += 5000) ix.add(ids.subarray(i, i + 5000), new Uint8Array(Math.min(5000, N - i)).fill(RAW), matrix.subarray(i * DIMS, Math.min(N, i + 5000) * DIMS));
+  };
   type Point = { ef: number; recall: number; lat: Latency };
   const sweep = async (search: (q: Float32Array) => number[]): Promise<Omit<Point, 'ef'>> => {
     const rec = recall((qi) => search(queryVecs[qi]!));
@@ -210,21 +230,54 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     const lat = await latency(Q, () => search(queryVecs[i++ % Q]!));
     return { recall: rec, lat };
   };
-  const oursPts: Point[] = [];
-  for (const ef of ctx.quick ? [16, 64, 256] : EF_SWEEP) {
-    // Reopened from its snapshot with a different search expansion (a constructor option).
-    const ix = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, expansionSearch: ef, ...graph });
-    oursPts.push({ ef, ...(await sweep((q) => Array.from(vsearch(ix, q, 'hnsw'), (id) => id - 1))) });
+  // Binary strategy (exactBelow 0: the signatures always choose), swept over the rerank pool;
+  // `ef` holds the pool size for these points.
+  const bdir = ctx.tmp('vec-binary');
+  const bin = { dims: DIMS, scalar: 'f16' as const, exactBelow: 0, ann: 'binary' as const };
+  let ours = newVec(bdir, { ...bin });
+  const [, oursBuildMs] = await wall(() => addAll(ours));
+  ours.save();
+  ours.close(); // the vectors file has one writer: every reopening below closes the last
+  const binPts: Point[] = [];
+  for (const pool of ctx.quick ? [256, 1024, 4096] : POOL_SWEEP) {
+    if (pool >= N) continue;
+    const ix = newVec(bdir, { ...bin, rerankMin: pool, rerankShare: 0 });
+    binPts.push({ ef: pool, ...(await sweep((q) => Array.from(vsearch(ix, q, 'binary'), (id) => id - 1))) });
     ix.close();
   }
-  ours = newVec(vdir, { dims: DIMS, scalar: 'f16', exactBelow: 0, ...graph });
+  ours = newVec(bdir, { ...bin });
   const oursExact = await sweep((q) => Array.from(vsearch(ours, q, 'exact'), (id) => id - 1));
   ours.close();
-  // The configuration the store ships (its exactBelow and expansionSearch, from stats()):
-  // an exact scan below the crossover, HNSW at the store's ef above.
-  const shipped = newVec(vdir, { dims: DIMS, scalar: 'f16', ...graph, ...shippedOpts });
+  // Our HNSW (ann 'hnsw'), same graph options as usearch, swept over the search expansion:
+  // kept for comparison up to 2·10^5 (its build is the ~300 µs/vector that made the 10^6
+  // ingest take 6 minutes) unless --peers-all.
+  const oursPts: Point[] = [];
+  let hnswBuildMs = NaN;
+  if (peers) {
+    const hdir = ctx.tmp('vec-hnsw');
+    const hnsw = { dims: DIMS, scalar: 'f16' as const, exactBelow: 0, ann: 'hnsw' as const, ...graph };
+    const h = newVec(hdir, hnsw);
+    [, hnswBuildMs] = await wall(() => addAll(h));
+    h.save();
+    h.close();
+    for (const ef of ctx.quick ? [16, 64, 256] : efSweep) {
+      // Reopened from its snapshot with a different search expansion (a constructor option).
+      const ix = newVec(hdir, { ...hnsw, expansionSearch: ef });
+      oursPts.push({ ef, ...(await sweep((q) => Array.from(vsearch(ix, q, 'hnsw'), (id) => id - 1))) });
+      ix.close();
+    }
+  }
+  // The configuration the store ships, from its stats(): an exact scan below the crossover,
+  // its `ann` above. Reopened on the binary build when it ships binary (same vectors file).
+  const shippedDir = shippedAnn === 'binary' ? bdir : ctx.tmp('vec-shipped');
+  const shipped = newVec(shippedDir, { dims: DIMS, scalar: 'f16', ...graph, ...shippedOpts });
+  if (shippedAnn !== 'binary') addAll(shipped);
   const shippedStats = shipped.stats();
-  const shippedHow = `${String(shippedStats.strategyRaw)}, exactBelow ${String(shippedStats.exactBelow)}, ef ${String(shippedStats.expansionSearch)}`;
+  const pool = Math.max(Number(shippedStats.rerankMin), Math.ceil(N * Number(shippedStats.rerankShare)));
+  const shippedHow =
+    shippedStats.strategyRaw === 'binary'
+      ? `binary, exactBelow ${String(shippedStats.exactBelow)}, rerank ${pool}`
+      : `${String(shippedStats.strategyRaw)}, exactBelow ${String(shippedStats.exactBelow)}${shippedStats.strategyRaw === 'hnsw' ? `, ef ${String(shippedStats.expansionSearch)}` : ''}`;
   const shippedPt = await sweep((q) => Array.from(vsearch(shipped, q), (id) => id - 1));
   shipped.close();
   const need = N <= 1e4 ? 0.99 : 0.95;
@@ -246,7 +299,7 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     });
     usearchFile = path.join(ctx.tmp('usearch'), 'index.usearch');
     build.save(usearchFile);
-    for (const ef of ctx.quick ? [16, 64, 256] : EF_SWEEP) {
+    for (const ef of ctx.quick ? [16, 64, 256] : efSweep) {
       const ix = new Index({ ...cfg, expansion_search: ef });
       ix.load(usearchFile);
       us.push({ ef, ...(await sweep((q) => Array.from(ix.search(q, 10, 1).keys, (k) => Number(k) - 1))) });
@@ -255,36 +308,42 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     const dataset = matrix.slice();
     usExact = await sweep((q) => Array.from(exactSearch(dataset, q.slice(), DIMS, 10, MetricKind.Cos, 1).keys, (k) => Number(k)));
   }
-  ctx.info.vectorSweep = { ours: oursPts.map(({ ef, recall, lat }) => ({ ef, recall, p50: lat.p50, p99: lat.p99 })), usearch: us.map(({ ef, recall, lat }) => ({ ef, recall, p50: lat.p50, p99: lat.p99 })) };
-  for (const p of oursPts) ctx.log(`ours    ef=${p.ef}: recall ${p.recall.toFixed(4)} p50 ${p.lat.p50.toFixed(1)} µs`);
+  const pts = (p: Point[]) => p.map(({ ef, recall, lat }) => ({ ef, recall, p50: lat.p50, p99: lat.p99 }));
+  ctx.info.vectorSweep = { binary: binPts.map(({ ef, recall, lat }) => ({ pool: ef, recall, p50: lat.p50, p99: lat.p99 })), ours: pts(oursPts), usearch: pts(us) };
+  for (const p of binPts) ctx.log(`binary  pool=${p.ef}: recall ${p.recall.toFixed(4)} p50 ${p.lat.p50.toFixed(1)} µs`);
+  for (const p of oursPts) ctx.log(`hnsw    ef=${p.ef}: recall ${p.recall.toFixed(4)} p50 ${p.lat.p50.toFixed(1)} µs`);
   for (const p of us) ctx.log(`usearch ef=${p.ef}: recall ${p.recall.toFixed(4)} p50 ${p.lat.p50.toFixed(1)} µs`);
 
-  figure(ctx, { group: 'retrieval', key: 'vector.build', label: 'vector index build (add, 1 thread), per span', value: (oursBuildMs * 1000) / N, unit: 'µs', better: 'lower', growth: true, ...(peers ? { peer: { label: 'usearch JS add, threads 1', value: (usBuildMs * 1000) / N } } : {}) });
+  figure(ctx, { group: 'retrieval', key: 'vector.build', label: 'vector index build (add, binary signatures), per span', value: (oursBuildMs * 1000) / N, unit: 'µs', better: 'lower', growth: true, ...(peers ? { peer: { label: 'usearch JS add, threads 1', value: (usBuildMs * 1000) / N } } : {}) });
+  if (peers) figure(ctx, { group: 'retrieval', key: 'vector.build.hnsw', label: 'vector index build, our HNSW (ann hnsw, 2 threads), per span', value: (hnswBuildMs * 1000) / N, unit: 'µs', better: 'lower', peer: { label: 'usearch JS add, threads 1', value: (usBuildMs * 1000) / N } });
   // Matched recall: for each target, the cheapest setting of each engine that reaches it.
-  const cheapest = (pts: Point[], target: number) => pts.filter((p) => p.recall >= target).sort((a, b) => a.lat.p50 - b.lat.p50)[0];
-  // Fixed ef 64 (the shipped default above the exact threshold): the growth figure.
+  const cheapest = (p: Point[], target: number) => p.filter((x) => x.recall >= target).sort((a, b) => a.lat.p50 - b.lat.p50)[0];
+  // Fixed ef 64: the growth figure of the graph.
   const o64 = oursPts.find((p) => p.ef === 64);
   const u64 = us.find((p) => p.ef === 64);
   if (o64)
     figure(ctx, { group: 'retrieval', key: 'vector.hnsw.ef64', label: `vector top-10 HNSW ef 64 (ours r=${o64.recall.toFixed(3)})`, value: o64.lat.p50, p99: o64.lat.p99, unit: 'µs', better: 'lower', growth: true, ...(u64 ? { peer: { label: `usearch JS ef 64, r=${u64.recall.toFixed(3)}`, value: u64.lat.p50, p99: u64.lat.p99 } } : {}) });
   for (const target of [0.8, 0.9, 0.95, 0.99]) {
-    const o = cheapest(oursPts, target);
     const u = cheapest(us, target);
-    if (!o) {
-      ctx.log(`ours never reaches recall ${target} in the sweep`);
-      continue;
+    for (const [name, set, param] of [['binary', binPts, 'pool'], ['HNSW', oursPts, 'ef']] as const) {
+      if (set === oursPts && !peers) continue;
+      const o = cheapest(set, target);
+      if (!o) {
+        ctx.log(`ours (${name}) never reaches recall ${target} in the sweep`);
+        continue;
+      }
+      figure(ctx, {
+        group: 'retrieval',
+        key: name === 'binary' ? `vector.binary.r${target}` : `vector.hnsw.r${target}`,
+        label: `vector top-10 ${name} @ recall ≥ ${target} (ours ${param}=${o.ef}, r=${o.recall.toFixed(3)})`,
+        value: o.lat.p50,
+        p99: o.lat.p99,
+        unit: 'µs',
+        better: 'lower',
+        ...(u ? { peer: { label: `usearch JS ef=${u.ef}, r=${u.recall.toFixed(3)}`, value: u.lat.p50, p99: u.lat.p99 } } : {}),
+        ...(peers && !u ? { note: `usearch does not reach ${target} in the sweep (ef ≤ ${efSweep[efSweep.length - 1]})` } : {}),
+      });
     }
-    figure(ctx, {
-      group: 'retrieval',
-      key: `vector.hnsw.r${target}`,
-      label: `vector top-10 HNSW @ recall ≥ ${target} (ours ef=${o.ef}, r=${o.recall.toFixed(3)})`,
-      value: o.lat.p50,
-      p99: o.lat.p99,
-      unit: 'µs',
-      better: 'lower',
-      ...(u ? { peer: { label: `usearch JS ef=${u.ef}, r=${u.recall.toFixed(3)}`, value: u.lat.p50, p99: u.lat.p99 } } : {}),
-      ...(peers && !u ? { note: `usearch does not reach ${target} in the sweep` } : {}),
-    });
   }
   figure(ctx, { group: 'retrieval', key: 'vector.shipped', label: `vector top-10, store's config (${shippedHow}; r=${shippedPt.recall.toFixed(3)})`, value: shippedPt.lat.p50, p99: shippedPt.lat.p99, unit: 'µs', better: 'lower', growth: true, peer: { label: 'brute force JS f32 (r=1)', value: bruteLat.p50, p99: bruteLat.p99 } });
   figure(ctx, { group: 'retrieval', key: 'vector.exact', label: `vector top-10 exact SIMD scan f16 (r=${oursExact.recall.toFixed(3)})`, value: oursExact.lat.p50, p99: oursExact.lat.p99, unit: 'µs', better: 'lower', growth: true, ...(usExact ? { peer: { label: `usearch exactSearch f32 (r=${usExact.recall.toFixed(3)})`, value: usExact.lat.p50, p99: usExact.lat.p99 } } : {}) });

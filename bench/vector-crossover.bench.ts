@@ -1,9 +1,10 @@
 /**
  * Vector side benchmark (issue 3): built-in embedder throughput, and for each scalar kind
- * (f32 / f16 / i8) the latency of the exact SIMD scan and of HNSW as a namespace grows, the
- * crossover between them (which sets the default `exactBelow`), HNSW recall@10 against the
- * exact scan, build rate, memory, bytes on disk, save and open time; then catchUp
- * (log -> embed -> vectors file -> index) end to end.
+ * (f32 / f16 / i8) the latency of the exact SIMD scan and of the index's `ann` strategy
+ * (binary signatures + exact rerank by default, `VEC_BENCH_ANN=hnsw` for the graph) as a
+ * namespace grows, the crossover between them (which sets the store's `exactBelow`), the
+ * ann's recall@10 against the exact scan, build rate, memory, bytes on disk, save and open
+ * time; then catchUp (log -> embed -> vectors file -> index) end to end.
  *
  * Data: the 41,326 real turns of miniswe-gemini3pro-verified cut at whitespace into pieces
  * of ~400 characters (~100 tokens, 107k spans). Queries: 300 quotes of 60-200 characters
@@ -15,7 +16,8 @@
  *     --target es2022 --moduleResolution nodenext --skipLibCheck && \
  *   node build/bench/bench/vector-crossover.bench.js
  *
- * Env: VEC_BENCH_POINTS=1000,2000,... (checkpoints), VEC_BENCH_SCALARS=f32,f16,i8.
+ * Env: VEC_BENCH_POINTS=1000,2000,... (checkpoints), VEC_BENCH_SCALARS=f32,f16,i8,
+ * VEC_BENCH_ANN=binary|hnsw (binary: the store's rerank options, rerankMin 1024, share 1/128).
  * Writes bench/results/vector-crossover.json. Run from the package root.
  */
 import { dirBytes } from '../src/store.js';
@@ -38,6 +40,8 @@ const DATA = '/work/shared/data/miniswe-gemini3pro-verified/turns.jsonl.gz';
 const POINTS = (process.env.VEC_BENCH_POINTS ?? '1000,2000,5000,10000,20000,50000,100000').split(',').map(Number);
 const SCALARS = (process.env.VEC_BENCH_SCALARS ?? 'f32,f16,i8').split(',') as Scalar[];
 const QUERIES = 300;
+const ANN = (process.env.VEC_BENCH_ANN ?? 'binary') as 'binary' | 'hnsw';
+const ANN_OPTS = { ann: ANN, rerankMin: 1024, rerankShare: 1 / 128 };
 
 const tmp = (tag: string) => fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vbench-${tag}-`));
 const mb = (b: number) => (b / 1048576).toFixed(1);
@@ -106,8 +110,9 @@ interface Row {
   n: number;
   exactP50: number;
   exactP99: number;
-  hnswP50: number;
-  hnswP99: number;
+  ann: 'binary' | 'hnsw';
+  annP50: number;
+  annP99: number;
   recall10: number;
   buildPerSec: number;
   memoryBytes: number;
@@ -121,7 +126,7 @@ const rows: Row[] = [];
 for (const scalar of SCALARS) {
   const dir = tmp(scalar);
   const rss0 = process.memoryUsage().rss;
-  let ix = new native.VectorIndex(dir, { dims: DIMS, scalar, exactBelow: 0 });
+  let ix = new native.VectorIndex(dir, { dims: DIMS, scalar, exactBelow: 0, ...ANN_OPTS });
   let have = 0;
   for (const n of POINTS) {
     if (n > spans.length) break;
@@ -135,13 +140,13 @@ for (const scalar of SCALARS) {
     have = n;
     const queries = queriesUpTo(n);
     const exact = await latency((q) => ix.search(q, 10, RAW, 'exact'), queries);
-    const hnsw = await latency((q) => ix.search(q, 10, RAW, 'hnsw'), queries);
-    // Recall@10 of HNSW against the exact scan; ties (identical distances) count as hits.
+    const approx = await latency((q) => ix.search(q, 10, RAW, ANN), queries);
+    // Recall@10 of the ann against the exact scan; ties (identical distances) count as hits.
     let hits = 0;
     for (let i = 0; i < QUERIES; i++) {
       const q = queries.slice(i * DIMS, (i + 1) * DIMS);
       const ex = ix.search(q, 10, RAW, 'exact');
-      const hn = ix.search(q, 10, RAW, 'hnsw');
+      const hn = ix.search(q, 10, RAW, ANN);
       const worst = ex.distances[ex.distances.length - 1]! + 1e-6;
       const exIds = new Set(ex.ids);
       for (let j = 0; j < hn.ids.length; j++) hits += exIds.has(hn.ids[j]!) || hn.distances[j]! <= worst ? 1 : 0;
@@ -154,7 +159,7 @@ for (const scalar of SCALARS) {
     ix.close();
     // The run goes on with the index loaded from its snapshot: the open path is exercised too.
     const o0 = performance.now();
-    ix = new native.VectorIndex(dir, { dims: DIMS, scalar, exactBelow: 0 });
+    ix = new native.VectorIndex(dir, { dims: DIMS, scalar, exactBelow: 0, ...ANN_OPTS });
     const openMs = performance.now() - o0;
     if (ix.stats().loadedFrom !== 'file') throw new Error('reopen did not load the snapshot');
     const row: Row = {
@@ -162,8 +167,9 @@ for (const scalar of SCALARS) {
       n,
       exactP50: exact.p50,
       exactP99: exact.p99,
-      hnswP50: hnsw.p50,
-      hnswP99: hnsw.p99,
+      ann: ANN,
+      annP50: approx.p50,
+      annP99: approx.p99,
       recall10: hits / (QUERIES * 10),
       buildPerSec,
       memoryBytes,
@@ -175,7 +181,7 @@ for (const scalar of SCALARS) {
     rows.push(row);
     console.log(
       `${scalar} n=${String(n).padStart(6)}  exact p50/p99 ${row.exactP50.toFixed(0).padStart(5)}/${row.exactP99.toFixed(0).padStart(5)} us` +
-        `  hnsw p50/p99 ${row.hnswP50.toFixed(0).padStart(4)}/${row.hnswP99.toFixed(0).padStart(4)} us  recall@10 ${row.recall10.toFixed(3)}` +
+        `  ${ANN} p50/p99 ${row.annP50.toFixed(0).padStart(4)}/${row.annP99.toFixed(0).padStart(4)} us  recall@10 ${row.recall10.toFixed(3)}` +
         `  build ${row.buildPerSec.toFixed(0)}/s  rss +${mb(row.rssBytes)} MB  disk ${mb(row.diskBytes)} MB (${(row.diskBytes / n).toFixed(0)} B/span)` +
         `  save ${row.saveMs.toFixed(0)} ms  open ${row.openMs.toFixed(0)} ms`,
     );
@@ -184,13 +190,13 @@ for (const scalar of SCALARS) {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-// Crossover: the first size at which HNSW's p50 beats the exact scan's.
+// Crossover: the first size at which the ann's p50 beats the exact scan's.
 const crossover: Record<string, { below: number; above: number } | null> = {};
 for (const scalar of SCALARS) {
   const rs = rows.filter((r) => r.scalar === scalar);
-  const k = rs.findIndex((r) => r.hnswP50 < r.exactP50);
+  const k = rs.findIndex((r) => r.annP50 < r.exactP50);
   crossover[scalar] = k < 0 ? null : { below: k > 0 ? rs[k - 1]!.n : 0, above: rs[k]!.n };
-  console.log(`crossover ${scalar}: ${k < 0 ? 'none in range' : `between ${crossover[scalar]!.below} and ${crossover[scalar]!.above} vectors`}`);
+  console.log(`crossover ${scalar} (exact vs ${ANN}): ${k < 0 ? 'none in range' : `between ${crossover[scalar]!.below} and ${crossover[scalar]!.above} vectors`}`);
 }
 
 // --- catchUp end to end -------------------------------------------------------------------
@@ -227,6 +233,6 @@ let catchUp = { spans: 0, vectors: 0, seconds: 0 };
 console.log(`simdIsa: ${native.simdIsa()}`);
 fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
 fs.writeFileSync(
-  path.join(root, 'bench/results/vector-crossover.json'),
+  path.join(root, `bench/results/vector-crossover${ANN === 'hnsw' ? '-hnsw' : ''}.json`),
   JSON.stringify({ date: new Date().toISOString(), simdIsa: native.simdIsa(), dims: DIMS, embedRate, rows, crossover, catchUp }, null, 2),
 );

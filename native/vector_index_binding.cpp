@@ -21,10 +21,11 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;
 /// From bench/vector-crossover.bench.ts on the 2-core Sapphire Rapids box, 256-dim real-turn
-/// embeddings, top-10 p50: HNSW overtakes the exact scan between 1,000 and 2,000 vectors for
-/// f32, f16 and i8 alike (f16 at 2,000: scan 39 us, HNSW 37 us at recall 0.997). Up to
-/// 2,000 the scan is as fast and exact, so it keeps the namespace until then.
-constexpr uint64_t kDefaultExactBelow = 2000;
+/// embeddings, top-10 p50, f16: the binary strategy (rerank pool 1,024) overtakes the exact
+/// scan between 2,000 and 3,000 vectors (2,000: scan 36 us, binary 45 us; 3,000: 60 vs
+/// 48 us; its recall@10 against the scan is 1.000 up to 6,000 and 0.999 at 8,000 and
+/// 16,000); f32 crosses between 1,000 and 2,000. (HNSW crossed between 1,000 and 2,000.)
+constexpr uint64_t kDefaultExactBelow = 2500;
 
 [[noreturn]] void Invalid(Napi::Env env, const std::string& msg) { ThrowTyped(env, "INVALID_ARGUMENT", msg); }
 
@@ -109,6 +110,20 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
         opts.read_only = ro.As<Napi::Boolean>().Value();
       }
+      Napi::Value ann = o.Get("ann");
+      if (!ann.IsUndefined()) {
+        std::string a = ann.IsString() ? ann.As<Napi::String>().Utf8Value() : "";
+        if (a == "binary") opts.ann = VectorAnn::kBinary;
+        else if (a == "hnsw") opts.ann = VectorAnn::kHnsw;
+        else Invalid(env, "VectorIndex: ann must be 'binary' or 'hnsw'");
+      }
+      size_opt("rerankMin", &opts.rerank_min, 1, 1e7);
+      Napi::Value share = o.Get("rerankShare");
+      if (!share.IsUndefined()) {
+        double x = share.IsNumber() ? share.As<Napi::Number>().DoubleValue() : -1;
+        if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: rerankShare must be a number in [0, 1]");
+        opts.rerank_share = x;
+      }
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
       size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
@@ -187,7 +202,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return env.Undefined();
   }
 
-  /// search(query, k, kind, strategy?) — strategy 'exact' | 'hnsw' forces one path.
+  /// search(query, k, kind, strategy?) — 'exact', or the index's ann ('binary' | 'hnsw'),
+  /// forces one path.
   Napi::Value Search(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     VectorIndex& ix = live(env);
@@ -209,9 +225,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     bool exact = ix.exact_for(kind);
     if (info.Length() >= 4 && !info[3].IsUndefined()) {
       std::string s = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
+      const std::string ann = VectorAnnName(ix.options().ann);
       if (s == "exact") exact = true;
-      else if (s == "hnsw") exact = false;
-      else Invalid(env, "search: strategy must be 'exact' or 'hnsw'");
+      else if (s == ann) exact = false;
+      else if (s == "hnsw" || s == "binary") Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
+      else Invalid(env, "search: strategy must be 'exact', 'binary' or 'hnsw'");
     }
     size_t k = static_cast<size_t>(kd);
     out_ids_.resize(k);
@@ -247,8 +265,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       // graph: vectors in the usearch graph (duplicates are aliases, not nodes).
       s.Set("count" + name(kind), Napi::Number::New(env, static_cast<double>(ns.covered)));
       s.Set("spans" + name(kind), Napi::Number::New(env, static_cast<double>(ix.store().span_count(kind))));
-      s.Set("graph" + name(kind), Napi::Number::New(env, static_cast<double>(ns.index.size())));
-      s.Set("strategy" + name(kind), Napi::String::New(env, ix.exact_for(kind) ? "exact" : "hnsw"));
+      s.Set("graph" + name(kind), Napi::Number::New(env, static_cast<double>(ns.size())));
+      s.Set("strategy" + name(kind), Napi::String::New(env, ix.strategy(kind)));
       s.Set("loadedFrom" + name(kind), Napi::String::New(env, ns.loaded_from));
       s.Set("snapshotProblem" + name(kind), Napi::String::New(env, ns.snapshot_problem));
       any_rebuilt = any_rebuilt || ns.loaded_from == "rebuilt";
@@ -258,10 +276,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     s.Set("dims", Napi::Number::New(env, ix.dims()));
     s.Set("scalar", Napi::String::New(env, VectorScalarName(ix.options().scalar)));
     s.Set("exactBelow", Napi::Number::New(env, static_cast<double>(ix.options().exact_below)));
+    s.Set("ann", Napi::String::New(env, VectorAnnName(ix.options().ann)));
+    s.Set("rerankMin", Napi::Number::New(env, static_cast<double>(ix.options().rerank_min)));
+    s.Set("rerankShare", Napi::Number::New(env, ix.options().rerank_share));
+    s.Set("codeBits", Napi::Number::New(env, static_cast<double>(ix.code_bits())));
     s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
     s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
     s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));
-    s.Set("isa", Napi::String::New(env, ix.ns(1).index.metric().isa_name()));
+    s.Set("isa", Napi::String::New(env, ix.isa_name()));
     s.Set("simdIsa", Napi::String::New(env, SimdIsaName()));
     s.Set("highWater", Napi::Number::New(env, static_cast<double>(ix.high_water())));
     s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.memory_usage())));

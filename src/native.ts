@@ -220,6 +220,16 @@ export interface NativeVectorIndexOptions {
   exactBelow?: number;
   /** Open beside a live writer: no lock, no writes (add/catchUp of new spans and save throw READ_ONLY). */
   readOnly?: boolean;
+  /**
+   * Strategy at and above `exactBelow` (default 'binary'): 'binary' scans 512-bit SimHash
+   * signatures of every vector and reranks the nearest `max(rerankMin, size * rerankShare)`
+   * exactly; 'hnsw' walks a usearch graph. See docs/VECTOR_FORMAT.md.
+   */
+  ann?: 'binary' | 'hnsw';
+  /** binary: candidates reranked exactly per query, at least (default 1024) ... */
+  rerankMin?: number;
+  /** ... and this share of the namespace (default 1/128). */
+  rerankShare?: number;
   /** HNSW parameters (defaults 16 / 128 / 64). */
   connectivity?: number;
   expansionAdd?: number;
@@ -235,9 +245,10 @@ export interface NativeVectorIndex {
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
   /**
    * Cosine distance top-k spans in one namespace (a span indexed as several windows counts
-   * once). `strategy` forces the exact scan or HNSW; by default the namespace's size picks.
+   * once). `strategy` forces the exact scan or the index's `ann` (naming the other ann is an
+   * INVALID_ARGUMENT error); by default the namespace's size picks.
    */
-  search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'hnsw'): VectorHits;
+  search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): VectorHits;
   save(): void;
   stats(): Record<string, number | string>;
   /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */

@@ -227,13 +227,17 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
 }
 
 /**
- * The vector index's options. Exact SIMD scan below 16,384 vectors per namespace: at 10^4
- * real spans it costs what HNSW at ef 256 costs (p50 220 vs 218 µs in the bench) with
- * recall 1.0 instead of 0.988–0.996 (HNSW graphs built on two threads differ run to run),
- * and issue 3 asks for >= 0.99 at 10^4. Above it, HNSW at expansionSearch 256 (0.950 at 10^5).
+ * The vector index's options: an exact SIMD scan below 2,500 vectors per namespace, the
+ * binary-signature scan with an exact rerank of the nearest max(1,024, 1/128 of the
+ * namespace) above. bench/vector-crossover.bench.ts (real turns, f16, top-10 p50): the
+ * binary strategy overtakes the scan between 2,000 and 3,000 vectors (3,000: 48 vs 60 µs;
+ * 16,000: 85 vs 298 µs) at recall@10 0.999–1.000 against it. On the bench's vectors
+ * (bench/README.md) recall@10 against brute force is ≥ 0.99 at 10^4 and 0.988 at 10^5 and
+ * 10^6 (p50 ≈ 0.4 / 3.3 ms), where HNSW at ef 256 gave 0.950 / 0.590; inserts are O(1)
+ * (≈ 7 µs a vector at 10^6, where HNSW inserts took ≈ 300 µs).
  */
 function vectorOptions(o: Resolved) {
-  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 16_384, expansionSearch: 256, readOnly: o.readOnly };
+  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, readOnly: o.readOnly };
 }
 
 /** A growable bitset over span ids. */
@@ -359,7 +363,7 @@ export class SpanStore {
     try {
       const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
       const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
-      // exactBelow stays at the index's default: the crossover measured by bench/vector-crossover.bench.ts.
+      // Strategy and crossover: vectorOptions() above.
       const vector = new a.VectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
       const store = new SpanStore(dir, o, log, lexical, vector, embedder);
       await store.replay();

@@ -21,8 +21,19 @@ export function tmpDir(tag: string): string {
 
 export type Scalar = 'f32' | 'f16' | 'i8';
 
-export function openIndex(dir: string, opts: { dims: number; scalar?: Scalar; exactBelow?: number; expansionSearch?: number }): NativeVectorIndex {
-  return new native.VectorIndex(dir, { scalar: 'f32', exactBelow: 0, ...opts });
+export type Ann = 'binary' | 'hnsw';
+
+/** A raw VectorIndex; `ann` defaults to 'hnsw' here (the tests written for the graph), tests of the binary strategy say so. */
+export function openIndex(
+  dir: string,
+  opts: { dims: number; scalar?: Scalar; exactBelow?: number; expansionSearch?: number; ann?: Ann; rerankMin?: number; rerankShare?: number },
+): NativeVectorIndex {
+  return new native.VectorIndex(dir, { scalar: 'f32', exactBelow: 0, ann: 'hnsw', ...opts });
+}
+
+/** The snapshot file of one namespace for an index of strategy `ann`. */
+export function snapshotFile(dir: string, ann: Ann, kind: 'raw' | 'summary' = 'raw'): string {
+  return `${dir}/index.${kind}.${ann === 'hnsw' ? 'usearch' : 'flat'}`;
 }
 
 /** Deterministic PRNG (LCG) so failures reproduce. */

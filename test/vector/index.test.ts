@@ -1,18 +1,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bruteTopK, clustered, native, nearQueries, openIndex, row, seq, tmpDir, type Scalar } from './helpers.js';
+import { bruteTopK, clustered, native, nearQueries, openIndex, row, seq, tmpDir, type Ann, type Scalar } from './helpers.js';
 
 const RAW = 1;
 const SUMMARY = 2;
 
 describe('vector index: a span comes back for its own vector', () => {
-  it.each<Scalar>(['f32', 'f16', 'i8'])('%s, exact and HNSW', (scalar) => {
+  it.each<[Scalar, Ann]>([['f32', 'hnsw'], ['f16', 'hnsw'], ['i8', 'hnsw'], ['f32', 'binary'], ['f16', 'binary'], ['i8', 'binary']])('%s, exact and %s', (scalar, ann) => {
     const dims = 64;
     const n = 2000;
     const m = clustered(n, dims, 40, 7);
     for (const exactBelow of [Number.POSITIVE_INFINITY, 0]) {
-      const ix = openIndex(tmpDir('self'), { dims, scalar, exactBelow });
+      // binary: a pool of 256 of the 2,000, so the signatures really choose.
+      const ix = openIndex(tmpDir('self'), { dims, scalar, exactBelow, ann, rerankMin: 256, rerankShare: 0 });
       ix.add(seq(n, 100), new Uint8Array(n).fill(RAW), m);
       let top1 = 0;
       let top10 = 0;
@@ -74,23 +75,23 @@ describe('vector index: exact and HNSW strategies agree', () => {
     expect(same / 1000).toBeGreaterThanOrEqual(0.99);
   });
 
-  it('switches strategy at exactBelow', () => {
+  it.each<Ann>(['hnsw', 'binary'])('switches from exact to %s at exactBelow', (ann) => {
     const dims = 16;
     const m = clustered(200, dims, 4, 3);
-    const ix = openIndex(tmpDir('switch'), { dims, exactBelow: 100 });
+    const ix = openIndex(tmpDir('switch'), { dims, exactBelow: 100, ann });
     ix.add(seq(99), new Uint8Array(99).fill(RAW), m.slice(0, 99 * dims));
     expect(ix.stats().strategyRaw).toBe('exact');
     ix.add(seq(101, 99), new Uint8Array(101).fill(RAW), m.slice(99 * dims));
-    expect(ix.stats().strategyRaw).toBe('hnsw');
+    expect(ix.stats().strategyRaw).toBe(ann);
     expect(ix.stats().strategySummary).toBe('exact');
   });
 });
 
 describe('vector index: raw and summary namespaces are separate', () => {
-  it('a summary never answers a raw query and vice versa', () => {
+  it.each<Ann>(['hnsw', 'binary'])('%s: a summary never answers a raw query and vice versa', (ann) => {
     const dims = 32;
     const m = clustered(400, dims, 8, 21);
-    const ix = openIndex(tmpDir('ns'), { dims, exactBelow: 0 });
+    const ix = openIndex(tmpDir('ns'), { dims, exactBelow: 0, ann, rerankMin: 64, rerankShare: 0 });
     const kinds = Uint8Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? RAW : SUMMARY));
     ix.add(seq(400), kinds, m);
     const s = ix.stats();
@@ -125,8 +126,8 @@ describe('vector index: distances are cosine whatever the host vectors\' length'
     const m = new Float32Array(2 * dims);
     m.set(scaled);
     m.set(ortho, dims);
-    for (const exactBelow of [0, Number.POSITIVE_INFINITY]) {
-      const ix = openIndex(tmpDir('cos'), { dims, scalar, exactBelow });
+    for (const [exactBelow, ann] of [[0, 'hnsw'], [0, 'binary'], [Number.POSITIVE_INFINITY, 'binary']] as const) {
+      const ix = openIndex(tmpDir('cos'), { dims, scalar, exactBelow, ann, rerankMin: 1 });
       ix.add(seq(2), new Uint8Array(2).fill(RAW), m);
       const r = ix.search(base.map((x) => x * 0.01), 2, RAW);
       expect(Array.from(r.ids)).toEqual([0, 1]);
@@ -145,9 +146,9 @@ describe('vector index: identical vectors', () => {
     const m = new Float32Array(320 * dims);
     m.set(base);
     for (let i = 0; i < 20; i++) m.set(dup, (300 + i) * dims); // ids 300..319 repeat id 0
-    for (const exactBelow of [0, Number.POSITIVE_INFINITY]) {
+    for (const [exactBelow, ann] of [[0, 'hnsw'], [Number.POSITIVE_INFINITY, 'hnsw'], [0, 'binary']] as const) {
       const dir = tmpDir('dup');
-      const ix = openIndex(dir, { dims, exactBelow });
+      const ix = openIndex(dir, { dims, exactBelow, ann, rerankMin: 32, rerankShare: 0 });
       ix.add(seq(320), new Uint8Array(320).fill(RAW), m);
       const r = ix.search(dup, 21, RAW);
       expect(new Set(r.ids)).toEqual(new Set([0, ...Array.from({ length: 20 }, (_, i) => 300 + i)]));
@@ -155,7 +156,7 @@ describe('vector index: identical vectors', () => {
       expect(ix.stats()).toMatchObject({ countRaw: 320, spansRaw: 320, graphRaw: 300 });
       ix.save();
       ix.close();
-      const again = openIndex(dir, { dims, exactBelow });
+      const again = openIndex(dir, { dims, exactBelow, ann, rerankMin: 32, rerankShare: 0 });
       expect(again.stats().loadedFrom).toBe('file');
       expect(new Set(again.search(dup, 21, RAW).ids)).toEqual(new Set(r.ids));
     }
@@ -217,7 +218,16 @@ describe('vector index: bad input is a typed error and stores nothing', () => {
 
   it('malformed options -> INVALID_ARGUMENT; reopening with other dims -> DIMENSION_MISMATCH', () => {
     const dir = tmpDir('opts');
-    for (const o of [{ dims: 0 }, { dims: 5000 }, { dims: 16, scalar: 'f64' }, { dims: 16, exactBelow: -1 }]) {
+    for (const o of [
+      { dims: 0 },
+      { dims: 5000 },
+      { dims: 16, scalar: 'f64' },
+      { dims: 16, exactBelow: -1 },
+      { dims: 16, ann: 'ivf' },
+      { dims: 16, rerankMin: 0 },
+      { dims: 16, rerankShare: 2 },
+      { dims: 16, rerankShare: Number.NaN },
+    ]) {
       expect(() => new native.VectorIndex(dir, o as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
     const ix = openIndex(dir, { dims: 16 });

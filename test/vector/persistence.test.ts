@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { clustered, openIndex, row, seq, tmpDir, type Scalar } from './helpers.js';
+import { clustered, openIndex as openIndexBase, row, seq, snapshotFile, tmpDir, type Ann, type Scalar } from './helpers.js';
 
 const RAW = 1;
 const SUMMARY = 2;
@@ -9,7 +9,13 @@ const dims = 32;
 const HEADER = 32; // vectors.bin header
 const RECORD = 20 + 4 * dims;
 
-/** A saved store: 300 raw + 100 summary vectors, HNSW path. */
+// Every case runs for both strategies above exactBelow: their snapshots differ (a usearch
+// graph, or rows + signatures), the trust rules and the recovery do not.
+describe.each<Ann>(['hnsw', 'binary'])('ann %s', (ann) => {
+const openIndex = (dir: string, o: Parameters<typeof openIndexBase>[1]) => openIndexBase(dir, { ann, ...o });
+const snap = (dir: string, kind: 'raw' | 'summary' = 'raw') => snapshotFile(dir, ann, kind);
+
+/** A saved store: 300 raw + 100 summary vectors, the ANN path (exactBelow 0). */
 function build(scalar: Scalar = 'f16') {
   const dir = tmpDir('persist');
   const m = clustered(400, dims, 12, 31);
@@ -75,14 +81,14 @@ describe('persistence: save and reopen round-trips', () => {
 
 describe('persistence: a missing, stale or corrupt snapshot is rebuilt, never trusted', () => {
   const cases: [string, (dir: string) => void][] = [
-    ['missing', (dir) => fs.rmSync(path.join(dir, 'index.raw.usearch'))],
-    ['truncated', (dir) => fs.truncateSync(path.join(dir, 'index.raw.usearch'), fs.statSync(path.join(dir, 'index.raw.usearch')).size - 100)],
-    ['header bit flip', (dir) => flipByte(path.join(dir, 'index.raw.usearch'), 30)],
-    ['payload bit flip', (dir) => flipByte(path.join(dir, 'index.raw.usearch'), 64 + 1000)],
-    ['last byte flipped', (dir) => flipByte(path.join(dir, 'index.raw.usearch'), fs.statSync(path.join(dir, 'index.raw.usearch')).size - 1)],
-    ['empty file', (dir) => fs.writeFileSync(path.join(dir, 'index.raw.usearch'), '')],
-    ['garbage', (dir) => fs.writeFileSync(path.join(dir, 'index.raw.usearch'), Buffer.alloc(5000, 0xab))],
-    ['swapped namespaces', (dir) => fs.copyFileSync(path.join(dir, 'index.summary.usearch'), path.join(dir, 'index.raw.usearch'))],
+    ['missing', (dir) => fs.rmSync(snap(dir))],
+    ['truncated', (dir) => fs.truncateSync(snap(dir), fs.statSync(snap(dir)).size - 100)],
+    ['header bit flip', (dir) => flipByte(snap(dir), 30)],
+    ['payload bit flip', (dir) => flipByte(snap(dir), 64 + 1000)],
+    ['last byte flipped', (dir) => flipByte(snap(dir), fs.statSync(snap(dir)).size - 1)],
+    ['empty file', (dir) => fs.writeFileSync(snap(dir), '')],
+    ['garbage', (dir) => fs.writeFileSync(snap(dir), Buffer.alloc(5000, 0xab))],
+    ['swapped namespaces', (dir) => fs.copyFileSync(snap(dir, 'summary'), snap(dir))],
   ];
   it.each(cases)('%s', (_name, damage) => {
     const { dir, m, ix, exactOf } = build();
@@ -171,7 +177,7 @@ describe('persistence: a crash during save leaves the previous snapshot in force
   it('a leftover .tmp is ignored on open and replaced by the next save', () => {
     const { dir, m, ix, expected } = build();
     ix.close();
-    const tmpFile = path.join(dir, 'index.raw.usearch.tmp');
+    const tmpFile = snap(dir) + '.tmp';
     fs.writeFileSync(tmpFile, Buffer.alloc(4096, 0x5a)); // a save that died before its rename
     const again = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 });
     expect(again.stats().loadedFromRaw).toBe('file');
@@ -203,14 +209,14 @@ describe('read-only: a reader beside a live writer takes no lock and writes noth
     const { addon } = await import('../../src/native.js');
     const a = addon();
     const dir = tmpDir();
-    const writer = new a.VectorIndex(dir, { dims: 8, scalar: 'f32' });
+    const writer = new a.VectorIndex(dir, { dims: 8, scalar: 'f32', ann });
     const v = new Float32Array(16);
     v[0] = 1;
     v[9] = 1;
     writer.add(Float64Array.of(1, 2), Uint8Array.of(1, 1), v);
     writer.save();
     const before = fs.statSync(path.join(dir, 'vectors.bin')).size;
-    const reader = new a.VectorIndex(dir, { dims: 8, scalar: 'f32', readOnly: true });
+    const reader = new a.VectorIndex(dir, { dims: 8, scalar: 'f32', readOnly: true, ann });
     expect(Array.from(reader.search(v.subarray(8, 16).slice(), 1, 1).ids)).toEqual([2]);
     expect(() => reader.add(Float64Array.of(3), Uint8Array.of(1), v.subarray(0, 8).slice())).toThrow(expect.objectContaining({ code: 'READ_ONLY' }));
     expect(() => reader.save()).toThrow(expect.objectContaining({ code: 'READ_ONLY' }));
@@ -220,3 +226,43 @@ describe('read-only: a reader beside a live writer takes no lock and writes noth
     writer.close();
   });
 });
+
+describe('persistence: switching strategy', () => {
+  it('a snapshot of the other strategy is not used: the index is rebuilt from the vectors file', () => {
+    const { dir, m, ix, exactOf } = build();
+    ix.close();
+    const other: Ann = ann === 'hnsw' ? 'binary' : 'hnsw';
+    const again = openIndexBase(dir, { dims, scalar: 'f16', exactBelow: 0, ann: other });
+    expect(again.stats()).toMatchObject({ loadedFromRaw: 'rebuilt', loadedFromSummary: 'rebuilt', ann: other, countRaw: 300, strategyRaw: other });
+    for (let q = 0; q < 400; q += 9) expect(Array.from(again.search(row(m, q, dims), 10, RAW, 'exact').ids)).toEqual(exactOf(q));
+    again.save();
+    again.close();
+    // Both snapshots now exist; each strategy trusts its own.
+    expect(openIndexBase(dir, { dims, scalar: 'f16', exactBelow: 0, ann }).stats().loadedFromRaw).toBe('file');
+  });
+
+  it('a snapshot of format version 1 is rebuilt', () => {
+    const { dir, ix } = build();
+    ix.close();
+    // Rewrite the version field and the header CRC as version 1 would have them.
+    const file = snap(dir);
+    const b = fs.readFileSync(file);
+    b.writeUInt32LE(1, 8);
+    b.writeUInt32LE(crc32c(b.subarray(0, 60)), 60);
+    fs.writeFileSync(file, b);
+    const s = openIndex(dir, { dims, scalar: 'f16', exactBelow: 0 }).stats();
+    expect(s.loadedFromRaw).toBe('rebuilt');
+    expect(s.snapshotProblemRaw).toMatch(/version 1/);
+  });
+});
+});
+
+/** CRC32C (Castagnoli, reflected 0x82F63B78), as docs/VECTOR_FORMAT.md specifies. */
+function crc32c(buf: Uint8Array): number {
+  let c = ~0 >>> 0;
+  for (const x of buf) {
+    c ^= x;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+  }
+  return ~c >>> 0;
+}
