@@ -485,6 +485,21 @@ struct PhraseConstraint {
 bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase, TokenStream* stream,
                        std::vector<PhraseConstraint>* out, int* best_partial);
 
+/// Whether one document's positions (`positions[i]` for `constraints[i]`) put every
+/// constraint's word at its offset from one common start.
+bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions) {
+  for (const uint32_t p : positions[0]) {
+    if (p < constraints[0].offset) continue;
+    const uint32_t base = p - constraints[0].offset;
+    bool aligned = true;
+    for (size_t i = 1; i < constraints.size() && aligned; ++i) {
+      aligned = std::binary_search(positions[i].begin(), positions[i].end(), base + constraints[i].offset);
+    }
+    if (aligned) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct LexicalIndex::Scratch {
@@ -898,18 +913,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       bool ok = true;
       for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
       if (!ok) continue;
-      bool aligned = false;
-      for (const uint32_t p : sc.phrase_positions[0]) {
-        if (p < constraints[0].offset) continue;
-        const uint32_t base = p - constraints[0].offset;
-        aligned = true;
-        for (size_t i = 1; i < m && aligned; ++i) {
-          const auto& list = sc.phrase_positions[i];
-          aligned = std::binary_search(list.begin(), list.end(), base + constraints[i].offset);
-        }
-        if (aligned) break;
-      }
-      if (aligned && verify(d)) return;
+      if (Aligned(constraints, sc.phrase_positions) && verify(d)) return;
     }
     return;
   }
@@ -1024,18 +1028,7 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
       c.Advance(d);
       if (c.doc != d || !c.ReadPositions(&sc.phrase_positions[i])) return false;
     }
-    bool aligned = false;
-    for (const uint32_t p : sc.phrase_positions[0]) {
-      if (p < constraints[0].offset) continue;
-      const uint32_t base = p - constraints[0].offset;
-      aligned = true;
-      for (size_t i = 1; i < m && aligned; ++i) {
-        const auto& list = sc.phrase_positions[i];
-        aligned = std::binary_search(list.begin(), list.end(), base + constraints[i].offset);
-      }
-      if (aligned) break;
-    }
-    if (!aligned) return false;
+    if (!Aligned(constraints, sc.phrase_positions)) return false;
   }
   // The postings put the phrase's words in this span at the right distances; its bytes
   // decide, as they do for every candidate of Phrase.

@@ -228,6 +228,16 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     return out;
   }
 
+  // The texts a phrase is verified against: a SpanLog, or a MemorySource-shaped object
+  // ({ ids, kinds, texts }) that `memory` then owns.
+  static const SpanSource* SourceArg(Napi::Env env, const Napi::Object& object, std::unique_ptr<MemorySource>* memory) {
+    if (object.Has("texts") && object.Get("texts").IsArray()) {
+      *memory = std::make_unique<MemorySource>(env, object);
+      return memory->get();
+    }
+    return UnwrapSpanSource(env, object);
+  }
+
   // phrase(source, phrase, kind, limit) → Float64Array of span ids, ascending. `source` is
   // the SpanLog (or a MemorySource-shaped object); `limit` ≥ 1 or Infinity.
   Napi::Value Phrase(const Napi::CallbackInfo& info) {
@@ -243,15 +253,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a positive integer or Infinity");
     }
     const std::string phrase = info[1].As<Napi::String>().Utf8Value();
-    const Napi::Object object = info[0].As<Napi::Object>();
     std::unique_ptr<MemorySource> memory;
-    const SpanSource* source;
-    if (object.Has("texts") && object.Get("texts").IsArray()) {
-      memory = std::make_unique<MemorySource>(env, object);
-      source = memory.get();
-    } else {
-      source = UnwrapSpanSource(env, object);
-    }
+    const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
     const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
     std::vector<uint64_t> ids;
     Guard(env, [&] { index_->Phrase(*source, phrase, kind, max, &ids); });
@@ -273,15 +276,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     const Napi::Float64Array ids = info[2].As<Napi::Float64Array>();
     if (ids.ElementLength() != phrases.Length()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases and ids differ in length");
     const RecordKind kind = KindArg(env, info[3]);
-    const Napi::Object object = info[0].As<Napi::Object>();
     std::unique_ptr<MemorySource> memory;
-    const SpanSource* source;
-    if (object.Has("texts") && object.Get("texts").IsArray()) {
-      memory = std::make_unique<MemorySource>(env, object);
-      source = memory.get();
-    } else {
-      source = UnwrapSpanSource(env, object);
-    }
+    const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
     const size_t count = ids.ElementLength();
     std::vector<std::string> texts(count);
     std::vector<uint64_t> span_ids(count);
