@@ -1194,6 +1194,55 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
   });
 }
 
+// One CRC32C implementation by name ('table' | 'sse42' | 'clmul' | 'vpclmul'), plain or as the
+// fused copy (then into a destination `dstOffset` bytes into a fresh buffer, checked for an
+// exact copy, untouched neighbours and the right ASCII bit). Throws if the CPU lacks it.
+Napi::Value Crc32cImplJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    if (info.Length() < 2 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array || !info[1].IsString()) {
+      throw NativeError("INVALID_ARGUMENT", "crc32cImpl expects (Uint8Array, name, copy?, dstOffset?)");
+    }
+    auto bytes = info[0].As<Napi::Uint8Array>();
+    const std::string name = info[1].As<Napi::String>().Utf8Value();
+    Crc32cImpl which = Crc32cImpl::kTable;
+    bool found = false;
+    for (Crc32cImpl w : {Crc32cImpl::kTable, Crc32cImpl::kSse42, Crc32cImpl::kClmul, Crc32cImpl::kVpclmul}) {
+      if (name == Crc32cImplName(w)) which = w, found = true;
+    }
+    if (!found || !Crc32cImplSupported(which)) throw NativeError("INVALID_ARGUMENT", "crc32c implementation not available: " + name);
+    const bool copy = info.Length() > 2 && info[2].ToBoolean().Value();
+    if (!copy) return Napi::Number::New(env, Crc32cWith(which, 0, bytes.Data(), bytes.ByteLength()));
+    const size_t off = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() % 64 : 0;
+    const size_t n = bytes.ByteLength();
+    std::vector<uint8_t> dst(off + n + 1, 0xA5);
+    uint8_t high = 0;
+    const uint32_t c = Crc32cCopyWith(which, 0, dst.data() + off, bytes.Data(), n, &high);
+    uint8_t want_high = 0;
+    for (size_t i = 0; i < n; ++i) want_high |= bytes.Data()[i];
+    bool untouched = dst[off + n] == 0xA5;
+    for (size_t i = 0; i < off; ++i) untouched = untouched && dst[i] == 0xA5;
+    if ((n > 0 && std::memcmp(dst.data() + off, bytes.Data(), n) != 0) || !untouched || ((high ^ want_high) & 0x80u) != 0) {
+      throw NativeError("IO_ERROR", std::string("Crc32cCopy (") + name + ") copied wrongly or misreported ASCII");
+    }
+    return Napi::Number::New(env, c);
+  });
+}
+
+Napi::Value Crc32cImplsJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  Napi::Array supported = Napi::Array::New(env);
+  uint32_t n = 0;
+  for (Crc32cImpl w : {Crc32cImpl::kTable, Crc32cImpl::kSse42, Crc32cImpl::kClmul, Crc32cImpl::kVpclmul}) {
+    if (Crc32cImplSupported(w)) supported.Set(n++, Napi::String::New(env, Crc32cImplName(w)));
+  }
+  o.Set("supported", supported);
+  o.Set("active", Napi::String::New(env, Crc32cImplName(Crc32cActiveImpl())));
+  return o;
+}
+
 // Reads one record the way an index does (UnwrapSpanSource + SpanSource::read), so the
 // contract the lexical and vector indexes build on is tested from JS.
 Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
@@ -1320,6 +1369,8 @@ void InitSpanLog(Napi::Env env, Napi::Object exports) {
   testing.Set("clearFaults", Napi::Function::New(env, ClearFaultsJs, "clearFaults"));
   testing.Set("faultCounters", Napi::Function::New(env, FaultCountersJs, "faultCounters"));
   testing.Set("crc32c", Napi::Function::New(env, Crc32cJs, "crc32c"));
+  testing.Set("crc32cImpl", Napi::Function::New(env, Crc32cImplJs, "crc32cImpl"));
+  testing.Set("crc32cImpls", Napi::Function::New(env, Crc32cImplsJs, "crc32cImpls"));
   testing.Set("readViaSource", Napi::Function::New(env, ReadViaSourceJs, "readViaSource"));
   exports.Set("_testing", testing);
 }
