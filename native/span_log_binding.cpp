@@ -745,6 +745,12 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       if (!metas_array) throw NativeError("INVALID_ARGUMENT", "append: metas must be an array of 1 entries");
       double v[7];
       std::memcpy(v, row_, sizeof v);
+      // The wrapper copies these from typed arrays of the right types, but the scratch is
+      // reachable from JS: range-check before any cast, as before.
+      auto small = [](double d, double max) { return d >= 0 && d <= max && std::floor(d) == d; };
+      if (!small(v[0], 255) || !small(v[1], 255) || !small(v[2], 255) || !small(v[6], 4294967295.0)) {
+        throw NativeError("INVALID_ARGUMENT", "append: kind, flags, role and tokens must be column values");
+      }
       inputs_.resize(1);
       RecordInput& r = inputs_[0];
       r = RecordInput{};
