@@ -1,10 +1,11 @@
 #include "crc32c.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
-#include <nmmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace spanguard {
@@ -198,11 +199,245 @@ __attribute__((target("sse4.2"))) uint32_t crc_copy_hw(uint32_t crc, uint8_t* d,
   return c32;
 }
 
-bool has_sse42() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
-  return (c & bit_SSE4_2) != 0;
+// ---- PCLMULQDQ folding (Intel, "Fast CRC Computation for Generic Polynomials Using
+// PCLMULQDQ", reflected form) -------------------------------------------------------------
+// A 128-bit register X holds 16 message bytes; read reflected, its low qword L is the
+// higher-degree half: X = L·x^64 + H. Moving X forward over D message bits is X·x^D mod P,
+// which two carry-less multiplies give: clmul(L, x^(D+31) mod P) ^ clmul(H, x^(D-33) mod P)
+// (a reflected 64×32-bit clmul carries an extra factor x^33, hence the offsets). The sum
+// is congruent to X·x^D and at most 128 bits, so it is XORed into the register D bits on.
+// When one register is left, the message's CRC is the crc32 instruction run over its 16
+// bytes from 0 (the initial CRC was XORed into the first 4 bytes, as crc32 itself does).
+// Constants are x^n mod P computed at first use (no tables typed in by hand).
+uint32_t XnModP(uint64_t n) {
+  uint32_t r = 0x80000000u;  // x^0, reflected
+  while (n-- > 0) r = (r & 1u) ? (r >> 1) ^ kPoly : r >> 1;
+  return r;
 }
+
+struct FoldConsts {
+  // k[i] = {x^(D+31) mod P, x^(D-33) mod P} for D = 128·(i+1) bits, i = 0..15 (up to 256 bytes).
+  alignas(16) uint64_t k[16][2];
+  FoldConsts() {
+    for (int i = 0; i < 16; ++i) {
+      const uint64_t d = 128u * static_cast<uint64_t>(i + 1);
+      k[i][0] = XnModP(d + 31);
+      k[i][1] = XnModP(d - 33);
+    }
+  }
+};
+
+const FoldConsts& fold_consts() {
+  static const FoldConsts k;
+  return k;
+}
+
+// Fold distances, in 16-byte steps.
+constexpr int k16 = 0, k32 = 1, k48 = 2, k64 = 3, k128 = 7, k192 = 11, k256 = 15;
+
+#define SG_CLMUL_TARGET __attribute__((target("sse4.2,pclmul")))
+#define SG_VPCLMUL_TARGET __attribute__((target("sse4.2,pclmul,avx512f,avx512vl,avx512bw,vpclmulqdq")))
+
+SG_CLMUL_TARGET inline __m128i kload(const FoldConsts& kc, int i) {
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(kc.k[i]));
+}
+SG_CLMUL_TARGET inline __m128i fold(__m128i x, __m128i k) {
+  return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+SG_CLMUL_TARGET inline __m128i ld(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+SG_CLMUL_TARGET inline void st(uint8_t* d, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v); }
+
+// The last register to a CRC, then the tail (< 16 bytes) with crc32.
+SG_CLMUL_TARGET inline uint32_t finish(__m128i x, const uint8_t* p, size_t len) {
+  uint64_t c = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(x)));
+  c = _mm_crc32_u64(c, static_cast<uint64_t>(_mm_extract_epi64(x, 1)));
+  return crc_hw(static_cast<uint32_t>(c), p, len);
+}
+
+// Bytes below this go to the 3-way crc32 path (fold setup and reduction do not pay).
+constexpr size_t kClmulMin = 64;
+
+// Four 128-bit lanes, 64 bytes a step. With `d`, each 16 bytes are also stored to d and
+// OR-ed into `acc` (the fused copy); the compiler drops the copy where d is null.
+template <bool kCopy>
+SG_CLMUL_TARGET inline __m128i clmul_body(uint32_t crc, uint8_t*& d, const uint8_t*& p, size_t& len, __m128i& acc) {
+  const FoldConsts& kc = fold_consts();
+  __m128i x0 = ld(p), x1 = ld(p + 16), x2 = ld(p + 32), x3 = ld(p + 48);
+  if (kCopy) {
+    st(d, x0), st(d + 16, x1), st(d + 32, x2), st(d + 48, x3);
+    acc = _mm_or_si128(_mm_or_si128(x0, x1), _mm_or_si128(x2, x3));
+    d += 64;
+  }
+  x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128(static_cast<int>(crc)));
+  p += 64;
+  len -= 64;
+  const __m128i k4 = kload(kc, k64);
+  while (len >= 64) {
+    const __m128i y0 = ld(p), y1 = ld(p + 16), y2 = ld(p + 32), y3 = ld(p + 48);
+    if (kCopy) {
+      st(d, y0), st(d + 16, y1), st(d + 32, y2), st(d + 48, y3);
+      acc = _mm_or_si128(acc, _mm_or_si128(_mm_or_si128(y0, y1), _mm_or_si128(y2, y3)));
+      d += 64;
+    }
+    x0 = _mm_xor_si128(fold(x0, k4), y0);
+    x1 = _mm_xor_si128(fold(x1, k4), y1);
+    x2 = _mm_xor_si128(fold(x2, k4), y2);
+    x3 = _mm_xor_si128(fold(x3, k4), y3);
+    p += 64;
+    len -= 64;
+  }
+  __m128i x = _mm_xor_si128(_mm_xor_si128(fold(x0, kload(kc, k48)), fold(x1, kload(kc, k32))),
+                            _mm_xor_si128(fold(x2, kload(kc, k16)), x3));
+  const __m128i k1 = kload(kc, k16);
+  while (len >= 16) {
+    const __m128i y = ld(p);
+    if (kCopy) {
+      st(d, y);
+      acc = _mm_or_si128(acc, y);
+      d += 16;
+    }
+    x = _mm_xor_si128(fold(x, k1), y);
+    p += 16;
+    len -= 16;
+  }
+  return x;
+}
+
+SG_CLMUL_TARGET uint32_t crc_clmul(uint32_t crc, const uint8_t* p, size_t len) noexcept {
+  if (len < kClmulMin) return crc_hw(crc, p, len);
+  uint8_t* d = nullptr;
+  __m128i acc = _mm_setzero_si128();
+  const __m128i x = clmul_body<false>(crc, d, p, len, acc);
+  return finish(x, p, len);
+}
+
+// Copies the < 16-byte tail and returns the OR of its bytes.
+inline uint8_t copy_tail(uint8_t* d, const uint8_t* p, size_t len) {
+  uint8_t t = 0;
+  for (size_t i = 0; i < len; ++i) {
+    t |= p[i];
+    d[i] = p[i];
+  }
+  return t;
+}
+
+SG_CLMUL_TARGET uint32_t crc_copy_clmul(uint32_t crc, uint8_t* d, const uint8_t* p, size_t len, uint8_t* high) noexcept {
+  if (len < kClmulMin) return crc_copy_hw(crc, d, p, len, high);
+  __m128i acc = _mm_setzero_si128();
+  const __m128i x = clmul_body<true>(crc, d, p, len, acc);
+  const uint8_t tail = copy_tail(d, p, len);
+  *high = static_cast<uint8_t>((_mm_movemask_epi8(acc) != 0 ? 0x80u : 0u) | tail);
+  return finish(x, p, len);
+}
+
+// ---- VPCLMULQDQ: the same folds on 512-bit registers (four 128-bit lanes each) ----------
+// One register folds 64 bytes a step; from 512 bytes on, four registers fold 256 a step.
+// The lanes of the last register are then folded to one 128-bit register as above.
+// Measured on this Sapphire Rapids VM, standalone, 345-byte inputs: crc32 3-way 35 ns,
+// PCLMULQDQ 16 ns, VPCLMULQDQ 15 ns; 4000 bytes: 170, 137, 51 ns (copy fused: 4000 bytes
+// 212, 133, 128 ns).
+constexpr size_t kVpclmulMin = 128;
+constexpr size_t kVpclmulWide = 512;
+
+SG_VPCLMUL_TARGET inline __m512i zfold(__m512i z, __m512i k, __m512i y) {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z, k, 0x00), _mm512_clmulepi64_epi128(z, k, 0x11), y, 0x96);
+}
+SG_VPCLMUL_TARGET inline __m512i zk(const FoldConsts& kc, int i) {
+  return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kc.k[i])));
+}
+
+template <bool kCopy>
+SG_VPCLMUL_TARGET inline __m128i vpclmul_body(uint32_t crc, uint8_t*& d, const uint8_t*& p, size_t& len, __m512i& acc) {
+  const FoldConsts& kc = fold_consts();
+  __m512i z = _mm512_loadu_si512(p);
+  if (kCopy) {
+    _mm512_storeu_si512(d, z);
+    acc = z;
+  }
+  z = _mm512_xor_si512(z, _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
+  if (len >= kVpclmulWide) {
+    __m512i z1 = _mm512_loadu_si512(p + 64), z2 = _mm512_loadu_si512(p + 128), z3 = _mm512_loadu_si512(p + 192);
+    if (kCopy) {
+      _mm512_storeu_si512(d + 64, z1), _mm512_storeu_si512(d + 128, z2), _mm512_storeu_si512(d + 192, z3);
+      acc = _mm512_ternarylogic_epi64(acc, z1, _mm512_or_si512(z2, z3), 0xFE);
+      d += 256;
+    }
+    p += 256;
+    len -= 256;
+    const __m512i k4 = zk(kc, k256);
+    while (len >= 256) {
+      const __m512i y0 = _mm512_loadu_si512(p), y1 = _mm512_loadu_si512(p + 64), y2 = _mm512_loadu_si512(p + 128),
+                    y3 = _mm512_loadu_si512(p + 192);
+      if (kCopy) {
+        _mm512_storeu_si512(d, y0), _mm512_storeu_si512(d + 64, y1), _mm512_storeu_si512(d + 128, y2),
+            _mm512_storeu_si512(d + 192, y3);
+        acc = _mm512_ternarylogic_epi64(acc, _mm512_or_si512(y0, y1), _mm512_or_si512(y2, y3), 0xFE);
+        d += 256;
+      }
+      z = zfold(z, k4, y0);
+      z1 = zfold(z1, k4, y1);
+      z2 = zfold(z2, k4, y2);
+      z3 = zfold(z3, k4, y3);
+      p += 256;
+      len -= 256;
+    }
+    z = zfold(z, zk(kc, k192), zfold(z1, zk(kc, k128), zfold(z2, zk(kc, k64), z3)));
+  } else {
+    if (kCopy) d += 64;
+    p += 64;
+    len -= 64;
+  }
+  const __m512i k1 = zk(kc, k64);
+  while (len >= 64) {
+    const __m512i y = _mm512_loadu_si512(p);
+    if (kCopy) {
+      _mm512_storeu_si512(d, y);
+      acc = _mm512_or_si512(acc, y);
+      d += 64;
+    }
+    z = zfold(z, k1, y);
+    p += 64;
+    len -= 64;
+  }
+  // Lanes 0..3 of z lie 48, 32, 16, 0 bytes before the end of the folded bytes.
+  const __m128i l0 = _mm512_castsi512_si128(z), l1 = _mm512_extracti32x4_epi32(z, 1),
+                l2 = _mm512_extracti32x4_epi32(z, 2), l3 = _mm512_extracti32x4_epi32(z, 3);
+  __m128i x = _mm_ternarylogic_epi64(fold(l0, kload(kc, k48)), fold(l1, kload(kc, k32)),
+                                     _mm_xor_si128(fold(l2, kload(kc, k16)), l3), 0x96);
+  const __m128i k16v = kload(kc, k16);
+  while (len >= 16) {
+    const __m128i y = ld(p);
+    if (kCopy) {
+      st(d, y);
+      acc = _mm512_or_si512(acc, _mm512_zextsi128_si512(y));
+      d += 16;
+    }
+    x = _mm_xor_si128(fold(x, k16v), y);
+    p += 16;
+    len -= 16;
+  }
+  return x;
+}
+
+SG_VPCLMUL_TARGET uint32_t crc_vpclmul(uint32_t crc, const uint8_t* p, size_t len) noexcept {
+  if (len < kVpclmulMin) return crc_clmul(crc, p, len);
+  uint8_t* d = nullptr;
+  __m512i acc = _mm512_setzero_si512();
+  const __m128i x = vpclmul_body<false>(crc, d, p, len, acc);
+  return finish(x, p, len);
+}
+
+SG_VPCLMUL_TARGET uint32_t crc_copy_vpclmul(uint32_t crc, uint8_t* d, const uint8_t* p, size_t len, uint8_t* high) noexcept {
+  if (len < kVpclmulMin) return crc_copy_clmul(crc, d, p, len, high);
+  __m512i acc = _mm512_setzero_si512();
+  const __m128i x = vpclmul_body<true>(crc, d, p, len, acc);
+  const uint8_t tail = copy_tail(d, p, len);
+  *high = static_cast<uint8_t>((_mm512_movepi8_mask(acc) != 0 ? 0x80u : 0u) | tail);
+  return finish(x, p, len);
+}
+
+#undef SG_CLMUL_TARGET
+#undef SG_VPCLMUL_TARGET
 #endif
 
 }  // namespace
@@ -228,11 +463,9 @@ uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t len) noexcept {
   return ~c;
 }
 
-uint32_t Crc32cCopy(uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept {
-#if defined(__x86_64__)
-  static const bool hw = has_sse42();
-  if (hw) return ~crc_copy_hw(~crc, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), len, high);
-#endif
+namespace {
+
+uint32_t table_copy(uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept {
   if (len > 0) std::memcpy(dst, src, len);
   uint8_t h = 0;
   const auto* s = static_cast<const uint8_t*>(src);
@@ -241,12 +474,112 @@ uint32_t Crc32cCopy(uint32_t crc, void* dst, const void* src, size_t len, uint8_
   return Crc32cPortable(crc, dst, len);
 }
 
-uint32_t Crc32c(uint32_t crc, const void* data, size_t len) noexcept {
+using CrcFn = uint32_t (*)(uint32_t, const void*, size_t) noexcept;
+using CopyFn = uint32_t (*)(uint32_t, void*, const void*, size_t, uint8_t*) noexcept;
+struct Impl {
+  CrcFn crc;
+  CopyFn copy;
+};
+
 #if defined(__x86_64__)
-  static const bool hw = has_sse42();
-  if (hw) return ~crc_hw(~crc, static_cast<const uint8_t*>(data), len);
-#endif
-  return Crc32cPortable(crc, data, len);
+// Public-facing wrappers: pre/post inversion around the raw-register kernels.
+template <uint32_t (*F)(uint32_t, const uint8_t*, size_t) noexcept>
+uint32_t wrap(uint32_t crc, const void* p, size_t len) noexcept {
+  return ~F(~crc, static_cast<const uint8_t*>(p), len);
 }
+template <uint32_t (*F)(uint32_t, uint8_t*, const uint8_t*, size_t, uint8_t*) noexcept>
+uint32_t wrap_copy(uint32_t crc, void* d, const void* p, size_t len, uint8_t* high) noexcept {
+  return ~F(~crc, static_cast<uint8_t*>(d), static_cast<const uint8_t*>(p), len, high);
+}
+#endif
+
+Impl impl_of(Crc32cImpl which) {
+  switch (which) {
+#if defined(__x86_64__)
+    case Crc32cImpl::kSse42:
+      return {wrap<crc_hw>, wrap_copy<crc_copy_hw>};
+    case Crc32cImpl::kClmul:
+      return {wrap<crc_clmul>, wrap_copy<crc_copy_clmul>};
+    case Crc32cImpl::kVpclmul:
+      return {wrap<crc_vpclmul>, wrap_copy<crc_copy_vpclmul>};
+#endif
+    default:
+      return {Crc32cPortable, table_copy};
+  }
+}
+
+// The best the CPU has, or SPANGUARD_CRC32C=table|sse42|clmul|vpclmul if set and supported
+// (read once, at the first checksum of the process).
+const Impl& active() {
+  static const Impl k = impl_of(Crc32cActiveImpl());
+  return k;
+}
+
+}  // namespace
+
+const char* Crc32cImplName(Crc32cImpl which) noexcept {
+  switch (which) {
+    case Crc32cImpl::kSse42:
+      return "sse42";
+    case Crc32cImpl::kClmul:
+      return "clmul";
+    case Crc32cImpl::kVpclmul:
+      return "vpclmul";
+    default:
+      return "table";
+  }
+}
+
+bool Crc32cImplSupported(Crc32cImpl which) noexcept {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool sse42 = __builtin_cpu_supports("sse4.2");
+  const bool clmul = sse42 && __builtin_cpu_supports("pclmul");
+  switch (which) {
+    case Crc32cImpl::kTable:
+      return true;
+    case Crc32cImpl::kSse42:
+      return sse42;
+    case Crc32cImpl::kClmul:
+      return clmul;
+    case Crc32cImpl::kVpclmul:
+      // __builtin_cpu_supports("avx512f") also requires the OS to save zmm state.
+      return clmul && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  }
+  return false;
+#else
+  return which == Crc32cImpl::kTable;
+#endif
+}
+
+Crc32cImpl Crc32cActiveImpl() noexcept {
+  static const Crc32cImpl k = [] {
+    if (const char* env = std::getenv("SPANGUARD_CRC32C")) {
+      for (Crc32cImpl w : {Crc32cImpl::kTable, Crc32cImpl::kSse42, Crc32cImpl::kClmul, Crc32cImpl::kVpclmul}) {
+        if (std::strcmp(env, Crc32cImplName(w)) == 0 && Crc32cImplSupported(w)) return w;
+      }
+    }
+    for (Crc32cImpl w : {Crc32cImpl::kVpclmul, Crc32cImpl::kClmul, Crc32cImpl::kSse42}) {
+      if (Crc32cImplSupported(w)) return w;
+    }
+    return Crc32cImpl::kTable;
+  }();
+  return k;
+}
+
+uint32_t Crc32cWith(Crc32cImpl which, uint32_t crc, const void* data, size_t len) noexcept {
+  return impl_of(Crc32cImplSupported(which) ? which : Crc32cImpl::kTable).crc(crc, data, len);
+}
+
+uint32_t Crc32cCopyWith(Crc32cImpl which, uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept {
+  return impl_of(Crc32cImplSupported(which) ? which : Crc32cImpl::kTable).copy(crc, dst, src, len, high);
+}
+
+uint32_t Crc32cCopy(uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept {
+  return active().copy(crc, dst, src, len, high);
+}
+
+uint32_t Crc32c(uint32_t crc, const void* data, size_t len) noexcept { return active().crc(crc, data, len); }
 
 }  // namespace spanguard

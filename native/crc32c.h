@@ -1,6 +1,10 @@
 // CRC32C (Castagnoli), the checksum of every segment header and record (docs/FORMAT.md).
-// SSE4.2 `crc32` instruction when the CPU has it (checked once), slicing-by-8 tables
-// otherwise; both give the same value, which tests/fuzzing compare.
+// Four implementations, all giving the same value (tests compare each with the tables on
+// random lengths and alignments): slicing-by-8 tables; the SSE4.2 `crc32` instruction in
+// three interleaved streams; PCLMULQDQ folding over 4 × 128-bit lanes; VPCLMULQDQ folding
+// over 512-bit registers (AVX-512). The best the CPU supports is chosen once per process
+// (__builtin_cpu_supports); SPANGUARD_CRC32C=table|sse42|clmul|vpclmul forces one (ignored
+// if unsupported). The folding paths hand short inputs (< 64 / 128 bytes) to the next one down.
 #pragma once
 
 #include <cstddef>
@@ -12,11 +16,20 @@ namespace spanguard {
 uint32_t Crc32c(uint32_t crc, const void* data, size_t len) noexcept;
 
 /// Copies `len` bytes from `src` to `dst` and extends `crc` over them in the same pass
-/// (one read of the source). Sets *high to the OR of every byte, so bit 7 clear means the
-/// bytes were all ASCII. Same value as Crc32c over the copied bytes.
+/// (one read of the source). Bit 7 of *high is set iff some byte has bit 7 set, so clear
+/// means the bytes were all ASCII (other bits unspecified). Same value as Crc32c over the copied bytes.
 uint32_t Crc32cCopy(uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept;
 
 /// The portable path, exposed so tests can check it agrees with the hardware one.
 uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t len) noexcept;
+
+enum class Crc32cImpl : int { kTable = 0, kSse42 = 1, kClmul = 2, kVpclmul = 3 };
+const char* Crc32cImplName(Crc32cImpl which) noexcept;
+bool Crc32cImplSupported(Crc32cImpl which) noexcept;
+/// The implementation Crc32c and Crc32cCopy use in this process.
+Crc32cImpl Crc32cActiveImpl() noexcept;
+/// One implementation explicitly (tests); an unsupported one falls back to the tables.
+uint32_t Crc32cWith(Crc32cImpl which, uint32_t crc, const void* data, size_t len) noexcept;
+uint32_t Crc32cCopyWith(Crc32cImpl which, uint32_t crc, void* dst, const void* src, size_t len, uint8_t* high) noexcept;
 
 }  // namespace spanguard

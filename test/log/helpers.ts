@@ -21,8 +21,13 @@ export interface Testing {
   faultCounters(): { syncs: number; writes: number; crashed: boolean; sectorsKept: number; sectorsDropped: number; sectorsGarbled: number; truncatedFiles: number };
   /** portable: the table path; 'copy': the fused copy + CRC path (also checks the copy). */
   crc32c(bytes: Uint8Array, portable?: boolean | 'copy'): number;
+  /** One implementation by name; with copy, the fused copy into a destination dstOffset bytes in (checked). */
+  crc32cImpl(bytes: Uint8Array, impl: CrcImpl, copy?: boolean, dstOffset?: number): number;
+  crc32cImpls(): { supported: CrcImpl[]; active: CrcImpl };
   readViaSource(log: unknown, id: number): { id: number; kind: number; flags: number; text: string; firstId: number; nextId: number } | undefined;
 }
+
+export type CrcImpl = 'table' | 'sse42' | 'clmul' | 'vpclmul';
 
 export const durabilities = { none: 0, group: 1, sync: 2 } as const;
 

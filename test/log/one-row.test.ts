@@ -1,5 +1,5 @@
-// A one-row append takes a fast path (the JS `append` passes the row's numbers straight to
-// native code). It must accept and refuse exactly what the general columns path does.
+// A one-row append takes a fast path (the JS `append` writes the row's numbers into a per-log
+// scratch Float64Array and passes text and meta straight to native code). It must accept and refuse exactly what the general columns path does.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppendColumns, NativeSpanLog } from '../../src/native.js';
 import { columns, durabilities, expectSpanMatches, openLog, rowsFor, tmpDir } from './helpers.js';
@@ -73,5 +73,29 @@ describe('one-row appends', () => {
     });
     await expect(log.append({ ...c, texts })).rejects.toThrow('nope');
     expect(log.nextId()).toBe(1);
+  });
+
+  it('the row scratch is range-checked natively: garbage written to it is refused, not cast', async () => {
+    const log = fresh(durabilities.none);
+    const internal = log as unknown as Record<symbol, { row: Float64Array }> & {
+      _appendOne(text: unknown, meta: unknown, texts: unknown, metas: unknown): Promise<number> | number;
+    };
+    const sym = Object.getOwnPropertySymbols(log).find((k) => internal[k]?.row instanceof Float64Array);
+    expect(sym).toBeDefined();
+    const row = internal[sym!]!.row;
+    for (const bad of [
+      [1e300, 0, 2, 1, 1, 0, 1],
+      [1, 0, 2, 1, 1, 0, NaN],
+      [1, -1, 2, 1, 1, 0, 1],
+      [1, 0, 2.5, 1, 1, 0, 1],
+      [1, 0, 2, 1, 1, 0, 2 ** 32],
+    ]) {
+      row.set(bad);
+      await expect(Promise.resolve().then(() => internal._appendOne('x', null, ['x'], [null]))).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+    expect(log.nextId()).toBe(1);
+    expect(await log.append(columns([{ turnStart: 1, text: 'fine' }]))).toBe(1);
   });
 });
