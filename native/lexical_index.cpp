@@ -115,6 +115,8 @@ constexpr uint32_t kNotFound = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kSkipEvery = 64;
 constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
 constexpr float kK1 = 1.2f;
+// Phrase: a rarest interior word with fewer docs than this is walked without an affix filter.
+constexpr uint32_t kAffixFilterMinDf = 512;
 constexpr float kB = 0.75f;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
@@ -295,11 +297,109 @@ struct LexicalIndex::Namespace {
     skips.push_back(s);
   }
 
+  // ---- affix lookup for the phrase path (in memory only, never saved) ----------------
+  // Term ids sorted by their bytes (by_prefix) and by their reversed bytes (by_suffix), so
+  // "terms starting with X" / "ending with X" is a bisected range instead of a scan of the
+  // whole dictionary. Built on the first phrase query that needs them; terms interned since
+  // (ids >= affix_sorted) form an unsorted tail that is scanned linearly and merged in once
+  // it grows past 1/8 of the sorted part. Memory: 8 bytes per term (two uint32 arrays).
+  std::vector<uint32_t> by_prefix;
+  std::vector<uint32_t> by_suffix;
+  uint32_t affix_sorted = 0;  // terms [0, affix_sorted) are in the arrays
+
+  static bool ReverseLess(std::string_view a, std::string_view b) {
+    const size_t n = std::min(a.size(), b.size());
+    for (size_t i = 1; i <= n; ++i) {
+      const uint8_t x = static_cast<uint8_t>(a[a.size() - i]);
+      const uint8_t y = static_cast<uint8_t>(b[b.size() - i]);
+      if (x != y) return x < y;
+    }
+    return a.size() < b.size();
+  }
+
+  // First 8 bytes (big-endian, zero padded) or last 8 bytes reversed: a sort key whose order
+  // agrees with the full comparison whenever two keys differ.
+  uint64_t PrefixKey(uint32_t id) const {
+    const std::string_view s = term(id);
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; ++i) k = (k << 8) | (i < s.size() ? static_cast<uint8_t>(s[i]) : 0);
+    return k;
+  }
+  uint64_t SuffixKey(uint32_t id) const {
+    const std::string_view s = term(id);
+    uint64_t k = 0;
+    for (size_t i = 1; i <= 8; ++i) k = (k << 8) | (i <= s.size() ? static_cast<uint8_t>(s[s.size() - i]) : 0);
+    return k;
+  }
+
+  void SortAffix(std::vector<uint32_t>* ids, bool reversed) const {
+    struct Entry {
+      uint64_t key;
+      uint32_t id;
+    };
+    std::vector<Entry> e(ids->size());
+    for (size_t i = 0; i < ids->size(); ++i) {
+      const uint32_t id = (*ids)[i];
+      e[i] = Entry{reversed ? SuffixKey(id) : PrefixKey(id), id};
+    }
+    std::sort(e.begin(), e.end(), [&](const Entry& a, const Entry& b) {
+      if (a.key != b.key) return a.key < b.key;
+      return reversed ? ReverseLess(term(a.id), term(b.id)) : term(a.id) < term(b.id);
+    });
+    for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = e[i].id;
+  }
+
+  /// Brings the sorted arrays up to date when the unsorted tail has grown past 1/8.
+  void RefreshAffix() {
+    const uint32_t total = static_cast<uint32_t>(terms.size());
+    const uint32_t tail = total - affix_sorted;
+    if (tail == 0 || (affix_sorted > 0 && tail <= affix_sorted / 8)) return;
+    std::vector<uint32_t> fresh(tail);
+    for (uint32_t i = 0; i < tail; ++i) fresh[i] = affix_sorted + i;
+    for (int r = 0; r < 2; ++r) {
+      const bool reversed = r == 1;
+      std::vector<uint32_t>& arr = reversed ? by_suffix : by_prefix;
+      std::vector<uint32_t> add = fresh;
+      SortAffix(&add, reversed);
+      const size_t mid = arr.size();
+      arr.insert(arr.end(), add.begin(), add.end());
+      std::inplace_merge(arr.begin(), arr.begin() + static_cast<std::ptrdiff_t>(mid), arr.end(),
+                         [&](uint32_t a, uint32_t b) {
+                           return reversed ? ReverseLess(term(a), term(b)) : term(a) < term(b);
+                         });
+    }
+    affix_sorted = total;
+  }
+
+  /// Calls f(term id) for every term that starts with (suffix = false) or ends with
+  /// (suffix = true) `x`. Stops early, returning false, when f returns false.
+  template <typename F>
+  bool ForEachAffix(std::string_view x, bool suffix, F&& f) {
+    RefreshAffix();
+    const std::vector<uint32_t>& arr = suffix ? by_suffix : by_prefix;
+    auto has = [&](std::string_view s) {
+      return s.size() >= x.size() &&
+             std::memcmp(s.data() + (suffix ? s.size() - x.size() : 0), x.data(), x.size()) == 0;
+    };
+    auto it = std::partition_point(arr.begin(), arr.end(), [&](uint32_t id) {
+      return suffix ? ReverseLess(term(id), x) : term(id) < x;
+    });
+    for (; it != arr.end() && has(term(*it)); ++it) {
+      if (!f(*it)) return false;
+    }
+    const uint32_t total = static_cast<uint32_t>(terms.size());
+    for (uint32_t id = affix_sorted; id < total; ++id) {
+      if (has(term(id)) && !f(id)) return false;
+    }
+    return true;
+  }
+
   uint64_t MemoryBytes() const {
     uint64_t bytes = span_ids.capacity() * 8 + turn_start.capacity() * 8 + turn_end.capacity() * 8 +
                      doc_len.capacity() * 4 + long_docs.capacity() * 4 + term_bytes.capacity() +
                      term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) + slots.capacity() * 8 +
-                     skip_lists.capacity() * sizeof(std::vector<Skip>);
+                     skip_lists.capacity() * sizeof(std::vector<Skip>) + by_prefix.capacity() * 4 +
+                     by_suffix.capacity() * 4;
     for (const Term& t : terms) bytes += t.docs.capacity + t.pos.capacity;
     for (const auto& s : skip_lists) bytes += s.capacity() * sizeof(Skip);
     return bytes;
@@ -513,6 +613,8 @@ struct LexicalIndex::Scratch {
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<PhraseConstraint> phrase_constraints;
   std::vector<uint64_t> bitmap;
+  std::vector<uint64_t> bitmap2;
+  std::vector<uint32_t> affix_terms;
 };
 
 // ---- construction, ingest --------------------------------------------------------------
@@ -889,6 +991,52 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
   int best_partial = -1;
   if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return;
 
+  // The words touching the phrase's ends ("partial": the text's word may be longer) that a
+  // sorted affix range can answer: the first word's text token ENDS with its token, the
+  // last word's STARTS with it. A word touching both ends, or cut at kMaxTokenBytes, is
+  // left to the dictionary scan below.
+  struct Affix {
+    std::string_view token;
+    bool suffix;
+    uint64_t postings;  // sum of the matching terms' df
+  };
+  Affix affixes[2];
+  size_t affix_count = 0;
+  for (const WordRef& word : stream_.words) {
+    if (word.whole_token < 0) continue;
+    const bool open_left = word.byte_begin == 0;
+    const bool open_right = word.byte_end == phrase.size();
+    if (open_left == open_right) continue;  // interior, or the whole phrase
+    if (stream_.tokens[static_cast<size_t>(word.whole_token)].truncated || affix_count == 2) continue;
+    affixes[affix_count++] = Affix{stream_.token(static_cast<size_t>(word.whole_token)), open_left, 0};
+  }
+  // Sums an affix's postings, giving up (returns false) past `budget`.
+  std::vector<uint32_t>& affix_terms = sc.affix_terms;
+  auto measure = [&](Affix& a, uint64_t budget) {
+    a.postings = 0;
+    return n.ForEachAffix(a.token, a.suffix, [&](uint32_t t) {
+      a.postings += n.terms[t].df;
+      return a.postings <= budget;
+    });
+  };
+  // ORs the docs of every term matching `a`, and every long doc, into `bits` (cleared first).
+  auto fill = [&](const Affix& a, std::vector<uint64_t>* bits) {
+    bits->assign((docs + 63) / 64, 0);
+    affix_terms.clear();
+    n.ForEachAffix(a.token, a.suffix, [&](uint32_t t) {
+      affix_terms.push_back(t);
+      return true;
+    });
+    for (const uint32_t t : affix_terms) {
+      PostingCursor c;
+      c.Open(n, t, false);
+      for (; c.doc != kEnd; c.Next()) (*bits)[c.doc >> 6] |= uint64_t(1) << (c.doc & 63);
+    }
+    for (const uint32_t d : n.long_docs) {
+      if (d < docs) (*bits)[d >> 6] |= uint64_t(1) << (d & 63);
+    }
+  };
+
   if (!constraints.empty()) {
     const size_t m = constraints.size();
     sc.phrase_cursors.resize(m);
@@ -897,8 +1045,54 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       sc.phrase_cursors[i] = PostingCursor();
       sc.phrase_cursors[i].Open(n, constraints[i].term, true);
     }
+    // A common rarest word (a short phrase around "in", "the"): narrow its docs first by a
+    // partial end word whose matching terms hold fewer postings than the driver.
+    const uint64_t driver_df = constraints[0].df;
+    const Affix* filter = nullptr;
+    if (driver_df >= kAffixFilterMinDf) {
+      for (size_t i = 0; i < affix_count; ++i) {
+        if (measure(affixes[i], driver_df / 2) && (filter == nullptr || affixes[i].postings < filter->postings)) {
+          filter = &affixes[i];
+        }
+      }
+    }
+    if (filter != nullptr) {
+      fill(*filter, &sc.bitmap);
+      // Few candidates: seek every cursor to them. Else walk the driver and test the bit.
+      if (filter->postings * 8 < driver_df) {
+        uint32_t target = 0;
+        while (true) {
+          // Next candidate ≥ target.
+          size_t w = target >> 6;
+          if (w >= sc.bitmap.size()) return;
+          uint64_t bits = sc.bitmap[w] & (~uint64_t(0) << (target & 63));
+          while (bits == 0) {
+            if (++w >= sc.bitmap.size()) return;
+            bits = sc.bitmap[w];
+          }
+          const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+          uint32_t next = d + 1;
+          bool all = true;
+          for (size_t i = 0; i < m; ++i) {
+            PostingCursor& c = sc.phrase_cursors[i];
+            c.Advance(d);
+            if (c.doc == kEnd) return;
+            if (c.doc != d) {
+              all = false;
+              next = std::max(next, c.doc);
+            }
+          }
+          target = next;
+          if (!all) continue;
+          bool ok = true;
+          for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+          if (ok && Aligned(constraints, sc.phrase_positions) && verify(d)) return;
+        }
+      }
+    }
     PostingCursor& driver = sc.phrase_cursors[0];
     for (; driver.doc != kEnd; driver.Next()) {
+      if (filter != nullptr && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
       const uint32_t d = driver.doc;
       bool all = true;
       for (size_t i = 1; i < m; ++i) {
@@ -914,6 +1108,30 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
       if (!ok) continue;
       if (Aligned(constraints, sc.phrase_positions) && verify(d)) return;
+    }
+    return;
+  }
+
+  if (affix_count > 0) {
+    // Only partial words, each answered by a sorted affix range: the union of the rarer
+    // one's terms' docs, intersected with the other's when that is not much larger.
+    if (affix_count == 2) {
+      measure(affixes[0], UINT64_MAX);
+      measure(affixes[1], UINT64_MAX);
+      if (affixes[1].postings < affixes[0].postings) std::swap(affixes[0], affixes[1]);
+    }
+    fill(affixes[0], &sc.bitmap);
+    if (affix_count == 2 && affixes[1].postings <= uint64_t(docs) * 4) {
+      fill(affixes[1], &sc.bitmap2);
+      for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
+    }
+    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
+      uint64_t bits = sc.bitmap[w];
+      while (bits != 0) {
+        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (verify(d)) return;
+      }
     }
     return;
   }
