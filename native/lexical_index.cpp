@@ -317,35 +317,44 @@ struct LexicalIndex::Namespace {
     return a.size() < b.size();
   }
 
-  // First 8 bytes (big-endian, zero padded) or last 8 bytes reversed: a sort key whose order
-  // agrees with the full comparison whenever two keys differ.
-  uint64_t PrefixKey(uint32_t id) const {
+  // Bytes [at, at + 8) of the term (reversed: counted from its end), big-endian and zero
+  // padded: two of them make a sort key whose order agrees with the full comparison
+  // whenever two keys differ (most terms are at most 16 bytes, so ties are rare).
+  uint64_t AffixKey(uint32_t id, size_t at, bool reversed) const {
     const std::string_view s = term(id);
     uint64_t k = 0;
-    for (size_t i = 0; i < 8; ++i) k = (k << 8) | (i < s.size() ? static_cast<uint8_t>(s[i]) : 0);
-    return k;
-  }
-  uint64_t SuffixKey(uint32_t id) const {
-    const std::string_view s = term(id);
-    uint64_t k = 0;
-    for (size_t i = 1; i <= 8; ++i) k = (k << 8) | (i <= s.size() ? static_cast<uint8_t>(s[s.size() - i]) : 0);
+    for (size_t i = at; i < at + 8; ++i) {
+      k = (k << 8) | (i < s.size() ? static_cast<uint8_t>(reversed ? s[s.size() - 1 - i] : s[i]) : 0);
+    }
     return k;
   }
 
   void SortAffix(std::vector<uint32_t>* ids, bool reversed) const {
     struct Entry {
-      uint64_t key;
+      uint64_t hi, lo;
       uint32_t id;
     };
     std::vector<Entry> e(ids->size());
     for (size_t i = 0; i < ids->size(); ++i) {
       const uint32_t id = (*ids)[i];
-      e[i] = Entry{reversed ? SuffixKey(id) : PrefixKey(id), id};
+      e[i] = Entry{AffixKey(id, 0, reversed), AffixKey(id, 8, reversed), id};
     }
-    std::sort(e.begin(), e.end(), [&](const Entry& a, const Entry& b) {
-      if (a.key != b.key) return a.key < b.key;
-      return reversed ? ReverseLess(term(a.id), term(b.id)) : term(a.id) < term(b.id);
+    // Sort by the 16-byte keys alone (no memory access beyond the entries), then each run of
+    // equal keys (terms longer than 16 bytes sharing them) by the full bytes.
+    std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
+      return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
     });
+    for (size_t i = 0; i < e.size();) {
+      size_t j = i + 1;
+      while (j < e.size() && e[j].hi == e[i].hi && e[j].lo == e[i].lo) ++j;
+      if (j - i > 1) {
+        std::sort(e.begin() + static_cast<std::ptrdiff_t>(i), e.begin() + static_cast<std::ptrdiff_t>(j),
+                  [&](const Entry& a, const Entry& b) {
+                    return reversed ? ReverseLess(term(a.id), term(b.id)) : term(a.id) < term(b.id);
+                  });
+      }
+      i = j;
+    }
     for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = e[i].id;
   }
 
@@ -1048,18 +1057,27 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     // A common rarest word (a short phrase around "in", "the"): narrow its docs first by a
     // partial end word whose matching terms hold fewer postings than the driver.
     const uint64_t driver_df = constraints[0].df;
-    const Affix* filter = nullptr;
+    // Each usable affix's doc set costs a walk of its terms' postings (a few ns each) and
+    // spares the text verification (~200 ns) of every driver doc it rules out: worth it
+    // while its postings are not much more than the driver's. Both are ANDed when both fit.
+    size_t filters = 0;
+    uint64_t filter_postings = 0;
     if (driver_df >= kAffixFilterMinDf) {
       for (size_t i = 0; i < affix_count; ++i) {
-        if (measure(affixes[i], driver_df / 2) && (filter == nullptr || affixes[i].postings < filter->postings)) {
-          filter = &affixes[i];
-        }
+        if (measure(affixes[i], driver_df * 2)) affixes[filters++] = affixes[i];
       }
+      if (filters == 2 && affixes[1].postings < affixes[0].postings) std::swap(affixes[0], affixes[1]);
     }
-    if (filter != nullptr) {
-      fill(*filter, &sc.bitmap);
+    const bool filter = filters > 0;
+    if (filter) filter_postings = affixes[0].postings;
+    if (filter) {
+      fill(affixes[0], &sc.bitmap);
+      if (filters == 2) {
+        fill(affixes[1], &sc.bitmap2);
+        for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
+      }
       // Few candidates: seek every cursor to them. Else walk the driver and test the bit.
-      if (filter->postings * 8 < driver_df) {
+      if (filter_postings * 8 < driver_df) {
         uint32_t target = 0;
         while (true) {
           // Next candidate ≥ target.
@@ -1092,7 +1110,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     }
     PostingCursor& driver = sc.phrase_cursors[0];
     for (; driver.doc != kEnd; driver.Next()) {
-      if (filter != nullptr && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
+      if (filter && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
       const uint32_t d = driver.doc;
       bool all = true;
       for (size_t i = 1; i < m; ++i) {
