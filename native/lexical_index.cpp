@@ -117,6 +117,8 @@ constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
 constexpr float kK1 = 1.2f;
 // Phrase: a rarest interior word with fewer docs than this is walked without an affix filter.
 constexpr uint32_t kAffixFilterMinDf = 512;
+// Phrase: a cut last word whose prefix matches at most this many terms is position-checked.
+constexpr size_t kMaxTailTerms = 32;
 constexpr float kB = 0.75f;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
@@ -596,7 +598,9 @@ bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase
 
 /// Whether one document's positions (`positions[i]` for `constraints[i]`) put every
 /// constraint's word at its offset from one common start.
-bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions) {
+/// With `tail` (sorted), the start must also have one of its positions at `tail_offset`.
+bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions,
+             const std::vector<uint32_t>* tail = nullptr, uint32_t tail_offset = 0) {
   for (const uint32_t p : positions[0]) {
     if (p < constraints[0].offset) continue;
     const uint32_t base = p - constraints[0].offset;
@@ -604,6 +608,7 @@ bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector
     for (size_t i = 1; i < constraints.size() && aligned; ++i) {
       aligned = std::binary_search(positions[i].begin(), positions[i].end(), base + constraints[i].offset);
     }
+    if (aligned && tail != nullptr) aligned = std::binary_search(tail->begin(), tail->end(), base + tail_offset);
     if (aligned) return true;
   }
   return false;
@@ -624,6 +629,9 @@ struct LexicalIndex::Scratch {
   std::vector<uint64_t> bitmap;
   std::vector<uint64_t> bitmap2;
   std::vector<uint32_t> affix_terms;
+  std::vector<PostingCursor> tail_cursors;
+  std::vector<uint32_t> tail_positions;
+  std::vector<uint32_t> tail_scratch;
 };
 
 // ---- construction, ingest --------------------------------------------------------------
@@ -1054,6 +1062,45 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       sc.phrase_cursors[i] = PostingCursor();
       sc.phrase_cursors[i].Open(n, constraints[i].term, true);
     }
+    // The last word, when the phrase's end cuts it, is in the text a word whose whole token
+    // STARTS with its token, at the same atom distance from the interior words (the atoms
+    // between are the interior words' own). When few terms start with it, their positions
+    // join the alignment. A doc with a token cut at kMaxTokenBytes skips this check.
+    size_t tail_terms = 0;
+    uint32_t tail_offset = 0;
+    for (const WordRef& word : stream_.words) {
+      if (word.whole_token < 0 || word.byte_begin == 0 || word.byte_end != phrase.size()) continue;
+      if (stream_.tokens[static_cast<size_t>(word.whole_token)].truncated) break;
+      affix_terms.clear();
+      const bool few = n.ForEachAffix(stream_.token(static_cast<size_t>(word.whole_token)), false, [&](uint32_t t) {
+        affix_terms.push_back(t);
+        return affix_terms.size() <= kMaxTailTerms;
+      });
+      if (!few) break;
+      tail_terms = affix_terms.size();
+      tail_offset = word.first_atom;
+      sc.tail_cursors.resize(tail_terms);
+      for (size_t i = 0; i < tail_terms; ++i) {
+        sc.tail_cursors[i] = PostingCursor();
+        sc.tail_cursors[i].Open(n, affix_terms[i], true);
+      }
+      break;
+    }
+    auto aligned = [&](uint32_t d) {
+      if (tail_terms == 0 || std::binary_search(n.long_docs.begin(), n.long_docs.end(), d)) {
+        return Aligned(constraints, sc.phrase_positions);
+      }
+      std::vector<uint32_t>& tail = sc.tail_positions;
+      tail.clear();
+      for (size_t i = 0; i < tail_terms; ++i) {
+        PostingCursor& c = sc.tail_cursors[i];
+        c.Advance(d);
+        if (c.doc == d && c.ReadPositions(&sc.tail_scratch)) tail.insert(tail.end(), sc.tail_scratch.begin(), sc.tail_scratch.end());
+      }
+      if (tail.empty()) return false;
+      std::sort(tail.begin(), tail.end());
+      return Aligned(constraints, sc.phrase_positions, &tail, tail_offset);
+    };
     // A common rarest word (a short phrase around "in", "the"): narrow its docs first by a
     // partial end word whose matching terms hold fewer postings than the driver.
     const uint64_t driver_df = constraints[0].df;
@@ -1104,7 +1151,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
           if (!all) continue;
           bool ok = true;
           for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
-          if (ok && Aligned(constraints, sc.phrase_positions) && verify(d)) return;
+          if (ok && aligned(d) && verify(d)) return;
         }
       }
     }
@@ -1125,7 +1172,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       bool ok = true;
       for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
       if (!ok) continue;
-      if (Aligned(constraints, sc.phrase_positions) && verify(d)) return;
+      if (aligned(d) && verify(d)) return;
     }
     return;
   }
