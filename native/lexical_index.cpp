@@ -331,32 +331,42 @@ struct LexicalIndex::Namespace {
     return k;
   }
 
-  void SortAffix(std::vector<uint32_t>* ids, bool reversed) const {
-    struct Entry {
-      uint64_t hi, lo;
-      uint32_t id;
-    };
-    std::vector<Entry> e(ids->size());
-    for (size_t i = 0; i < ids->size(); ++i) {
-      const uint32_t id = (*ids)[i];
-      e[i] = Entry{AffixKey(id, 0, reversed), AffixKey(id, 8, reversed), id};
+  struct AffixEntry {
+    uint64_t hi, lo;
+    uint32_t id;
+  };
+
+  // Most-significant-digit sort, 16 bytes a round: entries [begin, end) share their first
+  // `depth` bytes; sorted by the next 16 without touching the terms again, then each run
+  // still tied (terms sharing a long prefix: generated names, paths) by the 16 after.
+  void SortAffixRun(AffixEntry* begin, AffixEntry* end, size_t depth, bool reversed) const {
+    for (AffixEntry* e = begin; e != end; ++e) {
+      e->hi = AffixKey(e->id, depth, reversed);
+      e->lo = AffixKey(e->id, depth + 8, reversed);
     }
-    // Sort by the 16-byte keys alone (no memory access beyond the entries), then each run of
-    // equal keys (terms longer than 16 bytes sharing them) by the full bytes.
-    std::sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
+    std::sort(begin, end, [](const AffixEntry& a, const AffixEntry& b) {
       return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
     });
-    for (size_t i = 0; i < e.size();) {
-      size_t j = i + 1;
-      while (j < e.size() && e[j].hi == e[i].hi && e[j].lo == e[i].lo) ++j;
+    for (AffixEntry* i = begin; i != end;) {
+      AffixEntry* j = i + 1;
+      while (j != end && j->hi == i->hi && j->lo == i->lo) ++j;
+      // Tied keys: equal bytes [depth, depth + 16), or zero padding (a term that ended
+      // sorts first: it is shorter). Only terms longer than depth + 16 need another round.
       if (j - i > 1) {
-        std::sort(e.begin() + static_cast<std::ptrdiff_t>(i), e.begin() + static_cast<std::ptrdiff_t>(j),
-                  [&](const Entry& a, const Entry& b) {
-                    return reversed ? ReverseLess(term(a.id), term(b.id)) : term(a.id) < term(b.id);
-                  });
+        AffixEntry* longer = std::stable_partition(i, j, [&](const AffixEntry& e) { return term(e.id).size() <= depth + 16; });
+        // The ≤ depth + 16 ones are ordered by length among equal padded keys (a term of
+        // real zero bytes never occurs: the tokenizer emits no NUL).
+        std::sort(i, longer, [&](const AffixEntry& a, const AffixEntry& b) { return term(a.id).size() < term(b.id).size(); });
+        if (j - longer > 1) SortAffixRun(longer, j, depth + 16, reversed);
       }
       i = j;
     }
+  }
+
+  void SortAffix(std::vector<uint32_t>* ids, bool reversed) const {
+    std::vector<AffixEntry> e(ids->size());
+    for (size_t i = 0; i < ids->size(); ++i) e[i].id = (*ids)[i];
+    SortAffixRun(e.data(), e.data() + e.size(), 0, reversed);
     for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = e[i].id;
   }
 
