@@ -642,6 +642,9 @@ struct LexicalIndex::Scratch {
   std::vector<PostingCursor> tail_cursors;
   std::vector<uint32_t> tail_positions;
   std::vector<uint32_t> tail_scratch;
+  std::vector<uint32_t> tail_all;
+  std::vector<uint64_t> tail_cand;
+  std::vector<uint8_t> tail_cand_ok;
 };
 
 // ---- construction, ingest --------------------------------------------------------------
@@ -1078,6 +1081,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     // join the alignment. A doc with a token cut at kMaxTokenBytes skips this check.
     size_t tail_terms = 0;
     uint32_t tail_offset = 0;
+    bool deferred = false;
     for (const WordRef& word : stream_.words) {
       if (word.whole_token < 0 || word.byte_begin == 0 || word.byte_end != phrase.size()) continue;
       if (stream_.tokens[static_cast<size_t>(word.whole_token)].truncated) break;
@@ -1086,7 +1090,23 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
         affix_terms.push_back(t);
         return affix_terms.size() <= kMaxTailTerms;
       });
-      if (!few) break;
+      if (!few) {
+        // Many terms start with it: when their postings are not many more than the
+        // driver's, check positions afterwards, in one walk of those terms over the
+        // candidates the interior words leave (see below), instead of a cursor per term.
+        const uint64_t budget = uint64_t(constraints[0].df) * 2;
+        uint64_t postings = 0;
+        std::vector<uint32_t>& all = sc.tail_all;
+        all.clear();
+        deferred = constraints[0].df >= kAffixFilterMinDf &&
+                   n.ForEachAffix(stream_.token(static_cast<size_t>(word.whole_token)), false, [&](uint32_t t) {
+                     all.push_back(t);
+                     postings += n.terms[t].df;
+                     return postings <= budget;
+                   });
+        tail_offset = word.first_atom;
+        break;
+      }
       tail_terms = affix_terms.size();
       tail_offset = word.first_atom;
       sc.tail_cursors.resize(tail_terms);
@@ -1111,6 +1131,32 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       std::sort(tail.begin(), tail.end());
       return Aligned(constraints, sc.phrase_positions, &tail, tail_offset);
     };
+    // Deferred: every aligned start becomes (doc << 32 | the last word's position).
+    std::vector<uint64_t>& cand = sc.tail_cand;
+    std::vector<uint8_t>& cand_ok = sc.tail_cand_ok;
+    cand.clear();
+    cand_ok.clear();
+    auto collect = [&](uint32_t d) {
+      const bool long_doc = std::binary_search(n.long_docs.begin(), n.long_docs.end(), d);
+      for (const uint32_t p : sc.phrase_positions[0]) {
+        if (p < constraints[0].offset) continue;
+        const uint32_t base = p - constraints[0].offset;
+        bool ok = true;
+        for (size_t i = 1; i < m && ok; ++i) {
+          ok = std::binary_search(sc.phrase_positions[i].begin(), sc.phrase_positions[i].end(), base + constraints[i].offset);
+        }
+        if (!ok) continue;
+        cand.push_back(uint64_t(d) << 32 | (base + tail_offset));
+        cand_ok.push_back(long_doc ? 1 : 0);
+        if (long_doc) break;
+      }
+    };
+    // True when the limit is reached.
+    auto accept = [&](uint32_t d) {
+      if (!deferred) return aligned(d) && verify(d);
+      collect(d);
+      return false;
+    };
     // A common rarest word (a short phrase around "in", "the"): narrow its docs first by a
     // partial end word whose matching terms hold fewer postings than the driver.
     const uint64_t driver_df = constraints[0].df;
@@ -1127,62 +1173,93 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     }
     const bool filter = filters > 0;
     if (filter) filter_postings = affixes[0].postings;
-    if (filter) {
-      fill(affixes[0], &sc.bitmap);
-      if (filters == 2) {
-        fill(affixes[1], &sc.bitmap2);
-        for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
-      }
-      // Few candidates: seek every cursor to them. Else walk the driver and test the bit.
-      if (filter_postings * 8 < driver_df) {
-        uint32_t target = 0;
-        while (true) {
-          // Next candidate ≥ target.
-          size_t w = target >> 6;
-          if (w >= sc.bitmap.size()) return;
-          uint64_t bits = sc.bitmap[w] & (~uint64_t(0) << (target & 63));
-          while (bits == 0) {
-            if (++w >= sc.bitmap.size()) return;
-            bits = sc.bitmap[w];
+    auto walk = [&]() {
+      if (filter) {
+        fill(affixes[0], &sc.bitmap);
+        if (filters == 2) {
+          fill(affixes[1], &sc.bitmap2);
+          for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
+        }
+        // Few candidates: seek every cursor to them. Else walk the driver and test the bit.
+        if (filter_postings * 8 < driver_df) {
+          uint32_t target = 0;
+          while (true) {
+            // Next candidate ≥ target.
+            size_t w = target >> 6;
+            if (w >= sc.bitmap.size()) return;
+            uint64_t bits = sc.bitmap[w] & (~uint64_t(0) << (target & 63));
+            while (bits == 0) {
+              if (++w >= sc.bitmap.size()) return;
+              bits = sc.bitmap[w];
+            }
+            const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+            uint32_t next = d + 1;
+            bool all = true;
+            for (size_t i = 0; i < m; ++i) {
+              PostingCursor& c = sc.phrase_cursors[i];
+              c.Advance(d);
+              if (c.doc == kEnd) return;
+              if (c.doc != d) {
+                all = false;
+                next = std::max(next, c.doc);
+              }
+            }
+            target = next;
+            if (!all) continue;
+            bool ok = true;
+            for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+            if (ok && accept(d)) return;
           }
-          const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
-          uint32_t next = d + 1;
-          bool all = true;
-          for (size_t i = 0; i < m; ++i) {
-            PostingCursor& c = sc.phrase_cursors[i];
-            c.Advance(d);
-            if (c.doc == kEnd) return;
-            if (c.doc != d) {
-              all = false;
-              next = std::max(next, c.doc);
+        }
+      }
+      PostingCursor& driver = sc.phrase_cursors[0];
+      for (; driver.doc != kEnd; driver.Next()) {
+        if (filter && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
+        const uint32_t d = driver.doc;
+        bool all = true;
+        for (size_t i = 1; i < m; ++i) {
+          sc.phrase_cursors[i].Advance(d);
+          if (sc.phrase_cursors[i].doc != d) {
+            all = false;
+            if (sc.phrase_cursors[i].doc == kEnd) return;
+            break;
+          }
+        }
+        if (!all) continue;
+        bool ok = true;
+        for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+        if (!ok) continue;
+        if (accept(d)) return;
+      }
+    };
+    walk();
+    if (deferred) {
+      // One walk of the last word's terms over the candidates' docs marks the starts it
+      // has a token at; those docs are verified, in doc order.
+      std::vector<uint64_t>& bits = sc.bitmap2;
+      bits.assign((docs + 63) / 64, 0);
+      for (const uint64_t c : cand) bits[c >> 38] |= uint64_t(1) << ((c >> 32) & 63);
+      for (const uint32_t t : sc.tail_all) {
+        PostingCursor c;
+        c.Open(n, t, true);
+        for (; c.doc != kEnd; c.Next()) {
+          if (((bits[c.doc >> 6] >> (c.doc & 63)) & 1) == 0) continue;
+          if (!c.ReadPositions(&sc.tail_scratch)) break;
+          size_t k = static_cast<size_t>(std::lower_bound(cand.begin(), cand.end(), uint64_t(c.doc) << 32) - cand.begin());
+          for (; k < cand.size() && (cand[k] >> 32) == c.doc; ++k) {
+            if (cand_ok[k] == 0 && std::binary_search(sc.tail_scratch.begin(), sc.tail_scratch.end(), static_cast<uint32_t>(cand[k]))) {
+              cand_ok[k] = 1;
             }
           }
-          target = next;
-          if (!all) continue;
-          bool ok = true;
-          for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
-          if (ok && aligned(d) && verify(d)) return;
         }
       }
-    }
-    PostingCursor& driver = sc.phrase_cursors[0];
-    for (; driver.doc != kEnd; driver.Next()) {
-      if (filter && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
-      const uint32_t d = driver.doc;
-      bool all = true;
-      for (size_t i = 1; i < m; ++i) {
-        sc.phrase_cursors[i].Advance(d);
-        if (sc.phrase_cursors[i].doc != d) {
-          all = false;
-          if (sc.phrase_cursors[i].doc == kEnd) return;
-          break;
-        }
+      uint32_t last = kEnd;
+      for (size_t k = 0; k < cand.size(); ++k) {
+        const uint32_t d = static_cast<uint32_t>(cand[k] >> 32);
+        if (cand_ok[k] == 0 || d == last) continue;
+        last = d;
+        if (verify(d)) return;
       }
-      if (!all) continue;
-      bool ok = true;
-      for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
-      if (!ok) continue;
-      if (aligned(d) && verify(d)) return;
     }
     return;
   }
