@@ -115,6 +115,10 @@ constexpr uint32_t kNotFound = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kSkipEvery = 64;
 constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
 constexpr float kK1 = 1.2f;
+// Phrase: a rarest interior word with fewer docs than this is walked without an affix filter.
+constexpr uint32_t kAffixFilterMinDf = 512;
+// Phrase: a cut last word whose prefix matches at most this many terms is position-checked.
+constexpr size_t kMaxTailTerms = 32;
 constexpr float kB = 0.75f;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
@@ -295,11 +299,128 @@ struct LexicalIndex::Namespace {
     skips.push_back(s);
   }
 
+  // ---- affix lookup for the phrase path (in memory only, never saved) ----------------
+  // Term ids sorted by their bytes (by_prefix) and by their reversed bytes (by_suffix), so
+  // "terms starting with X" / "ending with X" is a bisected range instead of a scan of the
+  // whole dictionary. Built on the first phrase query that needs them; terms interned since
+  // (ids >= affix_sorted) form an unsorted tail that is scanned linearly and merged in once
+  // it grows past 1/8 of the sorted part. Memory: 8 bytes per term (two uint32 arrays).
+  std::vector<uint32_t> by_prefix;
+  std::vector<uint32_t> by_suffix;
+  uint32_t affix_sorted = 0;  // terms [0, affix_sorted) are in the arrays
+
+  static bool ReverseLess(std::string_view a, std::string_view b) {
+    const size_t n = std::min(a.size(), b.size());
+    for (size_t i = 1; i <= n; ++i) {
+      const uint8_t x = static_cast<uint8_t>(a[a.size() - i]);
+      const uint8_t y = static_cast<uint8_t>(b[b.size() - i]);
+      if (x != y) return x < y;
+    }
+    return a.size() < b.size();
+  }
+
+  // Bytes [at, at + 8) of the term (reversed: counted from its end), big-endian and zero
+  // padded: two of them make a sort key whose order agrees with the full comparison
+  // whenever two keys differ (most terms are at most 16 bytes, so ties are rare).
+  uint64_t AffixKey(uint32_t id, size_t at, bool reversed) const {
+    const std::string_view s = term(id);
+    uint64_t k = 0;
+    for (size_t i = at; i < at + 8; ++i) {
+      k = (k << 8) | (i < s.size() ? static_cast<uint8_t>(reversed ? s[s.size() - 1 - i] : s[i]) : 0);
+    }
+    return k;
+  }
+
+  struct AffixEntry {
+    uint64_t hi, lo;
+    uint32_t id;
+  };
+
+  // Most-significant-digit sort, 16 bytes a round: entries [begin, end) share their first
+  // `depth` bytes; sorted by the next 16 without touching the terms again, then each run
+  // still tied (terms sharing a long prefix: generated names, paths) by the 16 after.
+  void SortAffixRun(AffixEntry* begin, AffixEntry* end, size_t depth, bool reversed) const {
+    for (AffixEntry* e = begin; e != end; ++e) {
+      e->hi = AffixKey(e->id, depth, reversed);
+      e->lo = AffixKey(e->id, depth + 8, reversed);
+    }
+    std::sort(begin, end, [](const AffixEntry& a, const AffixEntry& b) {
+      return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+    });
+    for (AffixEntry* i = begin; i != end;) {
+      AffixEntry* j = i + 1;
+      while (j != end && j->hi == i->hi && j->lo == i->lo) ++j;
+      // Tied keys: equal bytes [depth, depth + 16), or zero padding (a term that ended
+      // sorts first: it is shorter). Only terms longer than depth + 16 need another round.
+      if (j - i > 1) {
+        AffixEntry* longer = std::stable_partition(i, j, [&](const AffixEntry& e) { return term(e.id).size() <= depth + 16; });
+        // The ≤ depth + 16 ones are ordered by length among equal padded keys (a term of
+        // real zero bytes never occurs: the tokenizer emits no NUL).
+        std::sort(i, longer, [&](const AffixEntry& a, const AffixEntry& b) { return term(a.id).size() < term(b.id).size(); });
+        if (j - longer > 1) SortAffixRun(longer, j, depth + 16, reversed);
+      }
+      i = j;
+    }
+  }
+
+  void SortAffix(std::vector<uint32_t>* ids, bool reversed) const {
+    std::vector<AffixEntry> e(ids->size());
+    for (size_t i = 0; i < ids->size(); ++i) e[i].id = (*ids)[i];
+    SortAffixRun(e.data(), e.data() + e.size(), 0, reversed);
+    for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = e[i].id;
+  }
+
+  /// Brings the sorted arrays up to date when the unsorted tail has grown past 1/8.
+  void RefreshAffix() {
+    const uint32_t total = static_cast<uint32_t>(terms.size());
+    const uint32_t tail = total - affix_sorted;
+    if (tail == 0 || (affix_sorted > 0 && tail <= affix_sorted / 8)) return;
+    std::vector<uint32_t> fresh(tail);
+    for (uint32_t i = 0; i < tail; ++i) fresh[i] = affix_sorted + i;
+    for (int r = 0; r < 2; ++r) {
+      const bool reversed = r == 1;
+      std::vector<uint32_t>& arr = reversed ? by_suffix : by_prefix;
+      std::vector<uint32_t> add = fresh;
+      SortAffix(&add, reversed);
+      const size_t mid = arr.size();
+      arr.insert(arr.end(), add.begin(), add.end());
+      std::inplace_merge(arr.begin(), arr.begin() + static_cast<std::ptrdiff_t>(mid), arr.end(),
+                         [&](uint32_t a, uint32_t b) {
+                           return reversed ? ReverseLess(term(a), term(b)) : term(a) < term(b);
+                         });
+    }
+    affix_sorted = total;
+  }
+
+  /// Calls f(term id) for every term that starts with (suffix = false) or ends with
+  /// (suffix = true) `x`. Stops early, returning false, when f returns false.
+  template <typename F>
+  bool ForEachAffix(std::string_view x, bool suffix, F&& f) {
+    RefreshAffix();
+    const std::vector<uint32_t>& arr = suffix ? by_suffix : by_prefix;
+    auto has = [&](std::string_view s) {
+      return s.size() >= x.size() &&
+             std::memcmp(s.data() + (suffix ? s.size() - x.size() : 0), x.data(), x.size()) == 0;
+    };
+    auto it = std::partition_point(arr.begin(), arr.end(), [&](uint32_t id) {
+      return suffix ? ReverseLess(term(id), x) : term(id) < x;
+    });
+    for (; it != arr.end() && has(term(*it)); ++it) {
+      if (!f(*it)) return false;
+    }
+    const uint32_t total = static_cast<uint32_t>(terms.size());
+    for (uint32_t id = affix_sorted; id < total; ++id) {
+      if (has(term(id)) && !f(id)) return false;
+    }
+    return true;
+  }
+
   uint64_t MemoryBytes() const {
     uint64_t bytes = span_ids.capacity() * 8 + turn_start.capacity() * 8 + turn_end.capacity() * 8 +
                      doc_len.capacity() * 4 + long_docs.capacity() * 4 + term_bytes.capacity() +
                      term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) + slots.capacity() * 8 +
-                     skip_lists.capacity() * sizeof(std::vector<Skip>);
+                     skip_lists.capacity() * sizeof(std::vector<Skip>) + by_prefix.capacity() * 4 +
+                     by_suffix.capacity() * 4;
     for (const Term& t : terms) bytes += t.docs.capacity + t.pos.capacity;
     for (const auto& s : skip_lists) bytes += s.capacity() * sizeof(Skip);
     return bytes;
@@ -487,7 +608,9 @@ bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase
 
 /// Whether one document's positions (`positions[i]` for `constraints[i]`) put every
 /// constraint's word at its offset from one common start.
-bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions) {
+/// With `tail` (sorted), the start must also have one of its positions at `tail_offset`.
+bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions,
+             const std::vector<uint32_t>* tail = nullptr, uint32_t tail_offset = 0) {
   for (const uint32_t p : positions[0]) {
     if (p < constraints[0].offset) continue;
     const uint32_t base = p - constraints[0].offset;
@@ -495,6 +618,7 @@ bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector
     for (size_t i = 1; i < constraints.size() && aligned; ++i) {
       aligned = std::binary_search(positions[i].begin(), positions[i].end(), base + constraints[i].offset);
     }
+    if (aligned && tail != nullptr) aligned = std::binary_search(tail->begin(), tail->end(), base + tail_offset);
     if (aligned) return true;
   }
   return false;
@@ -513,6 +637,14 @@ struct LexicalIndex::Scratch {
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<PhraseConstraint> phrase_constraints;
   std::vector<uint64_t> bitmap;
+  std::vector<uint64_t> bitmap2;
+  std::vector<uint32_t> affix_terms;
+  std::vector<PostingCursor> tail_cursors;
+  std::vector<uint32_t> tail_positions;
+  std::vector<uint32_t> tail_scratch;
+  std::vector<uint32_t> tail_all;
+  std::vector<uint64_t> tail_cand;
+  std::vector<uint8_t> tail_cand_ok;
 };
 
 // ---- construction, ingest --------------------------------------------------------------
@@ -889,6 +1021,52 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
   int best_partial = -1;
   if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return;
 
+  // The words touching the phrase's ends ("partial": the text's word may be longer) that a
+  // sorted affix range can answer: the first word's text token ENDS with its token, the
+  // last word's STARTS with it. A word touching both ends, or cut at kMaxTokenBytes, is
+  // left to the dictionary scan below.
+  struct Affix {
+    std::string_view token;
+    bool suffix;
+    uint64_t postings;  // sum of the matching terms' df
+  };
+  Affix affixes[2];
+  size_t affix_count = 0;
+  for (const WordRef& word : stream_.words) {
+    if (word.whole_token < 0) continue;
+    const bool open_left = word.byte_begin == 0;
+    const bool open_right = word.byte_end == phrase.size();
+    if (open_left == open_right) continue;  // interior, or the whole phrase
+    if (stream_.tokens[static_cast<size_t>(word.whole_token)].truncated || affix_count == 2) continue;
+    affixes[affix_count++] = Affix{stream_.token(static_cast<size_t>(word.whole_token)), open_left, 0};
+  }
+  // Sums an affix's postings, giving up (returns false) past `budget`.
+  std::vector<uint32_t>& affix_terms = sc.affix_terms;
+  auto measure = [&](Affix& a, uint64_t budget) {
+    a.postings = 0;
+    return n.ForEachAffix(a.token, a.suffix, [&](uint32_t t) {
+      a.postings += n.terms[t].df;
+      return a.postings <= budget;
+    });
+  };
+  // ORs the docs of every term matching `a`, and every long doc, into `bits` (cleared first).
+  auto fill = [&](const Affix& a, std::vector<uint64_t>* bits) {
+    bits->assign((docs + 63) / 64, 0);
+    affix_terms.clear();
+    n.ForEachAffix(a.token, a.suffix, [&](uint32_t t) {
+      affix_terms.push_back(t);
+      return true;
+    });
+    for (const uint32_t t : affix_terms) {
+      PostingCursor c;
+      c.Open(n, t, false);
+      for (; c.doc != kEnd; c.Next()) (*bits)[c.doc >> 6] |= uint64_t(1) << (c.doc & 63);
+    }
+    for (const uint32_t d : n.long_docs) {
+      if (d < docs) (*bits)[d >> 6] |= uint64_t(1) << (d & 63);
+    }
+  };
+
   if (!constraints.empty()) {
     const size_t m = constraints.size();
     sc.phrase_cursors.resize(m);
@@ -897,23 +1075,215 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       sc.phrase_cursors[i] = PostingCursor();
       sc.phrase_cursors[i].Open(n, constraints[i].term, true);
     }
-    PostingCursor& driver = sc.phrase_cursors[0];
-    for (; driver.doc != kEnd; driver.Next()) {
-      const uint32_t d = driver.doc;
-      bool all = true;
-      for (size_t i = 1; i < m; ++i) {
-        sc.phrase_cursors[i].Advance(d);
-        if (sc.phrase_cursors[i].doc != d) {
-          all = false;
-          if (sc.phrase_cursors[i].doc == kEnd) return;
-          break;
+    // The last word, when the phrase's end cuts it, is in the text a word whose whole token
+    // STARTS with its token, at the same atom distance from the interior words (the atoms
+    // between are the interior words' own). When few terms start with it, their positions
+    // join the alignment. A doc with a token cut at kMaxTokenBytes skips this check.
+    size_t tail_terms = 0;
+    uint32_t tail_offset = 0;
+    bool deferred = false;
+    for (const WordRef& word : stream_.words) {
+      if (word.whole_token < 0 || word.byte_begin == 0 || word.byte_end != phrase.size()) continue;
+      if (stream_.tokens[static_cast<size_t>(word.whole_token)].truncated) break;
+      affix_terms.clear();
+      const bool few = n.ForEachAffix(stream_.token(static_cast<size_t>(word.whole_token)), false, [&](uint32_t t) {
+        affix_terms.push_back(t);
+        return affix_terms.size() <= kMaxTailTerms;
+      });
+      if (!few) {
+        // Many terms start with it: when their postings are not many more than the
+        // driver's, check positions afterwards, in one walk of those terms over the
+        // candidates the interior words leave (see below), instead of a cursor per term.
+        const uint64_t budget = uint64_t(constraints[0].df) * 2;
+        uint64_t postings = 0;
+        std::vector<uint32_t>& all = sc.tail_all;
+        all.clear();
+        deferred = constraints[0].df >= kAffixFilterMinDf &&
+                   n.ForEachAffix(stream_.token(static_cast<size_t>(word.whole_token)), false, [&](uint32_t t) {
+                     all.push_back(t);
+                     postings += n.terms[t].df;
+                     return postings <= budget;
+                   });
+        tail_offset = word.first_atom;
+        break;
+      }
+      tail_terms = affix_terms.size();
+      tail_offset = word.first_atom;
+      sc.tail_cursors.resize(tail_terms);
+      for (size_t i = 0; i < tail_terms; ++i) {
+        sc.tail_cursors[i] = PostingCursor();
+        sc.tail_cursors[i].Open(n, affix_terms[i], true);
+      }
+      break;
+    }
+    auto aligned = [&](uint32_t d) {
+      if (tail_terms == 0 || std::binary_search(n.long_docs.begin(), n.long_docs.end(), d)) {
+        return Aligned(constraints, sc.phrase_positions);
+      }
+      std::vector<uint32_t>& tail = sc.tail_positions;
+      tail.clear();
+      for (size_t i = 0; i < tail_terms; ++i) {
+        PostingCursor& c = sc.tail_cursors[i];
+        c.Advance(d);
+        if (c.doc == d && c.ReadPositions(&sc.tail_scratch)) tail.insert(tail.end(), sc.tail_scratch.begin(), sc.tail_scratch.end());
+      }
+      if (tail.empty()) return false;
+      std::sort(tail.begin(), tail.end());
+      return Aligned(constraints, sc.phrase_positions, &tail, tail_offset);
+    };
+    // Deferred: every aligned start becomes (doc << 32 | the last word's position).
+    std::vector<uint64_t>& cand = sc.tail_cand;
+    std::vector<uint8_t>& cand_ok = sc.tail_cand_ok;
+    cand.clear();
+    cand_ok.clear();
+    auto collect = [&](uint32_t d) {
+      const bool long_doc = std::binary_search(n.long_docs.begin(), n.long_docs.end(), d);
+      for (const uint32_t p : sc.phrase_positions[0]) {
+        if (p < constraints[0].offset) continue;
+        const uint32_t base = p - constraints[0].offset;
+        bool ok = true;
+        for (size_t i = 1; i < m && ok; ++i) {
+          ok = std::binary_search(sc.phrase_positions[i].begin(), sc.phrase_positions[i].end(), base + constraints[i].offset);
+        }
+        if (!ok) continue;
+        cand.push_back(uint64_t(d) << 32 | (base + tail_offset));
+        cand_ok.push_back(long_doc ? 1 : 0);
+        if (long_doc) break;
+      }
+    };
+    // True when the limit is reached.
+    auto accept = [&](uint32_t d) {
+      if (!deferred) return aligned(d) && verify(d);
+      collect(d);
+      return false;
+    };
+    // A common rarest word (a short phrase around "in", "the"): narrow its docs first by a
+    // partial end word whose matching terms hold fewer postings than the driver.
+    const uint64_t driver_df = constraints[0].df;
+    // Each usable affix's doc set costs a walk of its terms' postings (a few ns each) and
+    // spares the text verification (~200 ns) of every driver doc it rules out: worth it
+    // while its postings are not much more than the driver's. Both are ANDed when both fit.
+    size_t filters = 0;
+    uint64_t filter_postings = 0;
+    if (driver_df >= kAffixFilterMinDf) {
+      for (size_t i = 0; i < affix_count; ++i) {
+        if (measure(affixes[i], driver_df * 2)) affixes[filters++] = affixes[i];
+      }
+      if (filters == 2 && affixes[1].postings < affixes[0].postings) std::swap(affixes[0], affixes[1]);
+    }
+    const bool filter = filters > 0;
+    if (filter) filter_postings = affixes[0].postings;
+    auto walk = [&]() {
+      if (filter) {
+        fill(affixes[0], &sc.bitmap);
+        if (filters == 2) {
+          fill(affixes[1], &sc.bitmap2);
+          for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
+        }
+        // Few candidates: seek every cursor to them. Else walk the driver and test the bit.
+        if (filter_postings * 8 < driver_df) {
+          uint32_t target = 0;
+          while (true) {
+            // Next candidate ≥ target.
+            size_t w = target >> 6;
+            if (w >= sc.bitmap.size()) return;
+            uint64_t bits = sc.bitmap[w] & (~uint64_t(0) << (target & 63));
+            while (bits == 0) {
+              if (++w >= sc.bitmap.size()) return;
+              bits = sc.bitmap[w];
+            }
+            const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+            uint32_t next = d + 1;
+            bool all = true;
+            for (size_t i = 0; i < m; ++i) {
+              PostingCursor& c = sc.phrase_cursors[i];
+              c.Advance(d);
+              if (c.doc == kEnd) return;
+              if (c.doc != d) {
+                all = false;
+                next = std::max(next, c.doc);
+              }
+            }
+            target = next;
+            if (!all) continue;
+            bool ok = true;
+            for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+            if (ok && accept(d)) return;
+          }
         }
       }
-      if (!all) continue;
-      bool ok = true;
-      for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
-      if (!ok) continue;
-      if (Aligned(constraints, sc.phrase_positions) && verify(d)) return;
+      PostingCursor& driver = sc.phrase_cursors[0];
+      for (; driver.doc != kEnd; driver.Next()) {
+        if (filter && ((sc.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
+        const uint32_t d = driver.doc;
+        bool all = true;
+        for (size_t i = 1; i < m; ++i) {
+          sc.phrase_cursors[i].Advance(d);
+          if (sc.phrase_cursors[i].doc != d) {
+            all = false;
+            if (sc.phrase_cursors[i].doc == kEnd) return;
+            break;
+          }
+        }
+        if (!all) continue;
+        bool ok = true;
+        for (size_t i = 0; i < m && ok; ++i) ok = sc.phrase_cursors[i].ReadPositions(&sc.phrase_positions[i]);
+        if (!ok) continue;
+        if (accept(d)) return;
+      }
+    };
+    walk();
+    if (deferred) {
+      // One walk of the last word's terms over the candidates' docs marks the starts it
+      // has a token at; those docs are verified, in doc order.
+      std::vector<uint64_t>& bits = sc.bitmap2;
+      bits.assign((docs + 63) / 64, 0);
+      for (const uint64_t c : cand) bits[c >> 38] |= uint64_t(1) << ((c >> 32) & 63);
+      for (const uint32_t t : sc.tail_all) {
+        PostingCursor c;
+        c.Open(n, t, true);
+        for (; c.doc != kEnd; c.Next()) {
+          if (((bits[c.doc >> 6] >> (c.doc & 63)) & 1) == 0) continue;
+          if (!c.ReadPositions(&sc.tail_scratch)) break;
+          size_t k = static_cast<size_t>(std::lower_bound(cand.begin(), cand.end(), uint64_t(c.doc) << 32) - cand.begin());
+          for (; k < cand.size() && (cand[k] >> 32) == c.doc; ++k) {
+            if (cand_ok[k] == 0 && std::binary_search(sc.tail_scratch.begin(), sc.tail_scratch.end(), static_cast<uint32_t>(cand[k]))) {
+              cand_ok[k] = 1;
+            }
+          }
+        }
+      }
+      uint32_t last = kEnd;
+      for (size_t k = 0; k < cand.size(); ++k) {
+        const uint32_t d = static_cast<uint32_t>(cand[k] >> 32);
+        if (cand_ok[k] == 0 || d == last) continue;
+        last = d;
+        if (verify(d)) return;
+      }
+    }
+    return;
+  }
+
+  if (affix_count > 0) {
+    // Only partial words, each answered by a sorted affix range: the union of the rarer
+    // one's terms' docs, intersected with the other's when that is not much larger.
+    if (affix_count == 2) {
+      measure(affixes[0], UINT64_MAX);
+      measure(affixes[1], UINT64_MAX);
+      if (affixes[1].postings < affixes[0].postings) std::swap(affixes[0], affixes[1]);
+    }
+    fill(affixes[0], &sc.bitmap);
+    if (affix_count == 2 && affixes[1].postings <= uint64_t(docs) * 4) {
+      fill(affixes[1], &sc.bitmap2);
+      for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
+    }
+    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
+      uint64_t bits = sc.bitmap[w];
+      while (bits != 0) {
+        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (verify(d)) return;
+      }
     }
     return;
   }

@@ -88,6 +88,9 @@ class LexicalIndex {
 
   /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
   /// `limit`. Candidates come from the index; each is verified against source's text.
+  /// Words cut by the phrase's ends are matched by prefix/suffix against two in-memory
+  /// sorted term-id arrays (8 bytes per term, built on first need, never saved; see
+  /// docs/LEXICAL_FORMAT.md "Exact phrase").
   void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
               std::vector<uint64_t>* ids);
 

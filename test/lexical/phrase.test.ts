@@ -142,3 +142,50 @@ describe('phrase oracle on real turns', () => {
     expect(checked).toBeGreaterThan(5);
   });
 });
+
+describe('phrase pruning by partial end words (sorted prefix/suffix term ranges)', () => {
+  // "in" is in every doc, so it is a common driver and the end words' affix ranges filter.
+  const filler = (i: number) => `step ${i} in stage ${i % 7} in loop`;
+  const special = [
+    'the ratelimit in modules was hit', // suffix "limit" + prefix "module"
+    'a rateLimit in module_x call', // camelCase whole token "ratelimit", snake "module_x"
+    'plain limit in module here',
+    'limits in module (no match: limits)',
+    'limit in mod (no match: mod)',
+    'x' + 'Q'.repeat(120) + 'limit in module' + 'Z'.repeat(120) + ' long words past the 96-byte cap',
+    'on behalf of the team at the gate',
+    'format them at thesis',
+  ];
+  const texts: string[] = [];
+  for (let i = 0; i < 1200; i++) texts.push(i % 150 < special.length ? special[i % 150]! : filler(i));
+  let docs = asDocs(texts);
+  const ix = openIndex(path.join(tmp.dir, `phrase-affix.idx`));
+  addDocs(ix, docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+  const cases = [
+    'limit in module', 'mit in modu', 'limit in module_', 'ratelimit in modules', 'Limit in module_x',
+    'in module', 'limit in', 'at the', 'on be', 'at thes', 'mat them', 'in stage 3 in', 'p 7 in st', 'limit in mod ',
+  ];
+  it('equals a brute-force substring scan', () => {
+    for (const p of cases) expect(phrase(ix, src(), p), p).toEqual(brute(p));
+    expect(phrase(ix, src(), 'limit in module').length).toBeGreaterThan(20);
+  });
+  function src() {
+    return memorySource(docs);
+  }
+  it('finds terms added after the sorted arrays were built (tail scan, then merge)', () => {
+    expect(phrase(ix, src(), 'zlimit in modulez')).toEqual([]);
+    const more = asDocs(['quotazlimit in modulezed now', 'at theatre in time']).map((d, j) => ({ ...d, id: docs.length + j }));
+    addDocs(ix, more);
+    docs = docs.concat(more);
+    for (const p of ['zlimit in modulez', 'limit in module', 'at thea', 'at the']) expect(phrase(ix, src(), p), p).toEqual(brute(p));
+    // Many new terms: past 1/8 of the dictionary, the tail is merged into the sorted arrays.
+    const bulk = asDocs(Array.from({ length: 600 }, (_, j) => `w${j}alimit in module${j}b and on bex${j}`)).map((d, j) => ({ ...d, id: docs.length + j }));
+    addDocs(ix, bulk);
+    docs = docs.concat(bulk);
+    for (const p of ['alimit in module3', '7alimit in module', 'on bex59', 'limit in module', 'at the']) {
+      expect(phrase(ix, src(), p), p).toEqual(brute(p));
+    }
+    expect(phrase(ix, src(), 'w599alimit in module599b')).toEqual([docs.length - 1]);
+  });
+});
