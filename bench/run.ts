@@ -1,6 +1,6 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
- * [--only log,retrieval,ingest,guard,open] [--data auto|gen] [--peers-all]`.
+ * [--only log,retrieval,ingest,guard,open] [--data auto|gen] [--peers-all] [--peer-fts5]`.
  * `ingest` is the retrieval section's ingest, memory and disk figures alone (for 10^6).
  *
  * One scale runs in this process; several scales run one child process each, so that peak
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     data: { type: 'string', default: 'auto' },
     'peers-all': { type: 'boolean', default: false },
+    'peer-fts5': { type: 'boolean', default: false },
     'no-growth': { type: 'boolean', default: false },
   },
   strict: true,
@@ -61,6 +62,7 @@ const scale = scales[0]!;
 const ctx = makeCtx(scale, values.quick!);
 const only = new Set((values.only ?? 'log,retrieval,guard,open').split(','));
 if (values['peers-all']) process.argv.push('--peers-all');
+if (values['peer-fts5']) process.argv.push('--peer-fts5');
 const start = machine();
 console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`);
 
