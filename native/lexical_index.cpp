@@ -1016,6 +1016,17 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     }
     return ids->size() >= limit;
   };
+  // Verifies every doc marked in sc.bitmap, in doc order, until the limit is reached.
+  auto verify_marked = [&]() {
+    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
+      uint64_t bits = sc.bitmap[w];
+      while (bits != 0) {
+        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (verify(d)) return;
+      }
+    }
+  };
 
   std::vector<PhraseConstraint>& constraints = sc.phrase_constraints;
   int best_partial = -1;
@@ -1277,14 +1288,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
       fill(affixes[1], &sc.bitmap2);
       for (size_t w = 0; w < sc.bitmap.size(); ++w) sc.bitmap[w] &= sc.bitmap2[w];
     }
-    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
-      uint64_t bits = sc.bitmap[w];
-      while (bits != 0) {
-        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
-        bits &= bits - 1;
-        if (verify(d)) return;
-      }
-    }
+    verify_marked();
     return;
   }
 
@@ -1321,14 +1325,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     for (const uint32_t d : n.long_docs) {
       if (d < docs) sc.bitmap[d >> 6] |= uint64_t(1) << (d & 63);
     }
-    for (size_t w = 0; w < sc.bitmap.size(); ++w) {
-      uint64_t bits = sc.bitmap[w];
-      while (bits != 0) {
-        const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
-        bits &= bits - 1;
-        if (verify(d)) return;
-      }
-    }
+    verify_marked();
     return;
   }
 

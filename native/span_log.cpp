@@ -418,15 +418,7 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
     }
     OpenExisting();
     if (!options_.read_only && segments_.empty()) CreateSegment(1);
-    staged_next_id_ = next_id_;
-    staged_has_raw_ = has_raw_;
-    staged_last_raw_ = last_raw_turn_start_;
-    if (!options_.read_only) {
-      // A writer's encode buffer, touched once now so the first appends do not page-fault
-      // it in (the faults showed in profiles of batches appended to a freshly opened log).
-      ReserveStaging(kStagingPrefault);
-      std::memset(staged_.get(), 0, kStagingPrefault);
-    }
+    RestartStaging();
   } catch (...) {
     Release();
     throw;
@@ -728,20 +720,24 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
   return first;
 }
 
+void SpanLog::RestartStaging() {
+  staged_next_id_ = next_id_;
+  staged_has_raw_ = has_raw_;
+  staged_last_raw_ = last_raw_turn_start_;
+  if (!options_.read_only) {
+    // A writer's encode buffer, touched once now so the first appends do not page-fault
+    // it in (the faults showed in profiles of batches appended to a freshly opened log).
+    ReserveStaging(kStagingPrefault);
+    std::memset(staged_.get(), 0, kStagingPrefault);
+  }
+}
+
 int SpanLog::WriteStaged(std::string* message) {
   if (staged_len_ == 0) return 0;
   auto drop_staged = [this]() {
     staged_len_ = 0;
     staged_sizes_.clear();
-    staged_next_id_ = next_id_;
-    staged_has_raw_ = has_raw_;
-    staged_last_raw_ = last_raw_turn_start_;
-    if (!options_.read_only) {
-      // A writer's encode buffer, touched once now so the first appends do not page-fault
-      // it in (the faults showed in profiles of batches appended to a freshly opened log).
-      ReserveStaging(kStagingPrefault);
-      std::memset(staged_.get(), 0, kStagingPrefault);
-    }
+    RestartStaging();
   };
   if (released_ || failed_) {
     // The log failed (or closed) between staging and writing: nothing staged may land.

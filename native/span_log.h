@@ -324,6 +324,8 @@ class SpanLog final : public SpanSource {
   uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;
   /// Grows the staging buffer (no zero fill) to hold `extra` more bytes.
   void ReserveStaging(uint64_t extra);
+  /// Staged state back to the written log's (ids, raw-turn order), encode buffer prefaulted.
+  void RestartStaging();
 
   // Staging buffer: encoded records not yet written, starting at segments_.back().size.
   // Reused across appends: no allocation per append once it has grown to the burst size.
