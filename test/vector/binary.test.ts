@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { realTurns } from '../helpers/data.js';
-import { bruteTopK, clustered, native, nearQueries, openIndex, row, seq, snapshotFile, tmpDir } from './helpers.js';
+import { bruteTopK, clustered, recallAt10, native, nearQueries, openIndex, row, seq, snapshotFile, tmpDir } from './helpers.js';
 
 const RAW = 1;
 const SUMMARY = 2;
@@ -53,13 +53,7 @@ describe('binary strategy: recall@10 against brute force on mid-size sets', () =
     const ix = open(tmpDir('bin-recall'), { dims, rerankMin: 1, rerankShare: 1 / 64 });
     ix.add(ids, new Uint8Array(n).fill(RAW), m);
     const queries = nearQueries(m, dims, 200, 0.05, 99);
-    let hits = 0;
-    for (let q = 0; q < 200; q++) {
-      const qv = row(queries, q, dims);
-      const truth = new Set(bruteTopK(m, ids, qv, 10));
-      for (const id of ix.search(qv, 10, RAW).ids) hits += truth.has(id) ? 1 : 0;
-    }
-    expect(hits / 2000).toBeGreaterThanOrEqual(0.97);
+    expect(recallAt10(ix, m, ids, queries, 200, dims, RAW)).toBeGreaterThanOrEqual(0.97);
   });
 
   it('built-in embedder on 6,000 real turns, quotes as queries, a pool of 256 of the 6,000: recall >= 0.95', () => {

@@ -118,3 +118,22 @@ export function nearQueries(m: Float32Array, dims: number, count: number, noise:
   }
   return out;
 }
+
+/** recall@10 of `ix` against brute force over `count` rows of `queries`: hits / (10 · count). */
+export function recallAt10(
+  ix: Pick<NativeVectorIndex, 'search'>,
+  m: Float32Array,
+  ids: Float64Array,
+  queries: Float32Array,
+  count: number,
+  dims: number,
+  kind: number,
+): number {
+  let hits = 0;
+  for (let q = 0; q < count; q++) {
+    const qv = row(queries, q, dims);
+    const truth = new Set(bruteTopK(m, ids, qv, 10));
+    for (const id of ix.search(qv, 10, kind).ids) hits += truth.has(id) ? 1 : 0;
+  }
+  return hits / (10 * count);
+}

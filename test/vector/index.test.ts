@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bruteTopK, clustered, native, nearQueries, openIndex, row, seq, tmpDir, type Ann, type Scalar } from './helpers.js';
+import { bruteTopK, clustered, recallAt10, native, nearQueries, openIndex, row, seq, tmpDir, type Ann, type Scalar } from './helpers.js';
 
 const RAW = 1;
 const SUMMARY = 2;
@@ -43,13 +43,7 @@ describe('vector index: HNSW recall@10 against brute force at 10^4', () => {
     ix.add(ids, new Uint8Array(n).fill(RAW), m);
     expect(ix.stats().strategyRaw).toBe('hnsw');
     const queries = nearQueries(m, dims, 200, 0.05, 99);
-    let hits = 0;
-    for (let q = 0; q < 200; q++) {
-      const qv = row(queries, q, dims);
-      const truth = new Set(bruteTopK(m, ids, qv, 10));
-      for (const id of ix.search(qv, 10, RAW).ids) hits += truth.has(id) ? 1 : 0;
-    }
-    expect(hits / 2000).toBeGreaterThanOrEqual(0.99);
+    expect(recallAt10(ix, m, ids, queries, 200, dims, RAW)).toBeGreaterThanOrEqual(0.99);
   });
 });
 
