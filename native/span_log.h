@@ -274,7 +274,9 @@ class SpanLog final : public SpanSource {
     uint64_t first_id = 0;
     uint64_t records = 0;
     uint64_t size = 0;       ///< valid bytes (the write end for the writer)
-    uint64_t file_size = 0;  ///< bytes the file is known to hold (mapping never goes past it)
+    /// Bytes the file is known to hold; a mapping never goes past it. Writer: the records
+    /// plus its zero prefill. Reader: the records only (a live writer may cut the rest).
+    uint64_t file_size = 0;
     int fd = -1;
     // Mapping state changes on reads, which are logically const.
     mutable const uint8_t* map = nullptr;
@@ -292,6 +294,12 @@ class SpanLog final : public SpanSource {
   /// start writing them back (sync_file_range WRITE: asynchronous, no durability promise),
   /// so the fdatasync at the segment's roll finds little left to write.
   void StartWriteback(Segment& s);
+  /// `sync`/`group`: keeps zeroed bytes written ahead of s.size (kPrefillChunk in
+  /// span_log.cpp says why), so a durable append overwrites allocated blocks instead of
+  /// extending the file. Invariant: [s.size, s.file_size) is all zero.
+  void Prefill(Segment& s);
+  /// ftruncate to `size` (dropping a mapping that would reach past it). 0 or errno.
+  int TruncateTo(Segment& s, uint64_t size);
   /// Maps at least [0, need) of segment `s` (need <= s.size); remaps to s.size when short.
   void EnsureMapped(const Segment& s, uint64_t need) const;
   void Unmap(Segment& s);
@@ -319,6 +327,8 @@ class SpanLog final : public SpanSource {
   bool wrote_this_session_ = false;
   bool released_ = false;
   std::vector<TornTailRecovery> recoveries_;
+  /// Readers: the bytes of a tail scan (pread; see ReadRange in span_log.cpp).
+  std::vector<uint8_t> tail_buf_;
   /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`
   /// carry the raw turn order in and out.
   uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;

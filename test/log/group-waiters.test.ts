@@ -77,10 +77,11 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
 
   it('a failed staged write rejects exactly the appends staged since the last write; earlier waiters resolve', async () => {
     const log = openLog(tmpDir('waiters-write'), { durability: durabilities.group });
-    testing.setFaults({ failWriteAt: 2 });
     const first = [log.append(columns(rowsFor(0, 1))), log.append(columns(rowsFor(1, 2)))];
-    // A read writes the staged records (write 1 succeeds) before any fdatasync.
+    // A read writes the staged records (that write succeeds) before any fdatasync; the next
+    // write, the second burst's, fails.
     expect(log.get(3)?.text).toBe(rowsFor(2, 1)[0]!.text);
+    testing.setFaults({ failWriteAt: 1 });
     const second = Promise.allSettled([log.append(columns(rowsFor(3, 1))), log.append(bytes(columns(rowsFor(4, 2))))]);
     const settledFirst = await Promise.all(first);
     expect(settledFirst).toEqual([1, 2]);

@@ -9,8 +9,12 @@ import type { RecoveryReport } from '../../src/native.js';
 
 const recover = (b: Uint8Array): RecoveryReport => native.recoverSegment(b);
 
-/** A closed sync-mode log: single-record batches, then one 3-record batch, then the close checkpoint. */
-async function buildLog(opts: { checkpoint: boolean }): Promise<{ dir: string; file: string; bytes: Uint8Array; rows: Row[] }> {
+/**
+ * A sync-mode log: single-record batches, then one 3-record batch, then (checkpoint) the
+ * close checkpoint. Without it, `bytes` are the records as a killed writer leaves them and
+ * `live` the whole file, which also holds the zeros a sync writer keeps past its last record.
+ */
+async function buildLog(opts: { checkpoint: boolean }): Promise<{ dir: string; file: string; bytes: Uint8Array; live: Uint8Array; rows: Row[] }> {
   const dir = tmpDir('recovery');
   const log = openLog(dir, { durability: durabilities.sync });
   const rows = rowsFor(0, 8);
@@ -18,14 +22,16 @@ async function buildLog(opts: { checkpoint: boolean }): Promise<{ dir: string; f
   await log.append(columns(rows.slice(5)));
   const file = segmentFiles(dir)[0]!;
   let bytes: Uint8Array;
+  let live: Uint8Array;
   if (opts.checkpoint) {
     await log.close();
-    bytes = new Uint8Array(fs.readFileSync(file));
+    bytes = live = new Uint8Array(fs.readFileSync(file));
   } else {
-    bytes = new Uint8Array(fs.readFileSync(file)); // as a killed writer would leave it
+    live = new Uint8Array(fs.readFileSync(file)); // as a killed writer would leave it
+    bytes = live.slice(0, log.stats().bytes);
     await log.close();
   }
-  return { dir, file, bytes, rows };
+  return { dir, file, bytes, live, rows };
 }
 
 function copyDirWith(file: string, bytes: Uint8Array): string {
@@ -118,6 +124,23 @@ describe('truncation at every byte offset of the last records is a torn tail, ne
     const padded = new Uint8Array(noCheckpoint.bytes.length + 4096);
     padded.set(noCheckpoint.bytes);
     expect(recover(padded)).toMatchObject({ outcome: 'torn-tail', records: 8, validEnd: noCheckpoint.bytes.length });
+  });
+
+  it("a sync writer's zero prefill: zeros past the last record, a torn tail with every record kept", async () => {
+    const prefill = noCheckpoint.live.subarray(noCheckpoint.bytes.length);
+    expect(prefill.length).toBeGreaterThan(0);
+    expect(prefill.every((b) => b === 0)).toBe(true);
+    expect(recover(noCheckpoint.live)).toMatchObject({ outcome: 'torn-tail', records: 8, validEnd: noCheckpoint.bytes.length });
+    // What the next writer does with it: cut it, say so, keep every record; then clean.
+    const dir = copyDirWith(noCheckpoint.file, noCheckpoint.live);
+    const log = openLog(dir);
+    expect(log.stats().recoveries).toEqual([{ file: expect.stringContaining('seg-'), offset: noCheckpoint.bytes.length, droppedBytes: prefill.length }]);
+    for (let id = 1; id <= 8; id++) expect(log.get(id)?.text).toBe(noCheckpoint.rows[id - 1]!.text);
+    await log.close();
+    expect(fs.statSync(segmentFiles(dir)[0]!).size).toBe(noCheckpoint.bytes.length);
+    // And the clean close of a writer that did write cuts its own prefill before the checkpoint.
+    expect(fs.statSync(clean.file).size).toBe(clean.bytes.length);
+    expect(recover(clean.bytes)).toMatchObject({ outcome: 'clean', records: 8 });
   });
 
   it('real files: open truncates, reports, returns only whole batches, and a second open is clean', async () => {
