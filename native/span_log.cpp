@@ -625,6 +625,14 @@ void SpanLog::StartWriteback(Segment& s) {
 #endif
 }
 
+void SpanLog::PrefillAhead() {
+  if (released_ || failed_ || options_.read_only || segments_.empty()) return;
+  // Zeros ahead pay off for small durable writes (one metadata write saved per fdatasync);
+  // a write this large amortizes its own and would only write the zeros to disk as well.
+  if (last_write_bytes_ >= kPrefillChunk / 8) return;
+  Prefill(segments_.back());
+}
+
 void SpanLog::Prefill(Segment& s) {
   if (options_.durability == Durability::kNone || s.file_size >= s.size + kPrefillChunk / 4) return;
   // Up to the next chunk boundary past one chunk ahead, never past the roll threshold (the
@@ -863,9 +871,7 @@ int SpanLog::WriteStaged(std::string* message) {
   seg.records += staged_sizes_.size();
   seg.size += total;
   seg.file_size = std::max(seg.file_size, seg.size);
-  // Zeros ahead pay off for small durable writes (one metadata write saved per fdatasync);
-  // a write this large amortizes its own and would only write the zeros to disk as well.
-  if (total < kPrefillChunk / 8) Prefill(seg);
+  last_write_bytes_ = total;
   next_id_ = staged_next_id_;
   has_raw_ = staged_has_raw_;
   last_raw_turn_start_ = staged_last_raw_;
@@ -897,6 +903,7 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
   if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
   if (n > 0 && options_.durability == Durability::kSync) {
     Segment& seg = segments_.back();
+    PrefillAhead();
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;

@@ -249,6 +249,12 @@ class SpanLog final : public SpanSource {
   uint64_t written_seq() const { return written_seq_; }
   uint64_t synced_seq() const { return synced_seq_; }
   SyncTarget PrepareSync() const;
+  /// `sync`/`group`: tops up the zeros kept past the last record (docs/FORMAT.md, "Zero
+  /// prefill") unless the last write was large. `sync` calls it inside Append; the group
+  /// binding calls it right after handing an fdatasync to the worker, so the zero writes
+  /// (~1 MiB every ~30 bursts) run while the main thread would wait anyway. Never fails:
+  /// a prefill that cannot be written only costs speed.
+  void PrefillAhead();
   /// Worker-thread safe: fdatasync through the seam; returns 0 or errno.
   static int SyncFd(int fd);
   /// Main thread, after SyncFd: err == 0 advances the durable point, else the log fails.
@@ -329,6 +335,8 @@ class SpanLog final : public SpanSource {
   std::vector<TornTailRecovery> recoveries_;
   /// Readers: the bytes of a tail scan (pread; see ReadRange in span_log.cpp).
   std::vector<uint8_t> tail_buf_;
+  /// Bytes of the last WriteStaged (PrefillAhead skips the zeros after a large write).
+  uint64_t last_write_bytes_ = 0;
   /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`
   /// carry the raw turn order in and out.
   uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;

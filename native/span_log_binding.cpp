@@ -426,6 +426,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     Ref();
     auto* w = new SyncWorker(env, this, log_->PrepareSync());
     w->Queue();
+    // While the worker syncs: the zeros the next bursts will overwrite (span_log.h).
+    log_->PrefillAhead();
   }
 
   void StartClose(Napi::Env env) {
