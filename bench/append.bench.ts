@@ -78,6 +78,13 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   let logDir = '';
   let logBytes = 0;
   const chunk = Buffer.alloc(1 << 20, 0x61);
+  // A second floor over the very bytes the log holds, from memory: the first round's
+  // segments read back (untimed), then written with write() in 1 MiB calls, in every round
+  // next to the first floor. That one rewrites one cache-hot 1 MiB buffer; a log reads each
+  // caller's bytes once, and past ~10^5 spans they no longer sit in the core's caches.
+  // Shown next to it, not instead of it: the target stays on the 1 MiB floor.
+  let own = Buffer.alloc(0);
+  let ownBest = Infinity;
   for (let r = 0; r < rounds; r++) {
     {
       const dir = ctx.tmp('log-none');
@@ -87,6 +94,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
       });
       logBytes = log.stats().bytes;
       await log.close();
+      if (r === 0) own = Buffer.concat(fs.readdirSync(dir).filter((f) => f.endsWith('.log')).sort().map((f) => fs.readFileSync(path.join(dir, f))));
       if (ms < best) best = ms;
       if (r === rounds - 1) logDir = dir;
       else fs.rmSync(dir, { recursive: true, force: true });
@@ -129,6 +137,13 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
       });
       fs.rmSync(f);
       writeBest = Math.min(writeBest, ms);
+      const [, ownMs] = await wall(() => {
+        const fd = fs.openSync(f, 'w', 0o600);
+        for (let at = 0; at < own.length; at += chunk.length) fs.writeSync(fd, own, at, Math.min(chunk.length, own.length - at));
+        fs.closeSync(fd);
+      });
+      fs.rmSync(f);
+      ownBest = Math.min(ownBest, (ownMs * logBytes) / own.length);
     }
   }
   ctx.info.logBytesPerSpan = logBytes / N;
@@ -152,12 +167,13 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     fs.closeSync(fd);
   }
   const fsyncP50 = pct(fsyncUs, 0.5);
-  ctx.info.floor = { writeMBs, memcpyMBs, fdatasyncP50us: fsyncP50, fdatasyncP99us: pct(fsyncUs, 0.99) };
+  ctx.info.floor = { writeMBs, writeOwnBytesMBs: logBytes / ownBest / 1e3, memcpyMBs, fdatasyncP50us: fsyncP50, fdatasyncP99us: pct(fsyncUs, 0.99) };
 
   const noneMBs = logBytes / best / 1e3;
   const peer = { label: 'write() 1 MiB chunks', value: writeMBs };
   figure(ctx, { group: 'log', key: 'append.none.MBs', label: `append none, batches of ${BATCH}, string texts (MB/s)`, value: noneMBs, unit: 'MB/s', better: 'higher', peer, note: 'includes UTF-16 → UTF-8 conversion of every text' });
   figure(ctx, { group: 'log', key: 'append.none.bytes.MBs', label: `append none, batches of ${BATCH}, UTF-8 byte texts (MB/s)`, value: logBytes / bestBytes / 1e3, unit: 'MB/s', better: 'higher', peer, note: 'target ≥ ½ write() (#2) is checked here' });
+  figure(ctx, { group: 'log', key: 'append.none.bytes.vsOwn', label: `append none, UTF-8 byte texts, vs write() of the log's own bytes from memory (MB/s)`, value: logBytes / bestBytes / 1e3, unit: 'MB/s', better: 'higher', peer: { label: "write() of the log's bytes, 1 MiB calls", value: logBytes / ownBest / 1e3 } });
   figure(ctx, { group: 'log', key: 'append.none.packed.MBs', label: `append none, byte texts incl. caller's packTexts (MB/s)`, value: logBytes / bestPacked / 1e3, unit: 'MB/s', better: 'higher', peer });
   figure(ctx, { group: 'log', key: 'append.none.pack.perSpan', label: "caller's packTexts (isWellFormed + UTF-8 encode), per span", value: (packBest * 1000) / N, unit: 'µs', better: 'lower' });
   figure(ctx, { group: 'log', key: 'append.none.spans', label: `append none, batches of ${BATCH}, string texts (spans/s)`, value: (N / best) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
@@ -213,22 +229,38 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     // fdatasync. Measured right after, the way the log pays it: sustained write() of 64
     // records' bytes + fdatasync, back to back, for a while — the mean, since a throughput
     // pays every slow sync (the p50 of single-record syncs above overstates it).
-    const cycleUs: number[] = [];
-    {
+    // Twice: appending (each write extends the file), and over zeros written ahead the way
+    // the log keeps them (docs/FORMAT.md, "Zero prefill"), where fdatasync has no inode to
+    // write. The better of the two is the ceiling.
+    const sustained = (prefill: boolean): number[] => {
+      const cycleUs: number[] = [];
       const fd = fs.openSync(path.join(ctx.tmp('fsync64'), 'f'), 'w', 0o600);
       const burst = Buffer.alloc(64 * Math.round(logBytes / N), 1);
+      const zeros = Buffer.alloc(1 << 20);
+      let at = 0;
+      let filled = 0;
       const stop = performance.now() + (ctx.quick ? 500 : 1500);
       while (performance.now() < stop) {
         const t = performance.now();
-        fs.writeSync(fd, burst);
+        fs.writeSync(fd, burst, 0, burst.length, at);
+        at += burst.length;
+        if (prefill && filled < at + (256 << 10)) {
+          const to = Math.ceil((at + (1 << 20)) / (1 << 20)) * (1 << 20);
+          for (let z = Math.max(at, filled); z < to; z += zeros.length) fs.writeSync(fd, zeros, 0, Math.min(zeros.length, to - z), z);
+          filled = to;
+        }
         fs.fdatasyncSync(fd);
         cycleUs.push((performance.now() - t) * 1000);
       }
       fs.closeSync(fd);
-    }
-    const cycleMean = cycleUs.reduce((a, b) => a + b, 0) / cycleUs.length;
-    ctx.info.group64Ceiling = { syncs: cycleUs.length, meanUs: cycleMean, p50Us: pct(cycleUs, 0.5), spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
-    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: '64 spans per write+fdatasync (sustained mean)', value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
+      return cycleUs;
+    };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const extending = sustained(false);
+    const overZeros = sustained(true);
+    const cycleMean = Math.min(mean(extending), mean(overZeros));
+    ctx.info.group64Ceiling = { extendingMeanUs: mean(extending), overZerosMeanUs: mean(overZeros), syncs: extending.length + overZeros.length, spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
+    figure(ctx, { group: 'log', key: 'append.group64', label: 'append group, 64 appenders × 1 span', value: (done / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: `64 spans per write+fdatasync (sustained mean, ${mean(overZeros) <= mean(extending) ? 'over written zeros' : 'extending'})`, value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
   }
 
   // ---- reads: get and scan on the full log ------------------------------------------------
