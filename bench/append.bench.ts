@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { addon, packTexts, type AppendByteColumns, type AppendColumns, type NativeSpanLog } from '../src/native.js';
 import type { BenchData } from './data.js';
-import { check, figure, latency, latencyAsync, pct, rng, wall, type Ctx } from './lib.js';
+import { check, figure, latency, latencyAsync, pct, quiesce, rng, wall, type Ctx } from './lib.js';
 
 const ROLE = { user: 2, assistant: 3, tool: 4 } as const;
 
@@ -69,7 +69,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   //  - byte form including the caller's packing (packTexts: isWellFormed + UTF-8 encode),
   //    the honest end-to-end figure for a host that holds JS strings.
   const byteBatches = batches.map((b) => byteColumns(b));
-  const rounds = N <= 1e4 ? (ctx.quick ? 3 : 5) : 1;
+  const rounds = N <= 1e4 ? (ctx.quick ? 3 : 15) : 1;
   let best = Infinity;
   let bestBytes = Infinity;
   let bestPacked = Infinity;
@@ -89,6 +89,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     {
       const dir = ctx.tmp('log-none');
       const log = openLog(dir, 0);
+      quiesce();
       const [, ms] = await wall(async () => {
         for (const b of batches) await log.append(b);
       });
@@ -102,6 +103,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     {
       const dir = ctx.tmp('log-none-bytes');
       const log = openLog(dir, 0);
+      quiesce();
       const [, ms] = await wall(async () => {
         for (const b of byteBatches) await log.append(b);
       });
@@ -113,6 +115,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     {
       const dir = ctx.tmp('log-none-packed');
       const log = openLog(dir, 0);
+      quiesce();
       let packMs = 0;
       const [, ms] = await wall(async () => {
         for (const b of batches) {
@@ -130,6 +133,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     {
       // The physical floor, same bytes.
       const f = path.join(ctx.tmp('write'), 'f');
+      quiesce();
       const [, ms] = await wall(() => {
         const fd = fs.openSync(f, 'w', 0o600);
         for (let done = 0; done < logBytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, logBytes - done));
@@ -137,6 +141,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
       });
       fs.rmSync(f);
       writeBest = Math.min(writeBest, ms);
+      quiesce();
       const [, ownMs] = await wall(() => {
         const fd = fs.openSync(f, 'w', 0o600);
         for (let at = 0; at < own.length; at += chunk.length) fs.writeSync(fd, own, at, Math.min(chunk.length, own.length - at));
@@ -155,6 +160,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   });
   const memcpyMBs = copyBytes / copyMs / 1e3;
   const fsyncUs: number[] = [];
+  quiesce();
   {
     const fd = fs.openSync(path.join(ctx.tmp('fsync'), 'f'), 'w', 0o600);
     const rec = Buffer.alloc(Math.round(logBytes / N), 1);
@@ -182,6 +188,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   figure(ctx, { group: 'log', key: 'floor.memcpy', label: 'floor: memcpy (Buffer.copy)', value: memcpyMBs, unit: 'MB/s', better: 'higher' });
 
   // ---- append, sync: one span per call, each durable before it resolves -----------------
+  quiesce();
   {
     const log = openLog(ctx.tmp('log-sync'), 2);
     let i = 0;

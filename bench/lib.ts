@@ -4,6 +4,7 @@
  * growth chart. Everything a bench file needs goes through a `Ctx`, so the runner sees every
  * figure and every check in one place.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -120,6 +121,21 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
  * Wall time of one long operation (ingest, open, a whole session): these run once per scale,
  * so tinybench's repeated-sample machinery does not apply; measured with the same clock.
  */
+/**
+ * Writes back every dirty page on the machine (sync(1)) before a timed write, so each path
+ * starts from the same state instead of paying for the previous one's writeback: at 10^6 a
+ * write() floor measured right after 1.4 GB of log appends ran at 0.4-0.6 GB/s (the kernel
+ * throttling dirty pages) against 3-5 GB/s from a clean start, and fdatasync latencies
+ * doubled while that data drained.
+ */
+export function quiesce(): void {
+  try {
+    execFileSync('sync', { stdio: 'ignore' });
+  } catch {
+    // No sync(1): the figures are then only noisier.
+  }
+}
+
 export async function wall<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
   const t0 = performance.now();
   const r = await fn();
