@@ -499,9 +499,11 @@ void SpanLog::OpenExisting() {
     if (options_.read_only && last) {
       // A live writer may cut this segment's zero prefill off at any moment (a roll, its
       // close): read it rather than map it, and map only what holds records.
-      const uint64_t got = ReadRange(seg.fd, 0, seg.file_size, &tail_buf_);
-      r = RecoverSegment(tail_buf_.data(), static_cast<size_t>(got), &local);
-      seg.file_size = std::min(got, std::max<uint64_t>(r.valid_end, format::kSegmentHeaderSize));
+      r = ScanLive(seg, 0, seg.file_size, [&](const SegmentBytes& b) {
+        local.clear();
+        return RecoverSegment(b.p, static_cast<size_t>(b.end), &local);
+      });
+      seg.file_size = std::max<uint64_t>(r.valid_end, format::kSegmentHeaderSize);
       std::vector<uint8_t>().swap(tail_buf_);
     } else {
       EnsureMapped(seg, seg.file_size);
@@ -538,6 +540,7 @@ void SpanLog::OpenExisting() {
     }
     if (r.outcome == RecoveryOutcome::kTornTail && !options_.read_only) {
       const uint64_t dropped = seg.file_size - r.valid_end;
+      const bool zeros_only = AllZero(seg.map + r.valid_end, static_cast<size_t>(dropped));
       Unmap(seg);
       if (Io().ftruncate(seg.fd, static_cast<off_t>(r.valid_end)) != 0) {
         throw NativeError("IO_ERROR", "cannot truncate the torn tail of " + seg.path + ": " + ErrnoText(errno) +
@@ -549,7 +552,7 @@ void SpanLog::OpenExisting() {
                                               ErrnoText(errno) + WhereSuffix(seg.path, r.valid_end));
       }
       seg.file_size = r.valid_end;
-      recoveries_.push_back({seg.path, r.valid_end, dropped});
+      recoveries_.push_back({seg.path, r.valid_end, dropped, zeros_only});
     }
     const uint64_t seg_index = i;
     for (uint64_t off : local) offsets_.push_back((seg_index << kOffsetBits) | off);
@@ -651,7 +654,8 @@ void SpanLog::Prefill(Segment& s) {
 
 int SpanLog::TruncateTo(Segment& s, uint64_t size) {
   // A mapping that reaches past the new end would raise SIGBUS where touched: drop it (reads
-  // map again, lazily). Only called inside appends and close, where no SpanView is live.
+  // map again, lazily). Called from appends, close, and a failed write of staged records
+  // (which a read can trigger, before it takes any SpanView).
   if (s.map != nullptr && s.map_len > size) Unmap(s);
   if (Io().ftruncate(s.fd, static_cast<off_t>(size)) != 0) return errno;
   s.file_size = size;
@@ -953,6 +957,24 @@ bool SpanLog::Read(uint64_t id, RecordView* out) const {
   return true;
 }
 
+// A reader scans bytes a live writer may still be landing: with a sync/group writer's zeros
+// inside the file size, one pread can copy the page of record X before X lands and a later
+// page after record Y lands, and Y (stamped with `synced end` past X, as X was durable when
+// Y was written) then makes X's zeros look like damage to acknowledged data. The writer
+// wrote X before it staged any record whose `synced end` passes X, so a pread that starts
+// after one that saw Y sees X: scan again while the corrupt offset moves forward; the same
+// offset twice is real damage. Each pass needs a new race, and the offset only grows.
+template <typename Scan>
+RecoveryResult SpanLog::ScanLive(const Segment& s, uint64_t from, uint64_t to, Scan scan) const {
+  int64_t last_error = -1;
+  for (;;) {
+    const uint64_t got = ReadRange(s.fd, from, to, &tail_buf_);
+    RecoveryResult r = scan(SegmentBytes{tail_buf_.data(), from, from + got});
+    if (r.outcome != RecoveryOutcome::kCorrupt || r.error_offset <= last_error) return r;
+    last_error = r.error_offset;
+  }
+}
+
 void SpanLog::ScanTail(Segment& s, bool must_be_clean) {
   struct stat st;
   if (::fstat(s.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + s.path + ": " + ErrnoText(errno));
@@ -961,11 +983,22 @@ void SpanLog::ScanTail(Segment& s, bool must_be_clean) {
     throw NativeError("CORRUPT", "segment " + s.path + " shrank below records already read" + WhereSuffix(s.path, file_size));
   }
   if (file_size == s.size) return;
+  if (!must_be_clean) {
+    // A sync/group writer's file holds zeros past its last record, so the size no longer
+    // says whether anything was appended: when no record has begun at the known end,
+    // nothing is new (and a refresh stays a 64-byte read, not a scan of the prefill).
+    uint8_t head[format::kRecordHeaderSize];
+    const ssize_t n = ::pread(s.fd, head, sizeof head, static_cast<off_t>(s.size));
+    if (n < static_cast<ssize_t>(sizeof head) || AllZero(head, sizeof head)) return;
+  }
   // pread, not the mapping: the writer may cut its zero prefill off while this runs.
-  const uint64_t got = ReadRange(s.fd, s.size, file_size, &tail_buf_);
-  RecoveryResult r;
   std::vector<uint64_t> local;
-  ScanRecords(SegmentBytes{tail_buf_.data(), s.size, s.size + got}, s.size, s.first_id + s.records, &local, &r);
+  const RecoveryResult r = ScanLive(s, s.size, file_size, [&](const SegmentBytes& b) {
+    RecoveryResult out;
+    local.clear();
+    ScanRecords(b, s.size, s.first_id + s.records, &local, &out);
+    return out;
+  });
   if (r.outcome == RecoveryOutcome::kCorrupt ||
       (must_be_clean && r.outcome != RecoveryOutcome::kClean)) {
     throw NativeError("CORRUPT", "segment " + s.path + ": " + r.message +
@@ -1042,8 +1075,14 @@ VerifyResult SpanLog::Verify() const {
     // mapping, or for a reader's last segment (which a live writer may cut back) a pread.
     std::vector<uint8_t> copy;
     void* p = nullptr;
-    if (options_.read_only && last) {
-      len = static_cast<size_t>(ReadRange(s.fd, 0, len, &copy));
+    RecoveryResult live;
+    const bool reader_tail = options_.read_only && last;
+    if (reader_tail) {
+      live = ScanLive(s, 0, len, [&](const SegmentBytes& b) {
+        copy.assign(b.p, b.p + b.end);
+        return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr);
+      });
+      len = copy.size();
     } else if (len > 0) {
       p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, s.fd, 0);
       if (p == MAP_FAILED) {
@@ -1062,9 +1101,10 @@ VerifyResult SpanLog::Verify() const {
         out.problems.push_back({s.path, s.size, "corrupt", "non-zero bytes after the last record"});
       }
     }
-    RecoveryResult r = RecoverSegment(bytes, checked, nullptr);
+    const RecoveryResult r = reader_tail ? live : RecoverSegment(bytes, checked, nullptr);
     if (p != nullptr) ::munmap(p, len);
-    out.bytes += checked;
+    // Bytes that hold records (a live writer's zeros past them are not "checked" data).
+    out.bytes += reader_tail ? r.valid_end : checked;
     out.records += r.records;
     const bool lost_known = r.valid_end < s.size || r.records < s.records;
     if (r.outcome == RecoveryOutcome::kCorrupt || lost_known ||
@@ -1130,7 +1170,7 @@ int SpanLog::SyncAndCheckpointForClose() {
   h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
   if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
     int err = errno;
-    (void)Io().ftruncate(seg.fd, static_cast<off_t>(seg.size));
+    (void)TruncateTo(seg, seg.size);
     return err == 0 ? EIO : err;
   }
   if (Io().fdatasync(seg.fd) != 0) {

@@ -167,6 +167,9 @@ struct TornTailRecovery {
   std::string file;
   uint64_t offset = 0;
   uint64_t dropped_bytes = 0;
+  /// Every dropped byte was zero: no part of a record was cut (a `sync`/`group` writer's
+  /// zero prefill, or a size extension whose data never reached the disk).
+  bool zeros_only = false;
 };
 
 struct VerifyProblem {
@@ -311,6 +314,10 @@ class SpanLog final : public SpanSource {
   void Unmap(Segment& s);
   /// Reader: re-scan the last segment from its known end, then pick up new segments.
   void ScanTail(Segment& s, bool must_be_clean);
+  /// Reader: preads [from, to) of a segment a live writer may still be filling and scans
+  /// it with `scan` (span_log.cpp says why a "corrupt" verdict is re-checked).
+  template <typename Scan>
+  RecoveryResult ScanLive(const Segment& s, uint64_t from, uint64_t to, Scan scan) const;
   [[noreturn]] void FailSync(int err, const std::string& what);
   void RequireWritable() const;
   std::string WhereSuffix(const std::string& file, uint64_t offset) const;
@@ -334,7 +341,7 @@ class SpanLog final : public SpanSource {
   bool released_ = false;
   std::vector<TornTailRecovery> recoveries_;
   /// Readers: the bytes of a tail scan (pread; see ReadRange in span_log.cpp).
-  std::vector<uint8_t> tail_buf_;
+  mutable std::vector<uint8_t> tail_buf_;
   /// Bytes of the last WriteStaged (PrefillAhead skips the zeros after a large write).
   uint64_t last_write_bytes_ = 0;
   /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`

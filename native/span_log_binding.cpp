@@ -1047,6 +1047,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         r.Set("file", t.file);
         r.Set("offset", Napi::Number::New(env, static_cast<double>(t.offset)));
         r.Set("droppedBytes", Napi::Number::New(env, static_cast<double>(t.dropped_bytes)));
+        r.Set("zerosOnly", Napi::Boolean::New(env, t.zeros_only));
         rec.Set(static_cast<uint32_t>(i), r);
       }
       o.Set("recoveries", rec);

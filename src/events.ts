@@ -77,6 +77,8 @@ export interface RecoveryEvent {
   file: string;
   offset: number;
   droppedBytes: number;
+  /** Every cut byte was zero: no record was cut into (a sync/group writer's zero prefill). */
+  zerosOnly: boolean;
 }
 
 export interface VerdictEvent {

@@ -127,7 +127,8 @@ export interface LogStats {
   /** True once an fsync failed: the log refuses every later write. */
   failed: boolean;
   /** Torn tails truncated when this log was opened (file, offset, bytes). */
-  recoveries: { file: string; offset: number; droppedBytes: number }[];
+  /** zerosOnly: every cut byte was zero (a sync/group writer's prefill, or data the disk never got); no record was cut into. */
+  recoveries: { file: string; offset: number; droppedBytes: number; zerosOnly: boolean }[];
 }
 
 export interface VerifyReport {

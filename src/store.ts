@@ -145,7 +145,8 @@ export interface StoreStats {
   evicted: number;
   anchors: number;
   pinnedFacts: number;
-  recoveries: { file: string; offset: number; droppedBytes: number }[];
+  /** Torn tails cut at open. zerosOnly: every cut byte was zero — no record was cut into (a `sync`/`group` writer killed with its zero prefill, or data the disk never got). */
+  recoveries: { file: string; offset: number; droppedBytes: number; zerosOnly: boolean }[];
 }
 
 const DEFAULTS = {
@@ -410,7 +411,7 @@ export class SpanStore {
     if (!this.options.readOnly) {
       // The log only reports a torn tail; recording it keeps the trail complete.
       for (const r of this.log.stats().recoveries)
-        await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes });
+        await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes, zerosOnly: r.zerosOnly });
     }
     if (disagreements.length > 0 && !this.options.readOnly) {
       await this.recordEvent({
