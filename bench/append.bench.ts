@@ -217,6 +217,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   }
 
   // ---- append, group: 64 concurrent appenders, 1 span each, each durable on resolve ------
+  quiesce();
   {
     // Windows of 1 s on one log, the best window counted (the ceiling below is measured
     // the same way): a shared VM's disk has slow seconds, and one slow second is not the
