@@ -34,10 +34,11 @@ constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 // `sync`/`group` keep this many zero bytes written ahead of the last record. An fdatasync
 // after a write that extends the file must also write the inode (its size) and, for fresh
 // blocks, the allocation metadata; over blocks already allocated and zeroed it writes the
-// data and flushes the cache, nothing else. Measured here (ext4 without a journal on
-// virtio-blk; 26 KB bursts, each followed by fdatasync; native harness): 340-390 µs per
-// cycle extending, 175-185 µs with 256 KiB or 1 MiB of zeros written ahead, 250-265 µs with
-// 4 MiB (the fdatasync after each extension writes the zeros too).
+// data and flushes the cache, nothing else. The log bench records both cycles
+// (info.group64Ceiling: 273-353 µs extending, 181-198 µs over zeros on the build machine,
+// ext4 without a journal on virtio-blk). The chunk: in a throwaway native loop of 26 KB
+// writes + fdatasync, 256 KiB and 1 MiB ahead gave 175-185 µs a cycle, 4 MiB 250-265 µs
+// (the fdatasync after each extension writes the zeros too).
 constexpr uint64_t kPrefillChunk = uint64_t{1} << 20;
 // Zero-initialized and never written, so it costs .bss, not bytes in the binary.
 alignas(64) uint8_t g_zeros[kPrefillChunk];
