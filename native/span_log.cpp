@@ -1074,16 +1074,12 @@ VerifyResult SpanLog::Verify() const {
     const bool last = &s == &segments_.back();
     // The bytes as they are now, not as this log last mapped them: a fresh whole-file
     // mapping, or for a reader's last segment (which a live writer may cut back) a pread.
-    std::vector<uint8_t> copy;
     void* p = nullptr;
     RecoveryResult live;
     const bool reader_tail = options_.read_only && last;
     if (reader_tail) {
-      live = ScanLive(s, 0, len, [&](const SegmentBytes& b) {
-        copy.assign(b.p, b.p + b.end);
-        return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr);
-      });
-      len = copy.size();
+      live = ScanLive(s, 0, len, [&](const SegmentBytes& b) { return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr); });
+      len = tail_buf_.size();  // what the last read returned (ScanLive leaves it there)
     } else if (len > 0) {
       p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, s.fd, 0);
       if (p == MAP_FAILED) {
@@ -1092,7 +1088,7 @@ VerifyResult SpanLog::Verify() const {
         continue;
       }
     }
-    const uint8_t* bytes = p != nullptr ? static_cast<const uint8_t*>(p) : copy.data();
+    const uint8_t* bytes = p != nullptr ? static_cast<const uint8_t*>(p) : tail_buf_.data();
     size_t checked = len;
     if (!options_.read_only && last && len > s.size) {
       // The writer's own zero prefill (sync/group): zeros, and not part of any record.
@@ -1104,6 +1100,7 @@ VerifyResult SpanLog::Verify() const {
     }
     const RecoveryResult r = reader_tail ? live : RecoverSegment(bytes, checked, nullptr);
     if (p != nullptr) ::munmap(p, len);
+    if (tail_buf_.capacity() > (uint64_t{4} << 20)) std::vector<uint8_t>().swap(tail_buf_);
     // Bytes that hold records (a live writer's zeros past them are not "checked" data).
     out.bytes += reader_tail ? r.valid_end : checked;
     out.records += r.records;
