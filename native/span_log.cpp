@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "crc32c.h"
 #include "errors.h"
@@ -431,6 +434,66 @@ void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms) {
 
 // ---- SpanLog ---------------------------------------------------------------------------
 
+/// `none` mode's writeback kicks, on a thread of their own: sync_file_range(WRITE) does the
+/// kernel's share of starting writeback (allocating the delayed blocks, building the bios,
+/// notifying the device) in the calling thread, and inline it took ~10-15% of a 10^4-span
+/// `none` run (`npm run bench -- --scale 1e4 --only log`, byte texts: 0.38-0.44x of write()
+/// with the kicks inline, 0.48-0.49x without, best of 15 rounds each). The appender only
+/// queues a range. The thread starts at the first kick and is joined by Stop(), which
+/// Release() calls before it closes the fds the ranges name.
+class WritebackKicker {
+ public:
+  ~WritebackKicker() { Stop(); }
+  void Kick(int fd, uint64_t from, uint64_t len) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      pending_.push_back({fd, from, len});
+      if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+    }
+    cv_.notify_one();
+  }
+  /// Waits for the kicks already queued, then joins. Idempotent.
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Range {
+    int fd;
+    uint64_t from;
+    uint64_t len;
+  };
+  void Run() {
+    std::vector<Range> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stopped_ || !pending_.empty(); });
+        if (pending_.empty()) return;
+        batch.swap(pending_);
+      }
+      // Not through the seam: it changes nothing on disk that a crash model must track (it
+      // is no durability point, the next fdatasync still is), and a writeback error it
+      // triggers is reported by that fdatasync. Its own failure is harmless and ignored.
+      for (const Range& r : batch) {
+        (void)::sync_file_range(r.fd, static_cast<off_t>(r.from), static_cast<off_t>(r.len), SYNC_FILE_RANGE_WRITE);
+      }
+      batch.clear();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Range> pending_;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
 std::string SpanLog::WhereSuffix(const std::string& file, uint64_t offset) const {
   return " [file=" + file + " offset=" + std::to_string(offset) + "]";
 }
@@ -618,11 +681,8 @@ void SpanLog::CreateSegment(uint64_t first_id) {
 void SpanLog::StartWriteback(Segment& s) {
 #if defined(__linux__)
   if (s.size - s.writeback_from < kWritebackChunk) return;
-  // Not through the seam: it changes nothing on disk that a crash model must track (it is
-  // no durability point, the next fdatasync still is), and a writeback error it triggers is
-  // reported by that fdatasync. Its own failure is harmless and ignored.
-  (void)::sync_file_range(s.fd, static_cast<off_t>(s.writeback_from), static_cast<off_t>(s.size - s.writeback_from),
-                          SYNC_FILE_RANGE_WRITE);
+  if (!kicker_) kicker_ = std::make_unique<WritebackKicker>();
+  kicker_->Kick(s.fd, s.writeback_from, s.size - s.writeback_from);
   s.writeback_from = s.size;
 #else
   (void)s;
@@ -1185,6 +1245,9 @@ int SpanLog::SyncAndCheckpointForClose() {
 void SpanLog::Release() {
   if (released_) return;
   released_ = true;
+  // Its queued ranges name these fds: no kick may outlive them (a closed fd's number can be
+  // reused by another file).
+  if (kicker_) kicker_->Stop();
   for (Segment& s : segments_) {
     Unmap(s);
     if (s.fd >= 0) Io().close(s.fd);

@@ -115,6 +115,7 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
 enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
 
 struct RecordInput;
+class WritebackKicker;
 
 /// Writes one record (header, payload, zero padding, CRC) at `out`, which must have
 /// RecordSize(text_len + meta_len) bytes; returns that size. `internal_flags` carries
@@ -301,7 +302,8 @@ class SpanLog final : public SpanSource {
   void FsyncDir();
   /// `none` mode: once kWritebackChunk bytes written since the last call, asks the kernel to
   /// start writing them back (sync_file_range WRITE: asynchronous, no durability promise),
-  /// so the fdatasync at the segment's roll finds little left to write.
+  /// so the fdatasync at the segment's roll finds little left to write. The call itself runs
+  /// on kicker_'s thread (WritebackKicker in span_log.cpp says why).
   void StartWriteback(Segment& s);
   /// `sync`/`group`: keeps zeroed bytes written ahead of s.size (kPrefillChunk in
   /// span_log.cpp says why), so a durable append overwrites allocated blocks instead of
@@ -344,6 +346,8 @@ class SpanLog final : public SpanSource {
   mutable std::vector<uint8_t> tail_buf_;
   /// Bytes of the last WriteStaged (PrefillAhead skips the zeros after a large write).
   uint64_t last_write_bytes_ = 0;
+  /// `none` mode's writeback kicks; made at the first one.
+  std::unique_ptr<WritebackKicker> kicker_;
   /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`
   /// carry the raw turn order in and out.
   uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;

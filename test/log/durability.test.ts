@@ -81,4 +81,22 @@ describe('none: early writeback (every 4 MiB) is no durability point', () => {
     expect(again.verify().ok).toBe(true);
     await again.close();
   });
+
+  it('the kicks run on their own thread, which close() joins: logs closed right after a kick reopen whole', async () => {
+    const big = 'k'.repeat(256 << 10);
+    for (let round = 0; round < 8; round++) {
+      const dir = tmpDir('dur-none-kick');
+      const log = openLog(dir, { durability: durabilities.none });
+      // 18 × 256 KiB: past the 4 MiB step, so a kick is queued by the last appends.
+      for (let i = 0; i < 18; i += 6) {
+        await log.append(columns(Array.from({ length: 6 }, (_, k) => ({ turnStart: i + k, text: `${round}/${i + k}:${big}` }))));
+      }
+      await log.close();
+      const again = openLog(dir, { durability: durabilities.none });
+      expect(again.nextId()).toBe(19);
+      expect(again.stats().recoveries).toEqual([]);
+      for (const id of [1, 10, 18]) expect(again.get(id)?.text).toBe(`${round}/${id - 1}:${big}`);
+      await again.close();
+    }
+  });
 });
