@@ -6,7 +6,9 @@
 // Threading: a SpanLog is owned by the JS main thread. The only calls allowed from another
 // thread are SyncFd() (group-commit worker; it touches no log state) and
 // SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
-// see span_log_binding.cpp.
+// see span_log_binding.cpp. `none` mode's writeback kicks run on a thread the log owns
+// (WritebackKicker, span_log.cpp): it touches no log state, only sync_file_range on fds
+// that stay open until Release() has joined it.
 #pragma once
 
 #include <cstddef>
