@@ -77,8 +77,8 @@ export interface RecoveryEvent {
   file: string;
   offset: number;
   droppedBytes: number;
-  /** Every cut byte was zero: no record was cut into (a sync/group writer's zero prefill). */
-  zerosOnly: boolean;
+  /** Every cut byte was zero: no record was cut into (a sync/group writer's zero prefill). Absent in events recorded before the field existed. */
+  zerosOnly?: boolean;
 }
 
 export interface VerdictEvent {

@@ -147,8 +147,24 @@ describe('a torn log tail is truncated at open and the fact is recorded', () => 
     expect(r.get(ids[19]!)!.text).toBe('span 19');
     const rec = r.events().filter((e) => e.event.type === 'recovery');
     expect(rec.length).toBe(1);
-    expect(rec[0]!.event).toMatchObject({ type: 'recovery', droppedBytes: expect.any(Number) });
+    // 0xab bytes: part of a would-be record was cut, not just zeros.
+    expect(rec[0]!.event).toMatchObject({ type: 'recovery', droppedBytes: 40, zerosOnly: false });
     expect(r.verdict().state).toBe('lossless');
+  });
+
+  it("a sync writer's zero prefill left by a crash is cut and recorded as zerosOnly", async () => {
+    const dir = tmpDir();
+    const s = await SpanStore.open(dir, { durability: 'sync' });
+    const ids = await s.appendMany(Array.from({ length: 5 }, (_, i) => ({ turn: i, role: 'user', text: `span ${i}` })));
+    await s.close();
+    const seg = fs.readdirSync(path.join(dir, 'log')).filter((f) => f.startsWith('seg-')).sort().pop()!;
+    // What a killed sync/group writer leaves: zeros written past its last record.
+    fs.appendFileSync(path.join(dir, 'log', seg), Buffer.alloc(1 << 20));
+    const r = await store(dir);
+    expect(r.get(ids[4]!)!.text).toBe('span 4');
+    const rec = r.events().filter((e) => e.event.type === 'recovery');
+    expect(rec.map((e) => e.event)).toEqual([expect.objectContaining({ droppedBytes: 1 << 20, zerosOnly: true })]);
+    expect(r.stats().recoveries).toEqual([expect.objectContaining({ droppedBytes: 1 << 20, zerosOnly: true })]);
   });
 });
 
