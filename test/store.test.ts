@@ -135,35 +135,32 @@ describe('one writer: a second open of the same store is LOCKED; readers are not
 });
 
 describe('a torn log tail is truncated at open and the fact is recorded', () => {
-  it('keeps every acknowledged span and appends a recovery event', async () => {
+  /** A closed sync store of n spans with `tail` appended to its last segment, as a crash leaves it; reopened. */
+  async function reopenedWithTail(n: number, tail: Buffer) {
     const dir = tmpDir();
     const s = await SpanStore.open(dir, { durability: 'sync' });
-    const ids = await s.appendMany(Array.from({ length: 20 }, (_, i) => ({ turn: i, role: 'user', text: `span ${i}` })));
+    const ids = await s.appendMany(Array.from({ length: n }, (_, i) => ({ turn: i, role: 'user', text: `span ${i}` })));
     await s.close();
     const seg = fs.readdirSync(path.join(dir, 'log')).filter((f) => f.startsWith('seg-')).sort().pop()!;
-    // Half a record header: what a crash in the middle of a write leaves behind.
-    fs.appendFileSync(path.join(dir, 'log', seg), Buffer.alloc(40, 0xab));
+    fs.appendFileSync(path.join(dir, 'log', seg), tail);
     const r = await store(dir);
+    return { r, ids, recoveries: r.events().filter((e) => e.event.type === 'recovery').map((e) => e.event) };
+  }
+
+  it('keeps every acknowledged span and appends a recovery event', async () => {
+    // Half a record header: what a crash in the middle of a write leaves behind.
+    const { r, ids, recoveries } = await reopenedWithTail(20, Buffer.alloc(40, 0xab));
     expect(r.get(ids[19]!)!.text).toBe('span 19');
-    const rec = r.events().filter((e) => e.event.type === 'recovery');
-    expect(rec.length).toBe(1);
     // 0xab bytes: part of a would-be record was cut, not just zeros.
-    expect(rec[0]!.event).toMatchObject({ type: 'recovery', droppedBytes: 40, zerosOnly: false });
+    expect(recoveries).toEqual([expect.objectContaining({ type: 'recovery', droppedBytes: 40, zerosOnly: false })]);
     expect(r.verdict().state).toBe('lossless');
   });
 
   it("a sync writer's zero prefill left by a crash is cut and recorded as zerosOnly", async () => {
-    const dir = tmpDir();
-    const s = await SpanStore.open(dir, { durability: 'sync' });
-    const ids = await s.appendMany(Array.from({ length: 5 }, (_, i) => ({ turn: i, role: 'user', text: `span ${i}` })));
-    await s.close();
-    const seg = fs.readdirSync(path.join(dir, 'log')).filter((f) => f.startsWith('seg-')).sort().pop()!;
     // What a killed sync/group writer leaves: zeros written past its last record.
-    fs.appendFileSync(path.join(dir, 'log', seg), Buffer.alloc(1 << 20));
-    const r = await store(dir);
+    const { r, ids, recoveries } = await reopenedWithTail(5, Buffer.alloc(1 << 20));
     expect(r.get(ids[4]!)!.text).toBe('span 4');
-    const rec = r.events().filter((e) => e.event.type === 'recovery');
-    expect(rec.map((e) => e.event)).toEqual([expect.objectContaining({ droppedBytes: 1 << 20, zerosOnly: true })]);
+    expect(recoveries).toEqual([expect.objectContaining({ droppedBytes: 1 << 20, zerosOnly: true })]);
     expect(r.stats().recoveries).toEqual([expect.objectContaining({ droppedBytes: 1 << 20, zerosOnly: true })]);
   });
 });
