@@ -48,6 +48,10 @@ struct FaultPlan {
   uint64_t seed = 1;
   /// pwrite fails with ENOSPC at the n-th call (1-based); -1 off.
   int64_t fail_write_at = -1;
+  /// The n-th pwrite (1-based) writes only the first half of its bytes and returns that
+  /// count, as a write that runs into a full disk does; -1 off. With fail_write_at = n + 1
+  /// the writer's retry of the rest fails: some bytes of the write landed, then ENOSPC.
+  int64_t short_write_at = -1;
 };
 
 struct FaultCounters {

@@ -2,17 +2,21 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "crc32c.h"
@@ -43,6 +47,11 @@ constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 // writes + fdatasync, 256 KiB and 1 MiB ahead gave 175-185 µs a cycle, 4 MiB 250-265 µs
 // (the fdatasync after each extension writes the zeros too).
 constexpr uint64_t kPrefillChunk = uint64_t{1} << 20;
+// `none` mode reserves a segment's blocks this far ahead of its writes (fallocate with
+// KEEP_SIZE: unwritten extents past the end of the file). A buffered write into a reserved
+// range skips ext4's delayed-allocation bookkeeping for every page it adds, and writeback
+// finds the blocks already allocated.
+constexpr uint64_t kPreallocChunk = uint64_t{8} << 20;
 // Zero-initialized and never written, so it costs .bss, not bytes in the binary.
 alignas(64) uint8_t g_zeros[kPrefillChunk];
 
@@ -434,26 +443,153 @@ void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms) {
 
 // ---- SpanLog ---------------------------------------------------------------------------
 
-/// `none` mode's writeback kicks, on a thread of their own: sync_file_range(WRITE) does the
-/// kernel's share of starting writeback (allocating the delayed blocks, building the bios,
-/// notifying the device) in the calling thread, and inline it took ~10-15% of a 10^4-span
-/// `none` run (`npm run bench -- --scale 1e4 --only log`, byte texts: 0.38-0.44x of write()
-/// with the kicks inline, 0.48-0.49x without, best of 15 rounds each). The appender only
-/// queues a range. The thread starts at the first kick and is joined by Stop(), which
-/// Release() calls before it closes the fds the ranges name.
-class WritebackKicker {
+namespace {
+
+// A large Append() is split into chunks of about this many encoded bytes. Each chunk is
+// encoded by whichever of two threads claims it and written (pwrite) by the appending
+// thread once it and every chunk before it are encoded, so the kernel's copy of chunk k into
+// the page cache runs while chunk k+1 is being encoded. Smaller chunks start the first
+// write sooner but cost a pwrite each.
+constexpr uint64_t kParallelChunk = uint64_t{64} << 10;
+// Below this a batch is encoded on the appending thread alone: waking the second thread
+// and splitting the write would cost more than they save.
+constexpr uint64_t kParallelBatchBytes = uint64_t{256} << 10;
+// How long the second thread polls for work before it sleeps. Between two batches of 1,000
+// spans appended back to back the appender spends ~60 µs outside Append() (binding, JS);
+// a sleeping thread took 40-70 µs to wake on the build VM, which is about one batch's whole
+// encoding: with a 50 µs poll the helper slept before 90% of the batches of a 10^5-span run,
+// with 300 µs before 10-15%.
+constexpr auto kHelperSpin = std::chrono::microseconds(300);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+/// One large batch being encoded on two threads. Main thread: plans the chunks, publishes
+/// the job (AppendHelper::Begin, a mutex: everything planned happens-before the helper
+/// reads it), encodes and writes. Either thread claims a chunk with next.fetch_add; its
+/// encoder publishes the outcome with a release store of `state`, which the writer reads
+/// with acquire before it touches the chunk's bytes or error fields.
+struct ParallelBatch {
+  static constexpr uint8_t kPending = 0, kDone = 1, kBad = 2;
+  struct Chunk {
+    size_t from = 0, to = 0;          ///< records [from, to)
+    uint64_t begin = 0, end = 0;      ///< bytes [begin, end) of the encoded batch
+    std::atomic<uint8_t> state{kPending};
+    size_t bad_record = 0;            ///< kBad: which record, what, where (EncodeRecordImpl)
+    const char* bad_what = nullptr;
+    size_t bad_at = 0;
+  };
+  const RecordInput* records = nullptr;
+  size_t n = 0;
+  uint8_t* out = nullptr;
+  uint64_t first_id = 0;
+  uint64_t synced_end = 0;
+  std::unique_ptr<Chunk[]> chunks;
+  size_t count = 0;
+  size_t capacity = 0;
+  std::atomic<size_t> next{0};
+
+  void Reserve(size_t want) {
+    if (want <= capacity) return;
+    chunks = std::make_unique<Chunk[]>(want);
+    capacity = want;
+  }
+  /// Encodes chunk c. Thread-safe for distinct c: each chunk owns its bytes and fields.
+  void Encode(size_t c) {
+    Chunk& k = chunks[c];
+    uint64_t at = k.begin;
+    for (size_t i = k.from; i < k.to; ++i) {
+      const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
+      const uint64_t rs = EncodeRecordImpl(out + at, first_id + i, records[i], internal, synced_end, &k.bad_what, &k.bad_at);
+      if (rs == 0) {
+        k.bad_record = i;
+        k.state.store(kBad, std::memory_order_release);
+        return;
+      }
+      at += rs;
+    }
+    k.state.store(kDone, std::memory_order_release);
+  }
+  /// Claims and encodes chunks until none is left. The helper's whole job.
+  static void EncodeAll(void* self) {
+    auto* b = static_cast<ParallelBatch*>(self);
+    for (size_t c; (c = b->next.fetch_add(1, std::memory_order_relaxed)) < b->count;) b->Encode(c);
+  }
+};
+
+/// The log's second thread. Two duties, the first always first:
+///  - a large Append()'s encode job, only between Begin() and End() on the appending thread:
+///    End() returns once the thread is out of the job, so the job's records, staging buffer
+///    and chunk table are the appender's again;
+///  - `none` mode's writeback kicks (Kick): sync_file_range(WRITE) does the kernel's share of
+///    starting writeback (allocating the delayed blocks, building the bios) in the calling
+///    thread, 0.2-0.6 ms per 4 MiB on the build VM (throwaway C loop). Inline it took
+///    ~10-15% of a 10^4-span `none` run (`npm run bench -- --scale 1e4 --only log`, byte
+///    texts: 0.38-0.44x of write() with the kicks inline, 0.48-0.49x without). On a thread
+///    of their own they took the second core from encode jobs at 10^5 (0.28-0.31x with both,
+///    0.37-0.40x with kicks alone); here a kick runs only while no job is open, so an
+///    appender never waits for a chunk whose encoder was preempted by a kick.
+/// A kick touches no log state, only fds that stay open until Stop() (Release() calls it
+/// before closing them) has joined the thread.
+class AppendHelper {
  public:
-  ~WritebackKicker() { Stop(); }
+  ~AppendHelper() { Stop(); }
+  /// Starts the thread. False if it cannot be made (the caller then works alone).
+  bool Start() {
+    try {
+      thread_ = std::thread([this] { Run(); });
+      return true;
+    } catch (const std::system_error&) {
+      return false;
+    }
+  }
+  void Begin(void (*fn)(void*), void* arg) {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = fn;
+      arg_ = arg;
+      open_.store(true, std::memory_order_relaxed);
+      gen_.fetch_add(1, std::memory_order_release);
+      wake = sleeping_;
+    }
+    // A polling thread sees gen_ move; only a sleeping one needs the futex.
+    if (wake) cv_.notify_one();
+  }
+  void End() {
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_.store(false, std::memory_order_release);
+      // Kicks queued during the job waited for its end.
+      wake = sleeping_ && !kicks_.empty();
+    }
+    if (wake) cv_.notify_one();
+    // The thread leaves a job as soon as no chunk is left to claim; by now every chunk has
+    // been claimed, so this waits at most for one fetch_add unless the thread was preempted.
+    for (unsigned spins = 0; active_.load(std::memory_order_acquire); ++spins) {
+      if (spins < 4096) CpuRelax();
+      else std::this_thread::yield();
+    }
+  }
   void Kick(int fd, uint64_t from, uint64_t len) {
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) return;
-      pending_.push_back({fd, from, len});
-      if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+      kicks_.push_back({fd, from, len});
+      kicks_pending_.store(true, std::memory_order_release);
+      wake = sleeping_;
     }
-    cv_.notify_one();
+    if (wake) cv_.notify_one();
   }
-  /// Waits for the kicks already queued, then joins. Idempotent.
+  /// Joins the thread; kicks not yet started are dropped (they are no durability point).
+  /// Idempotent.
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -469,28 +605,69 @@ class WritebackKicker {
     uint64_t from;
     uint64_t len;
   };
+  /// Nothing to do: no new job, and no kick, or a job still open (kicks wait for its end).
+  bool Idle(uint64_t seen) const {
+    return gen_.load(std::memory_order_acquire) == seen &&
+           (!kicks_pending_.load(std::memory_order_acquire) || open_.load(std::memory_order_acquire));
+  }
   void Run() {
-    std::vector<Range> batch;
+#if defined(__linux__)
+    // Shown by top -H, /proc/<pid>/task/*/comm and debuggers (15 characters at most).
+    (void)pthread_setname_np(pthread_self(), "spanguard-help");
+#endif
+    uint64_t seen = 0;
     for (;;) {
+      // Poll before sleeping: an appender sending large batches back to back calls Begin()
+      // again within tens of microseconds, less than a sleeping thread takes to wake here.
+      const auto until = std::chrono::steady_clock::now() + kHelperSpin;
+      while (Idle(seen) && std::chrono::steady_clock::now() < until) CpuRelax();
+      void (*fn)(void*) = nullptr;
+      void* arg = nullptr;
+      Range kick{-1, 0, 0};
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopped_ || !pending_.empty(); });
-        if (pending_.empty()) return;
-        batch.swap(pending_);
+        while (Idle(seen) && !stopped_) {
+          sleeping_ = true;
+          cv_.wait(lock);
+          sleeping_ = false;
+        }
+        if (stopped_) return;
+        if (gen_.load(std::memory_order_relaxed) != seen) {
+          seen = gen_.load(std::memory_order_relaxed);
+          // A job that already ended (the appender did it alone) is not entered.
+          if (open_.load(std::memory_order_relaxed)) {
+            fn = fn_;
+            arg = arg_;
+            active_.store(true, std::memory_order_relaxed);
+          }
+        } else if (!kicks_.empty() && !open_.load(std::memory_order_relaxed)) {
+          kick = kicks_.front();
+          kicks_.pop_front();
+          kicks_pending_.store(!kicks_.empty(), std::memory_order_relaxed);
+        }
       }
-      // Not through the seam: it changes nothing on disk that a crash model must track (it
-      // is no durability point, the next fdatasync still is), and a writeback error it
-      // triggers is reported by that fdatasync. Its own failure is harmless and ignored.
-      for (const Range& r : batch) {
-        (void)::sync_file_range(r.fd, static_cast<off_t>(r.from), static_cast<off_t>(r.len), SYNC_FILE_RANGE_WRITE);
+      if (fn != nullptr) {
+        fn(arg);
+        active_.store(false, std::memory_order_release);
+      } else if (kick.fd >= 0) {
+        // Not through the seam: it changes nothing on disk that a crash model must track (it
+        // is no durability point, the next fdatasync still is), and a writeback error it
+        // triggers is reported by that fdatasync. Its own failure is harmless and ignored.
+        (void)::sync_file_range(kick.fd, static_cast<off_t>(kick.from), static_cast<off_t>(kick.len), SYNC_FILE_RANGE_WRITE);
       }
-      batch.clear();
     }
   }
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Range> pending_;
+  std::atomic<uint64_t> gen_{0};
+  std::atomic<bool> active_{false};
+  std::atomic<bool> kicks_pending_{false};
+  std::atomic<bool> open_{false};  ///< written under mu_; read without it only to poll
+  bool sleeping_ = false;
   bool stopped_ = false;
+  void (*fn_)(void*) = nullptr;
+  void* arg_ = nullptr;
+  std::deque<Range> kicks_;
   std::thread thread_;
 };
 
@@ -678,11 +855,28 @@ void SpanLog::CreateSegment(uint64_t first_id) {
   FsyncDir();
 }
 
+AppendHelper* SpanLog::Helper() {
+  if (!helper_ && !helper_failed_) {
+    auto helper = std::make_unique<AppendHelper>();
+    if (helper->Start()) {
+      helper_ = std::move(helper);
+      parallel_ = std::make_unique<ParallelBatch>();
+    } else {
+      helper_failed_ = true;
+    }
+  }
+  return helper_.get();
+}
+
 void SpanLog::StartWriteback(Segment& s) {
 #if defined(__linux__)
   if (s.size - s.writeback_from < kWritebackChunk) return;
-  if (!kicker_) kicker_ = std::make_unique<WritebackKicker>();
-  kicker_->Kick(s.fd, s.writeback_from, s.size - s.writeback_from);
+  if (AppendHelper* helper = Helper()) {
+    helper->Kick(s.fd, s.writeback_from, s.size - s.writeback_from);
+  } else {
+    (void)::sync_file_range(s.fd, static_cast<off_t>(s.writeback_from), static_cast<off_t>(s.size - s.writeback_from),
+                            SYNC_FILE_RANGE_WRITE);
+  }
   s.writeback_from = s.size;
 #else
   (void)s;
@@ -695,6 +889,24 @@ void SpanLog::PrefillAhead() {
   // a write this large amortizes its own and would only write the zeros to disk as well.
   if (last_write_bytes_ >= kPrefillChunk / 8) return;
   Prefill(segments_.back());
+}
+
+void SpanLog::Preallocate(Segment& s, uint64_t end) {
+#if defined(__linux__)
+  if (options_.durability != Durability::kNone || !preallocate_ok_ || end <= s.allocated_end) return;
+  uint64_t to = (end + kPreallocChunk) & ~(kPreallocChunk - 1);
+  to = std::min(to, std::max(options_.segment_bytes, end));
+  const uint64_t from = std::max(s.allocated_end, s.size);
+  // Not through the seam: it changes neither the file's size nor a byte of its contents.
+  if (::fallocate(s.fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from), static_cast<off_t>(to - from)) != 0) {
+    preallocate_ok_ = false;
+    return;
+  }
+  s.allocated_end = to;
+#else
+  (void)s;
+  (void)end;
+#endif
 }
 
 void SpanLog::Prefill(Segment& s) {
@@ -718,8 +930,10 @@ int SpanLog::TruncateTo(Segment& s, uint64_t size) {
   // map again, lazily). Called from appends, close, and a failed write of staged records
   // (which a read can trigger, before it takes any SpanView).
   if (s.map != nullptr && s.map_len > size) Unmap(s);
+  // On ext4 this also frees blocks reserved past the end (Preallocate), even at the same size.
   if (Io().ftruncate(s.fd, static_cast<off_t>(size)) != 0) return errno;
   s.file_size = size;
+  s.allocated_end = std::min(s.allocated_end, size);
   return 0;
 }
 
@@ -827,16 +1041,12 @@ bool SpanLog::StageNeedsWrite(uint64_t batch_bytes) const {
   return segments_.back().size + staged_len_ + batch_bytes > options_.segment_bytes;
 }
 
-uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
-  RequireWritable();
-  if (n == 0) return staged_next_id_;
+uint64_t SpanLog::BeginBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) {
   if (n > format::kMaxId || staged_next_id_ + n - 1 > format::kMaxId) {
     throw NativeError("IO_ERROR", "span id space exhausted (ids stop at 2^53 - 1)");
   }
   // Validate the whole batch before a single byte is staged.
-  bool has_raw = staged_has_raw_;
-  int64_t last_raw = staged_last_raw_;
-  const uint64_t total = ValidateBatch(records, n, &has_raw, &last_raw);
+  const uint64_t total = ValidateBatch(records, n, has_raw, last_raw);
 
   if ((segments_.back().records > 0 || staged_len_ > 0) &&
       segments_.back().size + staged_len_ + total > options_.segment_bytes) {
@@ -846,7 +1056,7 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
     }
     Segment& old = segments_.back();
     // A sealed segment ends at its last record: its zero prefill goes before the last fdatasync.
-    if (old.file_size > old.size) {
+    if (old.file_size > old.size || old.allocated_end > old.size) {
       if (const int err = TruncateTo(old, old.size); err != 0) {
         throw NativeError("IO_ERROR", "cannot cut the zero prefill off " + old.path + " before rolling: " + ErrnoText(err) +
                                           WhereSuffix(old.path, old.size));
@@ -856,7 +1066,21 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
     synced_seq_ = written_seq_;
     CreateSegment(next_id_);
   }
+  return total;
+}
 
+uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
+  RequireWritable();
+  if (n == 0) return staged_next_id_;
+  bool has_raw = staged_has_raw_;
+  int64_t last_raw = staged_last_raw_;
+  const uint64_t total = BeginBatch(records, n, &has_raw, &last_raw);
+  const uint64_t first = staged_next_id_;
+  EncodeStaged(records, n, total, has_raw, last_raw);
+  return first;
+}
+
+void SpanLog::EncodeStaged(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw) {
   ReserveStaging(total);
   uint8_t* out = staged_.get() + staged_len_;
   uint64_t at = 0;
@@ -880,7 +1104,6 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
   staged_next_id_ += n;
   staged_has_raw_ = has_raw;
   staged_last_raw_ = last_raw;
-  return first;
 }
 
 void SpanLog::RestartStaging() {
@@ -911,6 +1134,7 @@ int SpanLog::WriteStaged(std::string* message) {
   Segment& seg = segments_.back();
   const uint8_t* out = staged_.get();
   const uint64_t total = staged_len_;
+  Preallocate(seg, seg.size + total);
   uint64_t done = 0;
   while (done < total) {
     ssize_t w = Io().pwrite(seg.fd, out + done, total - done, static_cast<off_t>(seg.size + done));
@@ -924,7 +1148,12 @@ int SpanLog::WriteStaged(std::string* message) {
     }
     done += static_cast<uint64_t>(w);
   }
+  CommitStaged(total);
+  return 0;
+}
 
+void SpanLog::CommitStaged(uint64_t total) {
+  Segment& seg = segments_.back();
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;
   // No exact reserve here: it would reallocate (and copy) the whole table on every write;
@@ -959,13 +1188,129 @@ int SpanLog::WriteStaged(std::string* message) {
     } catch (const NativeError&) {
     }
   }
-  return 0;
+}
+
+void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw) {
+  ReserveStaging(total);
+  ParallelBatch& b = *parallel_;
+  b.records = records;
+  b.n = n;
+  b.out = staged_.get();
+  b.first_id = staged_next_id_;
+  b.synced_end = durable_end_;
+  // Plan: chunk boundaries on record boundaries, and every record's size for CommitStaged.
+  b.Reserve(static_cast<size_t>(total / kParallelChunk) + 2);
+  b.count = 0;
+  uint64_t at = 0;
+  size_t from = 0;
+  uint64_t begin = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t rs = RecordSize(records[i].text_len + records[i].meta_len);
+    staged_sizes_.push_back(rs);
+    at += rs;
+    if (at - begin >= kParallelChunk || i + 1 == n) {
+      ParallelBatch::Chunk& k = b.chunks[b.count++];
+      k.from = from;
+      k.to = i + 1;
+      k.begin = begin;
+      k.end = at;
+      k.state.store(ParallelBatch::kPending, std::memory_order_relaxed);
+      from = i + 1;
+      begin = at;
+    }
+  }
+  b.next.store(0, std::memory_order_relaxed);
+  helper_->Begin(&ParallelBatch::EncodeAll, &b);
+
+  // Write each chunk once it and all before it are encoded; while nothing is ready, encode
+  // an unclaimed chunk here, or wait for the one the helper is on.
+  Segment& seg = segments_.back();
+  Preallocate(seg, seg.size + total);
+  size_t written = 0;  // chunks in the file
+  int err = 0;
+  const ParallelBatch::Chunk* bad = nullptr;
+  while (written < b.count) {
+    size_t ready = written;
+    while (ready < b.count && b.chunks[ready].state.load(std::memory_order_acquire) == ParallelBatch::kDone) ++ready;
+    if (ready > written) {
+      const uint64_t from_byte = b.chunks[written].begin;
+      const uint64_t len = b.chunks[ready - 1].end - from_byte;
+      uint64_t done = 0;
+      while (done < len) {
+        const ssize_t w = Io().pwrite(seg.fd, b.out + from_byte + done, static_cast<size_t>(len - done),
+                                      static_cast<off_t>(seg.size + from_byte + done));
+        if (w <= 0) {
+          err = w < 0 ? errno : EIO;
+          break;
+        }
+        done += static_cast<uint64_t>(w);
+      }
+      if (err != 0) break;
+      written = ready;
+      continue;
+    }
+    if (b.chunks[written].state.load(std::memory_order_acquire) == ParallelBatch::kBad) {
+      bad = &b.chunks[written];
+      break;
+    }
+    const size_t c = b.next.fetch_add(1, std::memory_order_relaxed);
+    if (c < b.count) {
+      b.Encode(c);
+      continue;
+    }
+    for (unsigned spins = 0; b.chunks[written].state.load(std::memory_order_acquire) == ParallelBatch::kPending; ++spins) {
+      if (spins < 4096) CpuRelax();
+      else std::this_thread::yield();
+    }
+  }
+  // No chunk may be claimed after this; End() waits for the helper to leave the job.
+  b.next.store(b.count, std::memory_order_relaxed);
+  helper_->End();
+
+  if (bad == nullptr && err == 0) {
+    staged_len_ = total;
+    staged_next_id_ += n;
+    staged_has_raw_ = has_raw;
+    staged_last_raw_ = last_raw;
+    CommitStaged(total);
+    return;
+  }
+  // All of the batch or none of it: cut back what was written (as WriteStaged does).
+  std::string message;
+  if (err != 0) {
+    message = "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
+  } else {
+    message = "record " + std::to_string(bad->bad_record) + ": " + bad->bad_what + " is not valid UTF-8 (byte " +
+              std::to_string(bad->bad_at) + " of the record's " + bad->bad_what + ")";
+  }
+  if (written > 0 || err != 0) {
+    if (TruncateTo(seg, seg.size) != 0) failed_ = true;
+  }
+  staged_sizes_.clear();
+  RestartStaging();
+  throw NativeError(err != 0 ? "IO_ERROR" : "INVALID_UTF8", message);
 }
 
 uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
-  const uint64_t first = Stage(records, n);
-  std::string msg;
-  if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
+  uint64_t first;
+  if (n > 1 && staged_len_ == 0) {
+    RequireWritable();
+    bool has_raw = staged_has_raw_;
+    int64_t last_raw = staged_last_raw_;
+    const uint64_t total = BeginBatch(records, n, &has_raw, &last_raw);
+    first = staged_next_id_;
+    if (total >= kParallelBatchBytes && parallel_encode_ && Helper() != nullptr) {
+      WriteBatchParallel(records, n, total, has_raw, last_raw);
+    } else {
+      EncodeStaged(records, n, total, has_raw, last_raw);
+      std::string msg;
+      if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
+    }
+  } else {
+    first = Stage(records, n);
+    std::string msg;
+    if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
+  }
   if (n > 0 && options_.durability == Durability::kSync) {
     Segment& seg = segments_.back();
     PrefillAhead();
@@ -1210,7 +1555,7 @@ int SpanLog::SyncAndCheckpointForClose() {
   // A closed segment ends at its checkpoint: the zero prefill goes first (the fdatasync
   // after the checkpoint makes the cut durable too). Should the cut fail, the zeros stay and
   // the next open cuts them as a torn tail; nothing written is lost either way.
-  if (seg.file_size > seg.size) (void)TruncateTo(seg, seg.size);
+  if (seg.file_size > seg.size || seg.allocated_end > seg.size) (void)TruncateTo(seg, seg.size);
   if (synced_seq_ != written_seq_ || durable_end_ != seg.size) {
     if (Io().fdatasync(seg.fd) != 0) {
       failed_ = true;
@@ -1247,7 +1592,7 @@ void SpanLog::Release() {
   released_ = true;
   // Its queued ranges name these fds: no kick may outlive them (a closed fd's number can be
   // reused by another file).
-  if (kicker_) kicker_->Stop();
+  if (helper_) helper_->Stop();
   for (Segment& s : segments_) {
     Unmap(s);
     if (s.fd >= 0) Io().close(s.fd);

@@ -6,15 +6,17 @@
 // Threading: a SpanLog is owned by the JS main thread. The only calls allowed from another
 // thread are SyncFd() (group-commit worker; it touches no log state) and
 // SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
-// see span_log_binding.cpp. `none` mode's writeback kicks run on a thread the log owns
-// (WritebackKicker, span_log.cpp): it touches no log state, only sync_file_range on fds
-// that stay open until Release() has joined it.
+// see span_log_binding.cpp. The log owns one more thread (AppendHelper, span_log.cpp): it
+// encodes part of a large Append()'s batch, writing only into the staging buffer and only
+// during that Append, which waits for it before returning; and it runs `none` mode's
+// writeback kicks, sync_file_range on fds that stay open until Release() has joined it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "span_source.h"
@@ -117,7 +119,8 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
 enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
 
 struct RecordInput;
-class WritebackKicker;
+class AppendHelper;
+struct ParallelBatch;
 
 /// Writes one record (header, payload, zero padding, CRC) at `out`, which must have
 /// RecordSize(text_len + meta_len) bytes; returns that size. `internal_flags` carries
@@ -210,7 +213,10 @@ class SpanLog final : public SpanSource {
   /// Validates the whole batch (nothing is written if any record is bad), encodes it into
   /// one buffer and writes it with one pwrite. In `sync` mode also fdatasyncs before
   /// returning. Returns the first assigned id (next_id() when n == 0). Anything staged
-  /// (below) is written first, in the same pwrite.
+  /// (below) is written first, in the same pwrite. A batch of kParallelBatchBytes or more,
+  /// with nothing staged, is encoded on two threads and written chunk by chunk as it is
+  /// encoded (WriteBatchParallel); a bad record or a failed write then cuts the file back,
+  /// so the outcome is the same: all of the batch, or none of it.
   uint64_t Append(const RecordInput* records, size_t n);
 
   // Staging (group commit): a batch is validated, given its ids and encoded at Stage();
@@ -297,6 +303,8 @@ class SpanLog final : public SpanSource {
     int64_t last_raw_turn_start = 0;
     /// `none` mode: writeback of [0, writeback_from) has been started (StartWriteback).
     uint64_t writeback_from = 0;
+    /// `none` mode: blocks are reserved (fallocate, KEEP_SIZE) up to here (Preallocate).
+    uint64_t allocated_end = 0;
   };
 
   void OpenExisting();
@@ -305,12 +313,16 @@ class SpanLog final : public SpanSource {
   /// `none` mode: once kWritebackChunk bytes written since the last call, asks the kernel to
   /// start writing them back (sync_file_range WRITE: asynchronous, no durability promise),
   /// so the fdatasync at the segment's roll finds little left to write. The call itself runs
-  /// on kicker_'s thread (WritebackKicker in span_log.cpp says why).
+  /// on helper_'s thread (AppendHelper in span_log.cpp says why).
   void StartWriteback(Segment& s);
   /// `sync`/`group`: keeps zeroed bytes written ahead of s.size (kPrefillChunk in
   /// span_log.cpp says why), so a durable append overwrites allocated blocks instead of
   /// extending the file. Invariant: [s.size, s.file_size) is all zero.
   void Prefill(Segment& s);
+  /// `none` mode: reserves the file's blocks ahead of a write ending at `end` (kPreallocChunk
+  /// in span_log.cpp says why). The file size does not change; a roll or close cuts what is
+  /// left past the last record (TruncateTo). Never fails: without it a write is only slower.
+  void Preallocate(Segment& s, uint64_t end);
   /// ftruncate to `size` (dropping a mapping that would reach past it). 0 or errno.
   int TruncateTo(Segment& s, uint64_t size);
   /// Maps at least [0, need) of segment `s` (need <= s.size); remaps to s.size when short.
@@ -348,11 +360,30 @@ class SpanLog final : public SpanSource {
   mutable std::vector<uint8_t> tail_buf_;
   /// Bytes of the last WriteStaged (PrefillAhead skips the zeros after a large write).
   uint64_t last_write_bytes_ = 0;
-  /// `none` mode's writeback kicks; made at the first one.
-  std::unique_ptr<WritebackKicker> kicker_;
   /// Throws the first problem of the batch; returns its encoded size. `has_raw`/`last_raw`
   /// carry the raw turn order in and out.
   uint64_t ValidateBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw) const;
+  /// Stage()'s first half (n > 0): id space, ValidateBatch, and the roll when the batch
+  /// does not fit the segment. Returns the batch's encoded size.
+  uint64_t BeginBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw);
+  /// Stage()'s second half: encodes the validated batch after what is staged, on this thread.
+  void EncodeStaged(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
+  /// Append() of a large batch with nothing staged: encodes on this thread and helper_
+  /// and writes each chunk once every chunk before it is encoded (span_log.cpp says why).
+  /// Throws INVALID_UTF8 / IO_ERROR with the file cut back to where the batch began.
+  void WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
+  /// WriteStaged()'s bookkeeping once `total` staged bytes are in the file at seg.size.
+  void CommitStaged(uint64_t total);
+  /// The log's second thread (encode jobs, writeback kicks) and the encode job's reusable
+  /// state, made at the first large batch or kick. Null if the thread cannot be made.
+  AppendHelper* Helper();
+  std::unique_ptr<AppendHelper> helper_;
+  std::unique_ptr<ParallelBatch> parallel_;
+  bool helper_failed_ = false;
+  /// The file system refused fallocate: Preallocate stops trying.
+  bool preallocate_ok_ = true;
+  /// More than one core: a large batch is worth splitting across two threads.
+  const bool parallel_encode_ = std::thread::hardware_concurrency() > 1;
   /// Grows the staging buffer (no zero fill) to hold `extra` more bytes.
   void ReserveStaging(uint64_t extra);
   /// Staged state back to the written log's (ids, raw-turn order), encode buffer prefaulted.

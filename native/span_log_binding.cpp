@@ -1154,6 +1154,7 @@ Napi::Value SetFaultsJs(const Napi::CallbackInfo& info) {
     plan.fail_sync_at = static_cast<int64_t>(num("failSyncAt", -1));
     plan.crash_at_sync = static_cast<int64_t>(num("crashAtSync", -1));
     plan.fail_write_at = static_cast<int64_t>(num("failWriteAt", -1));
+    plan.short_write_at = static_cast<int64_t>(num("shortWriteAt", -1));
     plan.drop = num("drop", 0.3);
     plan.garble = num("garble", 0.2);
     plan.seed = static_cast<uint64_t>(num("seed", 1));

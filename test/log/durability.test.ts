@@ -103,3 +103,30 @@ describe('none: early writeback (every 4 MiB) is no durability point', () => {
     }
   });
 });
+
+describe('none: blocks reserved ahead of the writes are given back at each roll and at close', () => {
+  const allocated = (f: string): number => fs.statSync(f).blocks * 512;
+  const pageUp = (n: number): number => Math.ceil(n / 4096) * 4096;
+
+  it('sealed and closed segments hold the blocks of their bytes and no more', async () => {
+    const dir = tmpDir('dur-none-prealloc');
+    const log = openLog(dir, { durability: durabilities.none, segmentBytes: 3 << 20 });
+    const text = 'p'.repeat(60 << 10);
+    for (let i = 0; i < 80; i += 4) {
+      await log.append(columns(Array.from({ length: 4 }, (_, k) => ({ turnStart: i + k, text }))));
+    }
+    const files = segmentFiles(dir);
+    expect(files.length).toBe(2);
+    // While open, the last segment holds blocks reserved past its end (fallocate, KEEP_SIZE).
+    const last = files[1]!;
+    expect(allocated(last)).toBeGreaterThan(pageUp(fs.statSync(last).size));
+    // The sealed one gave them back at its roll.
+    expect(allocated(files[0]!)).toBeLessThanOrEqual(pageUp(fs.statSync(files[0]!).size));
+    await log.close();
+    for (const f of files) expect(allocated(f)).toBeLessThanOrEqual(pageUp(fs.statSync(f).size));
+    const again = openLog(dir, { durability: durabilities.none, segmentBytes: 3 << 20 });
+    expect(again.nextId()).toBe(81);
+    expect(again.stats().recoveries).toEqual([]);
+    await again.close();
+  });
+});

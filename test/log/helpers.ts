@@ -13,6 +13,8 @@ export interface Testing {
     failSyncAt?: number;
     crashAtSync?: number;
     failWriteAt?: number;
+    /** The n-th pwrite writes half its bytes (a short write); pair with failWriteAt: n + 1. */
+    shortWriteAt?: number;
     drop?: number;
     garble?: number;
     seed?: number;

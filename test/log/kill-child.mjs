@@ -1,4 +1,6 @@
-// Child of kill9.test.ts: appends forever in `sync` or `group` mode and prints
+// Child of kill9.test.ts: appends forever in `sync` or `group` mode (or `sync-large`:
+// `sync` with batches of 600-1,199 spans, ~270-540 KB, which the log encodes on two
+// threads and writes chunk by chunk) and prints
 // "ack <firstId> <n>" only after the append resolved (i.e. once durable). stdout to a pipe
 // is synchronous in Node on Linux, so a printed ack is in the pipe before the next write.
 import { addon } from '../../dist/native.js';
@@ -25,7 +27,7 @@ process.stdout.write(`ready ${log.nextId()}\n`);
 
 async function appender() {
   for (;;) {
-    const n = 1 + rand(6);
+    const n = mode === 'sync-large' ? 600 + rand(600) : 1 + rand(6);
     const first = log.nextId();
     const got = await log.append(columnsFor(first, n, 0));
     if (got !== first) {

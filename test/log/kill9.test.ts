@@ -11,7 +11,14 @@ import { columnsFor, diffRecord } from './content.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const childScript = path.join(here, 'kill-child.mjs');
 const TRIALS_PER_MODE = Number(process.env.SPANGUARD_KILL_TRIALS ?? 100);
-const SEGMENT_BYTES = 32 * 1024; // small, so kills also land around segment rolls
+// Small, so kills also land around segment rolls (large batches: a roll every ~10 batches).
+const SEGMENT_BYTES = 32 * 1024;
+const LARGE_SEGMENT_BYTES = 4 << 20;
+const MODES = [
+  { mode: 'sync', trials: TRIALS_PER_MODE, segmentBytes: SEGMENT_BYTES },
+  { mode: 'group', trials: TRIALS_PER_MODE, segmentBytes: SEGMENT_BYTES },
+  { mode: 'sync-large', trials: Math.ceil(TRIALS_PER_MODE / 5), segmentBytes: LARGE_SEGMENT_BYTES },
+] as const;
 const TRIALS_PER_DIR = 10;
 
 interface TrialResult {
@@ -20,9 +27,16 @@ interface TrialResult {
 }
 
 /** Kills at `killAfterSpawnMs` from spawn if given, else `killAfterAckMs` after the first acknowledgement. */
-function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: number | null, killAfterAckMs: number): Promise<TrialResult> {
+function runChild(
+  dir: string,
+  mode: string,
+  segmentBytes: number,
+  seed: number,
+  killAfterSpawnMs: number | null,
+  killAfterAckMs: number,
+): Promise<TrialResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [childScript, dir, mode, String(seed), String(SEGMENT_BYTES)], {
+    const child = spawn(process.execPath, [childScript, dir, mode, String(seed), String(segmentBytes)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -64,8 +78,8 @@ function runChild(dir: string, mode: string, seed: number, killAfterSpawnMs: num
   });
 }
 
-async function checkAfterKill(dir: string, highestAcked: number): Promise<void> {
-  const log = openLog(dir, { durability: durabilities.sync, segmentBytes: SEGMENT_BYTES });
+async function checkAfterKill(dir: string, segmentBytes: number, highestAcked: number): Promise<void> {
+  const log = openLog(dir, { durability: durabilities.sync, segmentBytes });
   const next = log.nextId();
   // Every acknowledged id is still there (and so will never be handed out again).
   expect(next).toBeGreaterThan(highestAcked);
@@ -80,7 +94,7 @@ async function checkAfterKill(dir: string, highestAcked: number): Promise<void> 
   expect(log.verify().ok).toBe(true);
   await log.close();
   // Recovery is idempotent: a second open finds nothing to repair and the same records.
-  const again = openLog(dir, { durability: durabilities.sync, segmentBytes: SEGMENT_BYTES });
+  const again = openLog(dir, { durability: durabilities.sync, segmentBytes });
   expect(again.nextId()).toBe(next);
   expect(again.stats().recoveries).toEqual([]);
   // Appends work afterwards, continuing the id sequence.
@@ -90,15 +104,15 @@ async function checkAfterKill(dir: string, highestAcked: number): Promise<void> 
 }
 
 describe('kill -9 at any moment keeps every acknowledged record and returns no torn one', () => {
-  for (const mode of ['sync', 'group'] as const) {
-    it(`${TRIALS_PER_MODE} random kills of a ${mode}-mode appender`, async () => {
-      let seed = mode === 'sync' ? 1000 : 2000;
+  for (const { mode, trials, segmentBytes } of MODES) {
+    it(`${trials} random kills of a ${mode}-mode appender`, async () => {
+      let seed = mode === 'sync' ? 1000 : mode === 'group' ? 2000 : 3000;
       let dir = '';
       let highest = 0;
       let totalAcks = 0;
       let recovered = 0;
       let lateKills = 0;
-      for (let trial = 0; trial < TRIALS_PER_MODE; trial++) {
+      for (let trial = 0; trial < trials; trial++) {
         if (trial % TRIALS_PER_DIR === 0) {
           dir = tmpDir(`kill-${mode}`);
           highest = 0;
@@ -108,10 +122,10 @@ describe('kill -9 at any moment keeps every acknowledged record and returns no t
         // recovery); the rest kill 0-25 ms after the child's first acknowledged append.
         const early = seed % 5 === 0;
         if (!early) lateKills++;
-        const r = await runChild(dir, mode, seed, early ? (seed * 7919) % 120 : null, (seed * 104729) % 26);
+        const r = await runChild(dir, mode, segmentBytes, seed, early ? (seed * 7919) % 120 : null, (seed * 104729) % 26);
         totalAcks += r.ackCount;
         highest = Math.max(highest, r.acked);
-        await checkAfterKill(dir, highest);
+        await checkAfterKill(dir, segmentBytes, highest);
         highest += 2; // the check appended two records
         const probe = openLog(dir, { readOnly: true });
         recovered += probe.nextId() - 1;

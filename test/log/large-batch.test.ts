@@ -1,0 +1,157 @@
+// A batch of 256 KiB or more (encoded) is encoded on two threads and written chunk by chunk
+// as its chunks are encoded (SpanLog::WriteBatchParallel). It must store exactly what a
+// record-by-record append stores, and stay all-or-nothing: a bad record or a failed write
+// anywhere in it leaves the file as it was.
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AppendByteColumns, NativeSpanLog } from '../../src/native.js';
+import { columns, durabilities, openLog, recordOffsets, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
+
+const open: NativeSpanLog[] = [];
+afterEach(async () => {
+  testing.clearFaults();
+  for (const l of open.splice(0)) await l.close().catch(() => undefined);
+});
+
+function logAt(dir: string, opts: Parameters<typeof openLog>[1] = {}): NativeSpanLog {
+  const l = openLog(dir, opts);
+  open.push(l);
+  return l;
+}
+
+const enc = new TextEncoder();
+const FLAG_BATCH_CONTINUES = 0x80;
+
+/** ~1 MiB encoded: ~16 chunks of 64 KiB, well past the 256 KiB threshold. */
+const LARGE = 4000;
+
+function byteColumns(rows: Row[], parts = rows.map((r) => enc.encode(r.text))): AppendByteColumns {
+  const { texts: _t, metas, ...numeric } = columns(rows);
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length));
+  const bytes = new Uint8Array(offsets[parts.length]!);
+  parts.forEach((p, i) => bytes.set(p, offsets[i]!));
+  const m = metas.map((s) => enc.encode(s ?? ''));
+  const moff = new Uint32Array(m.length + 1);
+  m.forEach((p, i) => (moff[i + 1] = moff[i]! + p.length));
+  const mbytes = new Uint8Array(moff[m.length]!);
+  m.forEach((p, i) => mbytes.set(p, moff[i]!));
+  return { ...numeric, texts: bytes, textOffsets: offsets, metas: mbytes, metaOffsets: moff };
+}
+
+const fileBytes = (dir: string): Buffer => Buffer.concat(segmentFiles(dir).map((f) => fs.readFileSync(f)));
+
+/** Threads of this process named as the log names its second thread (AppendHelper). */
+const helperThreads = (): number =>
+  fs.readdirSync('/proc/self/task').filter((t) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'spanguard-help';
+    } catch {
+      return false; // the thread ended while we looked
+    }
+  }).length;
+
+describe('a large batch is stored exactly as the same records appended one at a time', () => {
+  it('every record in place, byte for byte, with the batch flag on all but the last', async () => {
+    const rows = rowsFor(0, LARGE, 7);
+    const a = tmpDir('large-one');
+    const b = tmpDir('large-each');
+    const la = logAt(a, { durability: durabilities.none });
+    const lb = logAt(b, { durability: durabilities.none });
+    const threads = helperThreads();
+    expect(await la.append(byteColumns(rows))).toBe(1);
+    // The batch went through the second thread's path: the log made its helper.
+    expect(helperThreads()).toBe(threads + 1);
+    for (let i = 0; i < rows.length; i += 1) await lb.append(columns(rows.slice(i, i + 1)));
+    expect(la.stats().bytes).toBeGreaterThan(900_000);
+    expect(la.verify()).toMatchObject({ ok: true, records: LARGE });
+    await la.close();
+    await lb.close();
+    // close() joined it.
+    expect(helperThreads()).toBe(threads);
+    const one = fileBytes(a).subarray(0, -64); // each ends with its close checkpoint
+    const each = fileBytes(b).subarray(0, -64);
+    expect(one.length).toBe(each.length);
+    const offs = recordOffsets(one);
+    expect(offs.length).toBe(LARGE);
+    expect(recordOffsets(each)).toEqual(offs);
+    // Headers differ in creation time (segment) and in the flag byte and CRC (records):
+    // take those out of both and the rest must match to the byte.
+    offs.forEach((off, i) => {
+      expect(one[off + 17]! & FLAG_BATCH_CONTINUES).toBe(i + 1 < LARGE ? FLAG_BATCH_CONTINUES : 0);
+      for (const f of [one, each]) {
+        f[off + 17] = f[off + 17]! & ~FLAG_BATCH_CONTINUES;
+        f.fill(0, off, off + 4);
+      }
+    });
+    expect(one.subarray(64).equals(each.subarray(64))).toBe(true);
+    // Reopened: clean, every span back.
+    const again = logAt(a, { durability: durabilities.none });
+    expect(again.stats().recoveries).toEqual([]);
+    expect(again.nextId()).toBe(LARGE + 1);
+    expect(again.get(LARGE)?.text).toBe(rows[LARGE - 1]!.text);
+  });
+
+  it('sync mode: a large batch over the zero prefill, then small ones, reopen clean', async () => {
+    const dir = tmpDir('large-sync');
+    const log = logAt(dir, { durability: durabilities.sync });
+    expect(await log.append(columns(rowsFor(0, 3)))).toBe(1);
+    expect(await log.append(byteColumns(rowsFor(3, LARGE)))).toBe(4);
+    expect(await log.append(columns(rowsFor(3 + LARGE, 3)))).toBe(4 + LARGE);
+    expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 6 });
+    await log.close();
+    const again = logAt(dir);
+    expect(again.stats().recoveries).toEqual([]);
+    expect(again.scan(1, again.nextId()).map((s) => s.turnStart)).toEqual(Array.from({ length: LARGE + 6 }, (_, i) => i));
+  });
+});
+
+describe('a bad record or a failed write anywhere in a large batch leaves nothing of it', () => {
+  async function expectNothingWritten(log: NativeSpanLog, dir: string, attempt: () => Promise<unknown>, code: string): Promise<void> {
+    const before = fileBytes(dir);
+    const next = log.nextId();
+    await expect(attempt()).rejects.toMatchObject({ code });
+    expect(log.nextId()).toBe(next);
+    expect(fileBytes(dir).equals(before)).toBe(true);
+    expect(log.verify().ok).toBe(true);
+  }
+
+  for (const [where, at] of [
+    ['first', 0],
+    ['middle', LARGE >> 1],
+    ['last', LARGE - 1],
+  ] as const) {
+    it(`INVALID_UTF8 in the ${where} record: refused, the file as it was, the next batch gets the same ids`, async () => {
+      const dir = tmpDir('large-bad');
+      const log = logAt(dir, { durability: durabilities.none });
+      await log.append(columns(rowsFor(0, 2)));
+      const rows = rowsFor(2, LARGE);
+      const parts = rows.map((r) => enc.encode(r.text));
+      parts[at] = Uint8Array.of(0x61, 0xed, 0xa0, 0x80); // a UTF-16 surrogate
+      const err = await log.append(byteColumns(rows, parts)).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'INVALID_UTF8' });
+      expect((err as Error).message).toContain(`record ${at}: text`);
+      await expectNothingWritten(log, dir, () => log.append(byteColumns(rows, parts)), 'INVALID_UTF8');
+      expect(await log.append(byteColumns(rows))).toBe(3);
+      expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
+    });
+  }
+
+  it('a write that fails after part of the batch landed: IO_ERROR, cut back, the log still usable', async () => {
+    const dir = tmpDir('large-eio');
+    const log = logAt(dir, { durability: durabilities.none });
+    await log.append(columns(rowsFor(0, 2)));
+    const rows = rowsFor(2, LARGE);
+    // The batch's first write lands half its bytes (a short write, as a disk filling up
+    // gives), the retry of the rest fails with ENOSPC — however the chunks were grouped.
+    testing.setFaults({ shortWriteAt: 1, failWriteAt: 2 });
+    await expectNothingWritten(log, dir, () => log.append(byteColumns(rows)), 'IO_ERROR');
+    expect(testing.faultCounters().writes).toBe(2);
+    testing.clearFaults();
+    expect(await log.append(byteColumns(rows))).toBe(3);
+    await log.close();
+    const again = logAt(dir, { durability: durabilities.none });
+    expect(again.stats().recoveries).toEqual([]);
+    expect(again.nextId()).toBe(LARGE + 3);
+  });
+});
