@@ -543,6 +543,11 @@ class AppendHelper {
   bool Start() {
     try {
       thread_ = std::thread([this] { Run(); });
+#if defined(__linux__)
+      // Named here, not in Run(), so the name is there as soon as Start() returns. Shown by
+      // top -H, /proc/<pid>/task/*/comm and debuggers (15 characters at most).
+      (void)pthread_setname_np(thread_.native_handle(), "spanguard-help");
+#endif
       return true;
     } catch (const std::system_error&) {
       return false;
@@ -611,10 +616,6 @@ class AppendHelper {
            (!kicks_pending_.load(std::memory_order_acquire) || open_.load(std::memory_order_acquire));
   }
   void Run() {
-#if defined(__linux__)
-    // Shown by top -H, /proc/<pid>/task/*/comm and debuggers (15 characters at most).
-    (void)pthread_setname_np(pthread_self(), "spanguard-help");
-#endif
     uint64_t seen = 0;
     for (;;) {
       // Poll before sleeping: an appender sending large batches back to back calls Begin()

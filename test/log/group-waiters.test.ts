@@ -51,27 +51,50 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
     await log.close();
   });
 
-  it('an injected fsync failure rejects every waiter of the burst (appends and flush) with FSYNC_FAILED, and every later write', async () => {
-    const log = openLog(tmpDir('waiters-fsync'), { durability: durabilities.group });
-    expect(await log.append(columns(rowsFor(0, 1)))).toBe(1);
-    testing.setFaults({ failSyncAt: 1 });
-    const burst = [
-      log.append(columns(rowsFor(1, 1))),
-      log.append(bytes(columns(rowsFor(2, 4)))),
-      log.flush(),
-      log.append(columns(rowsFor(6, 1))),
-    ];
-    const settled = await Promise.allSettled(burst);
-    for (const r of settled) {
-      expect(r.status).toBe('rejected');
-      expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'FSYNC_FAILED' });
+  // A burst of 16 or more waiters is synced on the main thread, a smaller one on the pool
+  // (span_log_binding.cpp, kMainThreadSyncWaiters): both paths settle the same way.
+  for (const [path, extra] of [
+    ['the pool', 0],
+    ['the main thread', 20],
+  ] as const) {
+    it(`an injected fsync failure rejects every waiter of the burst (appends and flush) with FSYNC_FAILED, and every later write — synced on ${path}`, async () => {
+      const log = openLog(tmpDir('waiters-fsync'), { durability: durabilities.group });
+      expect(await log.append(columns(rowsFor(0, 1)))).toBe(1);
+      testing.setFaults({ failSyncAt: 1 });
+      const burst = [
+        log.append(columns(rowsFor(1, 1))),
+        log.append(bytes(columns(rowsFor(2, 4)))),
+        log.flush(),
+        log.append(columns(rowsFor(6, 1))),
+        ...Array.from({ length: extra }, (_, i) => log.append(columns(rowsFor(7 + i, 1)))),
+      ];
+      const settled = await Promise.allSettled(burst);
+      for (const r of settled) {
+        expect(r.status).toBe('rejected');
+        expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'FSYNC_FAILED' });
+      }
+      // Each waiter gets its own error object.
+      expect(new Set(settled.map((r) => (r as PromiseRejectedResult).reason)).size).toBe(burst.length);
+      expect(log.stats().failed).toBe(true);
+      testing.clearFaults();
+      await expect(log.append(columns(rowsFor(7 + extra, 1)))).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
+      await expect(log.flush()).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
+      await log.close();
+    });
+  }
+
+  it('a burst synced on the main thread resolves only after its fdatasync, each with its own id, in order', async () => {
+    const log = openLog(tmpDir('waiters-main'), { durability: durabilities.group });
+    testing.setFaults({});
+    for (let b = 0; b < 4; b++) {
+      const order: number[] = [];
+      const waits = Array.from({ length: 40 }, (_, i) => log.append(columns(rowsFor(b * 40 + i, 1))).then((id) => (order.push(i), id)));
+      // Nothing is durable, or settled, before the burst's one fdatasync.
+      expect(testing.faultCounters().syncs).toBe(b);
+      expect(await Promise.all(waits)).toEqual(Array.from({ length: 40 }, (_, i) => b * 40 + i + 1));
+      expect(order).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      expect(testing.faultCounters().syncs).toBe(b + 1);
     }
-    // Each waiter gets its own error object.
-    expect(new Set(settled.map((r) => (r as PromiseRejectedResult).reason)).size).toBe(burst.length);
-    expect(log.stats().failed).toBe(true);
-    testing.clearFaults();
-    await expect(log.append(columns(rowsFor(7, 1)))).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
-    await expect(log.flush()).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
     await log.close();
   });
 

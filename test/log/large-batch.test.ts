@@ -67,7 +67,8 @@ describe('a large batch is stored exactly as the same records appended one at a 
     expect(la.verify()).toMatchObject({ ok: true, records: LARGE });
     await la.close();
     await lb.close();
-    // close() joined it.
+    // close() joined it (the kernel drops a joined thread's /proc entry a moment after).
+    for (let i = 0; i < 100 && helperThreads() > threads; i++) await new Promise((r) => setTimeout(r, 2));
     expect(helperThreads()).toBe(threads);
     const one = fileBytes(a).subarray(0, -64); // each ends with its close checkpoint
     const each = fileBytes(b).subarray(0, -64);
