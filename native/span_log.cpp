@@ -736,6 +736,11 @@ void SpanLog::OpenExisting() {
     struct stat st;
     if (::fstat(seg.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + seg.path + ": " + ErrnoText(errno));
     seg.file_size = static_cast<uint64_t>(st.st_size);
+    // Blocks past the end (a killed `none` writer's Preallocate): this session's first roll
+    // or close cuts them, as it cuts its own.
+    if (!options_.read_only && last && static_cast<uint64_t>(st.st_blocks) * 512 > seg.file_size + 4096) {
+      seg.allocated_end = static_cast<uint64_t>(st.st_blocks) * 512;
+    }
     local.clear();
     RecoveryResult r;
     if (options_.read_only && last) {
@@ -1037,6 +1042,12 @@ void SpanLog::ReserveStaging(uint64_t extra) {
   staged_cap_ = cap;
 }
 
+void SpanLog::ReserveSizes(size_t extra) {
+  // Geometric, as push_back would grow it: group commit stages many small batches.
+  const size_t need = staged_sizes_.size() + extra;
+  if (need > staged_sizes_.capacity()) staged_sizes_.reserve(std::max(need, 2 * staged_sizes_.capacity()));
+}
+
 bool SpanLog::StageNeedsWrite(uint64_t batch_bytes) const {
   if (staged_len_ == 0 || segments_.empty()) return false;
   return segments_.back().size + staged_len_ + batch_bytes > options_.segment_bytes;
@@ -1083,6 +1094,8 @@ uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
 
 void SpanLog::EncodeStaged(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw) {
   ReserveStaging(total);
+  // So that push_back below cannot throw with part of the batch's sizes recorded.
+  ReserveSizes(n);
   uint8_t* out = staged_.get() + staged_len_;
   uint64_t at = 0;
   const uint64_t first = staged_next_id_;
@@ -1200,7 +1213,9 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   b.first_id = staged_next_id_;
   b.synced_end = durable_end_;
   // Plan: chunk boundaries on record boundaries, and every record's size for CommitStaged.
+  // Everything that can throw (bad_alloc) happens before any state changes.
   b.Reserve(static_cast<size_t>(total / kParallelChunk) + 2);
+  ReserveSizes(n);
   b.count = 0;
   uint64_t at = 0;
   size_t from = 0;

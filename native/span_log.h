@@ -386,6 +386,8 @@ class SpanLog final : public SpanSource {
   const bool parallel_encode_ = std::thread::hardware_concurrency() > 1;
   /// Grows the staging buffer (no zero fill) to hold `extra` more bytes.
   void ReserveStaging(uint64_t extra);
+  /// Room for `extra` more staged sizes, so recording a batch's sizes cannot throw midway.
+  void ReserveSizes(size_t extra);
   /// Staged state back to the written log's (ids, raw-turn order), encode buffer prefaulted.
   void RestartStaging();
 

@@ -438,8 +438,16 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       // here). Smaller bursts go to the pool, so light use never blocks the loop.
       const SyncTarget target = log_->PrepareSync();
       const int err = SpanLog::SyncFd(target.fd);
-      OnSyncDone(env, target, err);
-      if (log_) log_->PrefillAhead();
+      // Before OnSyncDone, not after: settling may start the close worker (closing_), which
+      // owns the log from then on (a prefill after it raced the close's checkpoint and left
+      // the closed segment 2 MiB of zeros long in 70-88% of runs of 20+ appends then close()).
+      if (err == 0) log_->PrefillAhead();
+      try {
+        OnSyncDone(env, target, err);
+      } catch (...) {
+        // As in SyncWorker::OnOK: nothing may escape into the setImmediate callback; the
+        // promises stay settled as far as they got.
+      }
       return;
     }
     auto* w = new SyncWorker(env, this, log_->PrepareSync());

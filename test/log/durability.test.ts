@@ -1,9 +1,14 @@
 // What each durability mode promises, observed through the I/O seam's sync counter.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { columns, durabilities, openLog, rowsFor, segmentFiles, testing, tmpDir } from './helpers.js';
 
 afterEach(() => testing.clearFaults());
+
+const killChild = path.join(path.dirname(fileURLToPath(import.meta.url)), 'kill-child.mjs');
 
 describe('sync: every append is fdatasynced before its promise settles', () => {
   it('one fdatasync per append, done by the time append returns', async () => {
@@ -128,5 +133,25 @@ describe('none: blocks reserved ahead of the writes are given back at each roll 
     expect(again.nextId()).toBe(81);
     expect(again.stats().recoveries).toEqual([]);
     await again.close();
+  });
+
+  it("a killed writer's reserved blocks are given back by the next writer's close, even with nothing appended", async () => {
+    const dir = tmpDir('dur-none-prealloc-kill');
+    const child = spawn(process.execPath, [killChild, dir, 'none', '7', String(64 << 20)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => (out += d));
+    const exited = new Promise((r) => child.on('exit', r));
+    while (!out.includes('ack ')) await new Promise((r) => setTimeout(r, 2));
+    child.kill('SIGKILL');
+    await exited;
+    const [file] = segmentFiles(dir);
+    // The page cache survives the kill: every acknowledged record is there, and so are the
+    // blocks reserved past the end.
+    expect(allocated(file!)).toBeGreaterThan(pageUp(fs.statSync(file!).size));
+    const again = openLog(dir, { durability: durabilities.none });
+    expect(again.nextId()).toBeGreaterThan(1);
+    await again.close();
+    expect(allocated(file!)).toBeLessThanOrEqual(pageUp(fs.statSync(file!).size));
   });
 });

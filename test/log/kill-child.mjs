@@ -1,4 +1,5 @@
-// Child of kill9.test.ts: appends forever in `sync` or `group` mode (or `sync-large`:
+// Child of kill9.test.ts (and durability.test.ts, mode `none`): appends forever in `sync`
+// or `group` mode (or `sync-large`:
 // `sync` with batches of 600-1,199 spans, ~270-540 KB, which the log encodes on two
 // threads and writes chunk by chunk) and prints
 // "ack <firstId> <n>" only after the append resolved (i.e. once durable). stdout to a pipe
@@ -19,7 +20,7 @@ const rand = (n) => {
 const a = addon();
 const log = new a.SpanLog(dir, {
   readOnly: false,
-  durability: mode === 'group' ? 1 : 2,
+  durability: mode === 'group' ? 1 : mode === 'none' ? 0 : 2,
   segmentBytes: Number(segText),
   maxTextBytes: 1 << 20,
 });
