@@ -2,21 +2,11 @@
 // batch plus n + 1 offsets. It must store exactly what the string form stores, refuse bad
 // UTF-8 and malformed offsets with typed errors, and stay all-or-nothing per batch.
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { packTexts, type AppendByteColumns, type AppendColumns, type NativeSpanLog } from '../../src/native.js';
-import { columns, durabilities, expectSpanMatches, openLog, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
+import { closedAfterEach, columns, durabilities, expectSpanMatches, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
 
-const open: NativeSpanLog[] = [];
-afterEach(async () => {
-  testing.clearFaults();
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-});
-
-function logAt(dir: string, opts: Parameters<typeof openLog>[1] = {}): NativeSpanLog {
-  const l = openLog(dir, opts);
-  open.push(l);
-  return l;
-}
+const logAt = closedAfterEach();
 
 const enc = new TextEncoder();
 

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'vitest';
 import { addon, type AppendColumns, type NativeSpan, type NativeSpanLog, type NativeSpanLogOptions } from '../../src/native.js';
 
 export const native = addon();
@@ -35,6 +36,23 @@ export const durabilities = { none: 0, group: 1, sync: 2 } as const;
 
 export function tmpDir(tag: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-${tag}-`));
+}
+
+/**
+ * For a test file: returns an openLog whose logs are closed, and the fault seam cleared,
+ * after each test (call at the file's top level: it registers the afterEach).
+ */
+export function closedAfterEach(): (dir: string, opts?: Partial<NativeSpanLogOptions>) => NativeSpanLog {
+  const open: NativeSpanLog[] = [];
+  afterEach(async () => {
+    testing.clearFaults();
+    for (const l of open.splice(0)) await l.close().catch(() => undefined);
+  });
+  return (dir, opts = {}) => {
+    const l = openLog(dir, opts);
+    open.push(l);
+    return l;
+  };
 }
 
 export function openLog(dir: string, opts: Partial<NativeSpanLogOptions> = {}): NativeSpanLog {

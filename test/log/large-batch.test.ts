@@ -3,21 +3,11 @@
 // record-by-record append stores, and stay all-or-nothing: a bad record or a failed write
 // anywhere in it leaves the file as it was.
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AppendByteColumns, NativeSpanLog } from '../../src/native.js';
-import { columns, durabilities, openLog, recordOffsets, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
+import { closedAfterEach, columns, durabilities, recordOffsets, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
 
-const open: NativeSpanLog[] = [];
-afterEach(async () => {
-  testing.clearFaults();
-  for (const l of open.splice(0)) await l.close().catch(() => undefined);
-});
-
-function logAt(dir: string, opts: Parameters<typeof openLog>[1] = {}): NativeSpanLog {
-  const l = openLog(dir, opts);
-  open.push(l);
-  return l;
-}
+const logAt = closedAfterEach();
 
 const enc = new TextEncoder();
 const FLAG_BATCH_CONTINUES = 0x80;
