@@ -418,6 +418,51 @@ uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8
   return rs;
 }
 
+/// The first record of a batch that failed its UTF-8 check, and where.
+struct BadRecord {
+  size_t record = 0;
+  const char* what = nullptr;
+  size_t at = 0;
+};
+
+/// Encodes records [from, to) of an n-record batch whose first id is `first_id`, record
+/// `from` at `out`, each marked "batch continues" but the batch's last. False, with *bad,
+/// at the first record that fails its UTF-8 check. Both the one-thread path (EncodeStaged)
+/// and each chunk of a two-thread batch (ParallelBatch) encode through this.
+bool EncodeRecords(uint8_t* out, const RecordInput* records, size_t from, size_t to, size_t n, uint64_t first_id,
+                   uint64_t synced_end, BadRecord* bad) {
+  for (size_t i = from; i < to; ++i) {
+    const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
+    const uint64_t rs = EncodeRecordImpl(out, first_id + i, records[i], internal, synced_end, &bad->what, &bad->at);
+    if (rs == 0) {
+      bad->record = i;
+      return false;
+    }
+    out += rs;
+  }
+  return true;
+}
+
+NativeError InvalidUtf8(const BadRecord& bad) {
+  return NativeError("INVALID_UTF8", "record " + std::to_string(bad.record) + ": " + bad.what +
+                                         " is not valid UTF-8 (byte " + std::to_string(bad.at) + " of the record's " +
+                                         bad.what + ")");
+}
+
+/// sync_file_range(WRITE) over one range. Not through the seam: it changes nothing on disk
+/// that a crash model must track (it is no durability point, the next fdatasync still is),
+/// and a writeback error it triggers is reported by that fdatasync. Its own failure is
+/// harmless and ignored.
+void KickWriteback(int fd, uint64_t from, uint64_t len) {
+#if defined(__linux__)
+  (void)::sync_file_range(fd, static_cast<off_t>(from), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+#else
+  (void)fd;
+  (void)from;
+  (void)len;
+#endif
+}
+
 }  // namespace
 
 uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
@@ -458,7 +503,7 @@ constexpr uint64_t kParallelBatchBytes = uint64_t{256} << 10;
 // spans appended back to back the appender spends ~60 µs outside Append() (binding, JS);
 // a sleeping thread took 40-70 µs to wake on the build VM, which is about one batch's whole
 // encoding: with a 50 µs poll the helper slept before 90% of the batches of a 10^5-span run,
-// with 300 µs before 10-15%.
+// with 300 µs before 2-18% (debug counters in a scratch build, 4 runs).
 constexpr auto kHelperSpin = std::chrono::microseconds(300);
 
 inline void CpuRelax() {
@@ -480,9 +525,7 @@ struct ParallelBatch {
     size_t from = 0, to = 0;          ///< records [from, to)
     uint64_t begin = 0, end = 0;      ///< bytes [begin, end) of the encoded batch
     std::atomic<uint8_t> state{kPending};
-    size_t bad_record = 0;            ///< kBad: which record, what, where (EncodeRecordImpl)
-    const char* bad_what = nullptr;
-    size_t bad_at = 0;
+    BadRecord bad;                    ///< kBad: the first bad record of the chunk
   };
   const RecordInput* records = nullptr;
   size_t n = 0;
@@ -502,23 +545,12 @@ struct ParallelBatch {
   /// Encodes chunk c. Thread-safe for distinct c: each chunk owns its bytes and fields.
   void Encode(size_t c) {
     Chunk& k = chunks[c];
-    uint64_t at = k.begin;
-    for (size_t i = k.from; i < k.to; ++i) {
-      const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
-      const uint64_t rs = EncodeRecordImpl(out + at, first_id + i, records[i], internal, synced_end, &k.bad_what, &k.bad_at);
-      if (rs == 0) {
-        k.bad_record = i;
-        k.state.store(kBad, std::memory_order_release);
-        return;
-      }
-      at += rs;
-    }
-    k.state.store(kDone, std::memory_order_release);
+    const bool ok = EncodeRecords(out + k.begin, records, k.from, k.to, n, first_id, synced_end, &k.bad);
+    k.state.store(ok ? kDone : kBad, std::memory_order_release);
   }
   /// Claims and encodes chunks until none is left. The helper's whole job.
-  static void EncodeAll(void* self) {
-    auto* b = static_cast<ParallelBatch*>(self);
-    for (size_t c; (c = b->next.fetch_add(1, std::memory_order_relaxed)) < b->count;) b->Encode(c);
+  void EncodeAll() {
+    for (size_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < count;) Encode(c);
   }
 };
 
@@ -553,12 +585,11 @@ class AppendHelper {
       return false;
     }
   }
-  void Begin(void (*fn)(void*), void* arg) {
+  void Begin(ParallelBatch* job) {
     bool wake;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      fn_ = fn;
-      arg_ = arg;
+      job_ = job;
       open_.store(true, std::memory_order_relaxed);
       gen_.fetch_add(1, std::memory_order_release);
       wake = sleeping_;
@@ -622,8 +653,7 @@ class AppendHelper {
       // again within tens of microseconds, less than a sleeping thread takes to wake here.
       const auto until = std::chrono::steady_clock::now() + kHelperSpin;
       while (Idle(seen) && std::chrono::steady_clock::now() < until) CpuRelax();
-      void (*fn)(void*) = nullptr;
-      void* arg = nullptr;
+      ParallelBatch* job = nullptr;
       Range kick{-1, 0, 0};
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -637,8 +667,7 @@ class AppendHelper {
           seen = gen_.load(std::memory_order_relaxed);
           // A job that already ended (the appender did it alone) is not entered.
           if (open_.load(std::memory_order_relaxed)) {
-            fn = fn_;
-            arg = arg_;
+            job = job_;
             active_.store(true, std::memory_order_relaxed);
           }
         } else if (!kicks_.empty() && !open_.load(std::memory_order_relaxed)) {
@@ -647,14 +676,11 @@ class AppendHelper {
           kicks_pending_.store(!kicks_.empty(), std::memory_order_relaxed);
         }
       }
-      if (fn != nullptr) {
-        fn(arg);
+      if (job != nullptr) {
+        job->EncodeAll();
         active_.store(false, std::memory_order_release);
       } else if (kick.fd >= 0) {
-        // Not through the seam: it changes nothing on disk that a crash model must track (it
-        // is no durability point, the next fdatasync still is), and a writeback error it
-        // triggers is reported by that fdatasync. Its own failure is harmless and ignored.
-        (void)::sync_file_range(kick.fd, static_cast<off_t>(kick.from), static_cast<off_t>(kick.len), SYNC_FILE_RANGE_WRITE);
+        KickWriteback(kick.fd, kick.from, kick.len);
       }
     }
   }
@@ -666,8 +692,7 @@ class AppendHelper {
   std::atomic<bool> open_{false};  ///< written under mu_; read without it only to poll
   bool sleeping_ = false;
   bool stopped_ = false;
-  void (*fn_)(void*) = nullptr;
-  void* arg_ = nullptr;
+  ParallelBatch* job_ = nullptr;
   std::deque<Range> kicks_;
   std::thread thread_;
 };
@@ -880,8 +905,7 @@ void SpanLog::StartWriteback(Segment& s) {
   if (AppendHelper* helper = Helper()) {
     helper->Kick(s.fd, s.writeback_from, s.size - s.writeback_from);
   } else {
-    (void)::sync_file_range(s.fd, static_cast<off_t>(s.writeback_from), static_cast<off_t>(s.size - s.writeback_from),
-                            SYNC_FILE_RANGE_WRITE);
+    KickWriteback(s.fd, s.writeback_from, s.size - s.writeback_from);
   }
   s.writeback_from = s.size;
 #else
@@ -1068,7 +1092,7 @@ uint64_t SpanLog::BeginBatch(const RecordInput* records, size_t n, bool* has_raw
     }
     Segment& old = segments_.back();
     // A sealed segment ends at its last record: its zero prefill goes before the last fdatasync.
-    if (old.file_size > old.size || old.allocated_end > old.size) {
+    if (old.HasTail()) {
       if (const int err = TruncateTo(old, old.size); err != 0) {
         throw NativeError("IO_ERROR", "cannot cut the zero prefill off " + old.path + " before rolling: " + ErrnoText(err) +
                                           WhereSuffix(old.path, old.size));
@@ -1096,24 +1120,16 @@ void SpanLog::EncodeStaged(const RecordInput* records, size_t n, uint64_t total,
   ReserveStaging(total);
   // So that push_back below cannot throw with part of the batch's sizes recorded.
   ReserveSizes(n);
-  uint8_t* out = staged_.get() + staged_len_;
-  uint64_t at = 0;
-  const uint64_t first = staged_next_id_;
-  const size_t sizes_before = staged_sizes_.size();
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
-    const char* what = nullptr;
-    size_t bad_at = 0;
-    const uint64_t rs = EncodeRecordImpl(out + at, first + i, records[i], internal, durable_end_, &what, &bad_at);
-    if (rs == 0) {
-      // Nothing of this batch counts as staged: its bytes past staged_len_ are scratch.
-      staged_sizes_.resize(sizes_before);
-      throw NativeError("INVALID_UTF8", "record " + std::to_string(i) + ": " + what + " is not valid UTF-8 (byte " +
-                                            std::to_string(bad_at) + " of the record's " + what + ")");
-    }
-    staged_sizes_.push_back(rs);
-    at += rs;
+  BadRecord bad;
+  if (!EncodeRecords(staged_.get() + staged_len_, records, 0, n, n, staged_next_id_, durable_end_, &bad)) {
+    // Nothing of this batch counts as staged: its bytes past staged_len_ are scratch.
+    throw InvalidUtf8(bad);
   }
+  for (size_t i = 0; i < n; ++i) staged_sizes_.push_back(RecordSize(records[i].text_len + records[i].meta_len));
+  MarkStaged(n, total, has_raw, last_raw);
+}
+
+void SpanLog::MarkStaged(size_t n, uint64_t total, bool has_raw, int64_t last_raw) {
   staged_len_ += total;
   staged_next_id_ += n;
   staged_has_raw_ = has_raw;
@@ -1134,36 +1150,45 @@ void SpanLog::RestartStaging() {
 
 int SpanLog::WriteStaged(std::string* message) {
   if (staged_len_ == 0) return 0;
-  auto drop_staged = [this]() {
-    staged_len_ = 0;
-    staged_sizes_.clear();
-    RestartStaging();
-  };
   if (released_ || failed_) {
     // The log failed (or closed) between staging and writing: nothing staged may land.
-    drop_staged();
+    DropStaged(false);
     *message = failed_ ? "an earlier fsync failed; the log refuses every write" : "the span log is closed";
     return EIO;
   }
   Segment& seg = segments_.back();
-  const uint8_t* out = staged_.get();
   const uint64_t total = staged_len_;
   Preallocate(seg, seg.size + total);
-  uint64_t done = 0;
-  while (done < total) {
-    ssize_t w = Io().pwrite(seg.fd, out + done, total - done, static_cast<off_t>(seg.size + done));
-    if (w <= 0) {
-      int err = w < 0 ? errno : EIO;
-      // Take back the partial write so the file ends on a record boundary again.
-      if (TruncateTo(seg, seg.size) != 0) failed_ = true;
-      drop_staged();
-      *message = "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
-      return err;
-    }
-    done += static_cast<uint64_t>(w);
+  if (const int err = WriteStagedRange(0, total); err != 0) {
+    DropStaged(true);
+    *message = WriteFailure(err);
+    return err;
   }
   CommitStaged(total);
   return 0;
+}
+
+int SpanLog::WriteStagedRange(uint64_t from, uint64_t to) {
+  const Segment& seg = segments_.back();
+  for (uint64_t at = from; at < to;) {
+    const ssize_t w = Io().pwrite(seg.fd, staged_.get() + at, static_cast<size_t>(to - at), static_cast<off_t>(seg.size + at));
+    if (w <= 0) return w < 0 ? errno : EIO;
+    at += static_cast<uint64_t>(w);
+  }
+  return 0;
+}
+
+void SpanLog::DropStaged(bool cut_file) {
+  // Take back whatever of it reached the file, so the file ends on a record boundary again.
+  if (cut_file && TruncateTo(segments_.back(), segments_.back().size) != 0) failed_ = true;
+  staged_len_ = 0;
+  staged_sizes_.clear();
+  RestartStaging();
+}
+
+std::string SpanLog::WriteFailure(int err) const {
+  const Segment& seg = segments_.back();
+  return "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
 }
 
 void SpanLog::CommitStaged(uint64_t total) {
@@ -1236,7 +1261,7 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
     }
   }
   b.next.store(0, std::memory_order_relaxed);
-  helper_->Begin(&ParallelBatch::EncodeAll, &b);
+  helper_->Begin(&b);
 
   // Write each chunk once it and all before it are encoded; while nothing is ready, encode
   // an unclaimed chunk here, or wait for the one the helper is on.
@@ -1249,18 +1274,7 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
     size_t ready = written;
     while (ready < b.count && b.chunks[ready].state.load(std::memory_order_acquire) == ParallelBatch::kDone) ++ready;
     if (ready > written) {
-      const uint64_t from_byte = b.chunks[written].begin;
-      const uint64_t len = b.chunks[ready - 1].end - from_byte;
-      uint64_t done = 0;
-      while (done < len) {
-        const ssize_t w = Io().pwrite(seg.fd, b.out + from_byte + done, static_cast<size_t>(len - done),
-                                      static_cast<off_t>(seg.size + from_byte + done));
-        if (w <= 0) {
-          err = w < 0 ? errno : EIO;
-          break;
-        }
-        done += static_cast<uint64_t>(w);
-      }
+      err = WriteStagedRange(b.chunks[written].begin, b.chunks[ready - 1].end);
       if (err != 0) break;
       written = ready;
       continue;
@@ -1284,27 +1298,14 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   helper_->End();
 
   if (bad == nullptr && err == 0) {
-    staged_len_ = total;
-    staged_next_id_ += n;
-    staged_has_raw_ = has_raw;
-    staged_last_raw_ = last_raw;
+    MarkStaged(n, total, has_raw, last_raw);
     CommitStaged(total);
     return;
   }
   // All of the batch or none of it: cut back what was written (as WriteStaged does).
-  std::string message;
-  if (err != 0) {
-    message = "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
-  } else {
-    message = "record " + std::to_string(bad->bad_record) + ": " + bad->bad_what + " is not valid UTF-8 (byte " +
-              std::to_string(bad->bad_at) + " of the record's " + bad->bad_what + ")";
-  }
-  if (written > 0 || err != 0) {
-    if (TruncateTo(seg, seg.size) != 0) failed_ = true;
-  }
-  staged_sizes_.clear();
-  RestartStaging();
-  throw NativeError(err != 0 ? "IO_ERROR" : "INVALID_UTF8", message);
+  DropStaged(written > 0 || err != 0);
+  if (err != 0) throw NativeError("IO_ERROR", WriteFailure(err));
+  throw InvalidUtf8(bad->bad);
 }
 
 uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
@@ -1571,7 +1572,7 @@ int SpanLog::SyncAndCheckpointForClose() {
   // A closed segment ends at its checkpoint: the zero prefill goes first (the fdatasync
   // after the checkpoint makes the cut durable too). Should the cut fail, the zeros stay and
   // the next open cuts them as a torn tail; nothing written is lost either way.
-  if (seg.file_size > seg.size || seg.allocated_end > seg.size) (void)TruncateTo(seg, seg.size);
+  if (seg.HasTail()) (void)TruncateTo(seg, seg.size);
   if (synced_seq_ != written_seq_ || durable_end_ != seg.size) {
     if (Io().fdatasync(seg.fd) != 0) {
       failed_ = true;

@@ -305,6 +305,8 @@ class SpanLog final : public SpanSource {
     uint64_t writeback_from = 0;
     /// `none` mode: blocks are reserved (fallocate, KEEP_SIZE) up to here (Preallocate).
     uint64_t allocated_end = 0;
+    /// Zeros (a prefill) or reserved blocks past the last record: what a roll or close cuts.
+    bool HasTail() const { return file_size > size || allocated_end > size; }
   };
 
   void OpenExisting();
@@ -372,6 +374,16 @@ class SpanLog final : public SpanSource {
   /// and writes each chunk once every chunk before it is encoded (span_log.cpp says why).
   /// Throws INVALID_UTF8 / IO_ERROR with the file cut back to where the batch began.
   void WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
+  /// A validated, encoded batch of n records (`total` bytes) counts as staged.
+  void MarkStaged(size_t n, uint64_t total, bool has_raw, int64_t last_raw);
+  /// pwrites staged bytes [from, to) at their place after the last segment's records,
+  /// resuming short writes. 0 or errno.
+  int WriteStagedRange(uint64_t from, uint64_t to);
+  /// Forgets every staged record (ids, turn order, bytes) and, with cut_file, takes back what
+  /// of them reached the file (the log turns read-only if that cut fails).
+  void DropStaged(bool cut_file);
+  /// The IO_ERROR message of a failed write at the end of the last segment.
+  std::string WriteFailure(int err) const;
   /// WriteStaged()'s bookkeeping once `total` staged bytes are in the file at seg.size.
   void CommitStaged(uint64_t total);
   /// The log's second thread (encode jobs, writeback kicks) and the encode job's reusable
