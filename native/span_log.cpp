@@ -395,25 +395,19 @@ uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8
   const uint64_t zero = 0;
   std::memcpy(out + rs - 8, &zero, 8);
   std::memcpy(out, &h, sizeof h);
-  // One pass over the caller's bytes: copied into the record while the CRC runs over them,
-  // and their OR tells whether they were all ASCII (then they are UTF-8 with no more work).
-  uint32_t crc = Crc32c(0, out + 4, sizeof h - 4);
-  uint8_t high = 0;
-  if (r.text_len > 0) crc = Crc32cCopy(crc, out + sizeof h, r.text, r.text_len, &high);
-  if (r.check_utf8 && (high & 0x80u) != 0 &&
+  // The copy tells whether the caller's bytes were all ASCII (then they are UTF-8 with no
+  // more work); the CRC then runs once over the whole record, which is still in L1.
+  if (r.text_len > 0 && CopyFindHigh(out + sizeof h, r.text, r.text_len) && r.check_utf8 &&
       !ValidUtf8(reinterpret_cast<const uint8_t*>(r.text), r.text_len, bad_at)) {
     *bad_what = "text";
     return 0;
   }
-  high = 0;
-  if (r.meta_len > 0) crc = Crc32cCopy(crc, out + sizeof h + r.text_len, r.meta, r.meta_len, &high);
-  if (r.check_utf8 && (high & 0x80u) != 0 &&
+  if (r.meta_len > 0 && CopyFindHigh(out + sizeof h + r.text_len, r.meta, r.meta_len) && r.check_utf8 &&
       !ValidUtf8(reinterpret_cast<const uint8_t*>(r.meta), r.meta_len, bad_at)) {
     *bad_what = "meta";
     return 0;
   }
-  const uint64_t pad = rs - sizeof h - payload;
-  if (pad > 0) crc = Crc32c(crc, out + sizeof h + payload, pad);
+  const uint32_t crc = Crc32c(0, out + 4, rs - 4);
   std::memcpy(out, &crc, sizeof crc);
   return rs;
 }

@@ -1217,17 +1217,16 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
     }
     auto bytes = info[0].As<Napi::Uint8Array>();
     if (info.Length() > 1 && info[1].IsString() && info[1].As<Napi::String>().Utf8Value() == "copy") {
-      // The fused copy + CRC path the log encodes with: same value, exact copy, right ASCII bit.
+      // The path the log encodes with: the copy (exact, right ASCII answer), then the CRC of the copy.
       std::vector<uint8_t> dst(bytes.ByteLength() + 1, 0xA5);
-      uint8_t high = 0;
-      const uint32_t c = Crc32cCopy(0, dst.data(), bytes.Data(), bytes.ByteLength(), &high);
+      const bool high = CopyFindHigh(dst.data(), bytes.Data(), bytes.ByteLength());
       uint8_t want_high = 0;
       for (size_t i = 0; i < bytes.ByteLength(); ++i) want_high |= bytes.Data()[i];
       if ((bytes.ByteLength() > 0 && std::memcmp(dst.data(), bytes.Data(), bytes.ByteLength()) != 0) ||
-          dst[bytes.ByteLength()] != 0xA5 || ((high ^ want_high) & 0x80u) != 0) {
-        throw NativeError("IO_ERROR", "Crc32cCopy copied wrongly or misreported ASCII");
+          dst[bytes.ByteLength()] != 0xA5 || high != ((want_high & 0x80u) != 0)) {
+        throw NativeError("IO_ERROR", "CopyFindHigh copied wrongly or misreported ASCII");
       }
-      return Napi::Number::New(env, c);
+      return Napi::Number::New(env, Crc32c(0, dst.data(), bytes.ByteLength()));
     }
     const bool portable = info.Length() > 1 && info[1].ToBoolean().Value();
     uint32_t c = portable ? Crc32cPortable(0, bytes.Data(), bytes.ByteLength()) : Crc32c(0, bytes.Data(), bytes.ByteLength());
@@ -1235,9 +1234,10 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
   });
 }
 
-// One CRC32C implementation by name ('table' | 'sse42' | 'clmul' | 'vpclmul'), plain or as the
-// fused copy (then into a destination `dstOffset` bytes into a fresh buffer, checked for an
-// exact copy, untouched neighbours and the right ASCII bit). Throws if the CPU lacks it.
+// One CRC32C implementation by name ('table' | 'sse42' | 'clmul' | 'vpclmul'), plain or with
+// its copy first (into a destination `dstOffset` bytes into a fresh buffer, checked for an
+// exact copy, untouched neighbours and the right ASCII answer; the CRC is then of the copy).
+// Throws if the CPU lacks it.
 Napi::Value Crc32cImplJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
@@ -1258,16 +1258,15 @@ Napi::Value Crc32cImplJs(const Napi::CallbackInfo& info) {
     const size_t off = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() % 64 : 0;
     const size_t n = bytes.ByteLength();
     std::vector<uint8_t> dst(off + n + 1, 0xA5);
-    uint8_t high = 0;
-    const uint32_t c = Crc32cCopyWith(which, 0, dst.data() + off, bytes.Data(), n, &high);
+    const bool high = CopyFindHighWith(which, dst.data() + off, bytes.Data(), n);
     uint8_t want_high = 0;
     for (size_t i = 0; i < n; ++i) want_high |= bytes.Data()[i];
     bool untouched = dst[off + n] == 0xA5;
     for (size_t i = 0; i < off; ++i) untouched = untouched && dst[i] == 0xA5;
-    if ((n > 0 && std::memcmp(dst.data() + off, bytes.Data(), n) != 0) || !untouched || ((high ^ want_high) & 0x80u) != 0) {
-      throw NativeError("IO_ERROR", std::string("Crc32cCopy (") + name + ") copied wrongly or misreported ASCII");
+    if ((n > 0 && std::memcmp(dst.data() + off, bytes.Data(), n) != 0) || !untouched || high != ((want_high & 0x80u) != 0)) {
+      throw NativeError("IO_ERROR", std::string("CopyFindHigh (") + name + ") copied wrongly or misreported ASCII");
     }
-    return Napi::Number::New(env, c);
+    return Napi::Number::New(env, Crc32cWith(which, 0, dst.data() + off, n));
   });
 }
 

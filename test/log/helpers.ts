@@ -22,9 +22,9 @@ export interface Testing {
   }): void;
   clearFaults(): void;
   faultCounters(): { syncs: number; writes: number; crashed: boolean; sectorsKept: number; sectorsDropped: number; sectorsGarbled: number; truncatedFiles: number };
-  /** portable: the table path; 'copy': the fused copy + CRC path (also checks the copy). */
+  /** portable: the table path; 'copy': the encoder's copy, then the CRC of the copy (also checks the copy). */
   crc32c(bytes: Uint8Array, portable?: boolean | 'copy'): number;
-  /** One implementation by name; with copy, the fused copy into a destination dstOffset bytes in (checked). */
+  /** One implementation by name; with copy, its copy into a destination dstOffset bytes in (checked), then the CRC of that. */
   crc32cImpl(bytes: Uint8Array, impl: CrcImpl, copy?: boolean, dstOffset?: number): number;
   crc32cImpls(): { supported: CrcImpl[]; active: CrcImpl };
   readViaSource(log: unknown, id: number): { id: number; kind: number; flags: number; text: string; firstId: number; nextId: number } | undefined;

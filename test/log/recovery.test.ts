@@ -83,7 +83,7 @@ describe('a whole segment recovers clean and recovery is idempotent', () => {
     for (const block of [128, 1024]) for (let m = 1; m <= 7; m++) for (let d = -9; d <= 9; d++) lengths.add(3 * block * m + d);
     for (let n = 300; n < 8000; n += 97) lengths.add(n);
     for (let n = 0; n < 64; n++) lengths.add(n);
-    // ASCII-only input (the fused path's OR must stay clear) and one high byte at the end.
+    // ASCII-only input (the copy must report no high byte) and one high byte at the end.
     const ascii = Uint8Array.from({ length: 1500 }, (_, i) => 32 + (i % 90));
     for (const n of [0, 1, 7, 8, 9, 383, 384, 385, 1200]) {
       expect(testing.crc32c(ascii.subarray(0, n), 'copy')).toBe(testing.crc32c(ascii.subarray(0, n), true));
