@@ -123,12 +123,19 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
  */
 /**
  * Writes back every dirty page on the machine (sync(1)) before a timed write, so each path
- * starts from the same state instead of paying for the previous one's writeback: at 10^6 a
- * write() floor measured right after 1.4 GB of log appends ran at 0.4-0.6 GB/s (the kernel
- * throttling dirty pages) against 3-5 GB/s from a clean start, and fdatasync latencies
- * doubled while that data drained.
+ * starts from the same state instead of paying for the previous one's writeback (fdatasync
+ * latencies doubled while earlier data drained).
+ *
+ * With `warm`, then writes and deletes a scratch file of `warm.bytes` there, so the page
+ * cache the timed write is about to fill sits in guest memory the host has backed. This VM
+ * runs virtio-balloon free page reporting: memory the guest freed a few seconds ago has been
+ * handed back to the host, and touching it again costs a host page fault. A fresh process's
+ * first 400 MB write() ran at 1.1-1.2 GB/s and its second at 4.9-5.6 GB/s; with a same-size
+ * scratch write just before, the first ran at 5.0-5.1 GB/s (2026-11-30, throwaway script).
+ * That was what made the 10^6 write() floor swing between 0.3 and 1.7 GB/s, and which side
+ * of a log-vs-floor comparison paid it was luck. Both sides are warmed alike.
  */
-export function quiesce(): void {
+export function quiesce(warm?: { dir: string; bytes: number }): void {
   try {
     execFileSync('sync', { stdio: 'ignore' });
   } catch {
@@ -139,6 +146,17 @@ export function quiesce(): void {
   // during the measurement: 64 group appenders measured 182 / 161 / 138 k/s at 10^4 / 10^5 /
   // 10^6 without it, in the same process right after loading the data.
   (globalThis as { gc?: () => void }).gc?.();
+  if (warm && warm.bytes > 0) {
+    const f = path.join(warm.dir, 'warm');
+    const chunk = Buffer.alloc(1 << 20);
+    const fd = fs.openSync(f, 'w', 0o600);
+    try {
+      for (let done = 0; done < warm.bytes; done += chunk.length) fs.writeSync(fd, chunk, 0, Math.min(chunk.length, warm.bytes - done));
+    } finally {
+      fs.closeSync(fd);
+      fs.rmSync(f);
+    }
+  }
 }
 
 export async function wall<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
