@@ -53,7 +53,7 @@ constexpr uint64_t kPrefillChunk = uint64_t{1} << 20;
 // finds the blocks already allocated. 32 MiB rather than 8: at 10^6 spans, 8 MiB calls cost
 // 0.6-0.7 ms each (they wait on the writeback converting the range before them), 114 per
 // two 400 MB runs, 64-74 ms; 32 MiB calls cost 4-7 ms for those runs and the appends ran
-// at 2.04-2.08 GB/s instead of 1.81-1.90 (throwaway loop, 2026-12-01 ~00:20 UTC; no change
+// at 2.04-2.08 GB/s instead of 1.81-1.90 (throwaway loop, 2026-12-01 ~00:10 UTC; no change
 // at 10^5, where the calls are cheap either way).
 constexpr uint64_t kPreallocChunk = uint64_t{32} << 20;
 // Zero-initialized and never written, so it costs .bss, not bytes in the binary.
