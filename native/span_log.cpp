@@ -14,7 +14,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -33,10 +32,6 @@ namespace {
 
 constexpr uint64_t kOffsetBits = 40;
 constexpr uint64_t kStagingPrefault = uint64_t{1} << 20;
-// `none` mode starts writeback every 4 MiB. Measured (7 segments of 64 MiB written in
-// 480 KB pwrites, fdatasync at each roll): 4 MiB kicks cut the total from ~300 to ~205 ms
-// (the rolls' fdatasyncs from ~190 to ~45 ms, for ~30 ms of kicks); 8 and 16 MiB did less.
-constexpr uint64_t kWritebackChunk = uint64_t{4} << 20;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 // `sync`/`group` keep this many zero bytes written ahead of the last record. An fdatasync
 // after a write that extends the file must also write the inode (its size) and, for fresh
@@ -137,6 +132,7 @@ void ScanRecords(const SegmentBytes& b, uint64_t start, uint64_t expected_id, st
   int64_t last_raw = 0;
   // The batch-complete point: what survives if the tail turns out torn.
   uint64_t commit_off = start, commit_records = 0;
+  bool durable_mark = false, commit_durable_mark = false;
   bool commit_has_raw = false;
   int64_t commit_last_raw = 0;
   bool wrong_id = false;
@@ -148,6 +144,7 @@ void ScanRecords(const SegmentBytes& b, uint64_t start, uint64_t expected_id, st
       wrong_id = true;
       break;
     }
+    if (h.kind == format::kKindCheckpoint || h.synced_end > format::kSegmentHeaderSize) durable_mark = true;
     if (h.kind != format::kKindCheckpoint) {
       if (offsets != nullptr) offsets->push_back(off);
       ++records;
@@ -163,6 +160,7 @@ void ScanRecords(const SegmentBytes& b, uint64_t start, uint64_t expected_id, st
       commit_records = records;
       commit_has_raw = has_raw;
       commit_last_raw = last_raw;
+      commit_durable_mark = durable_mark;
     }
   }
   auto keep_committed = [&]() {
@@ -170,6 +168,7 @@ void ScanRecords(const SegmentBytes& b, uint64_t start, uint64_t expected_id, st
     r->records = commit_records;
     r->has_raw = commit_has_raw;
     r->last_raw_turn_start = commit_last_raw;
+    r->durable_mark = r->durable_mark || commit_durable_mark;
     if (offsets != nullptr) offsets->resize(offsets_base + commit_records);
   };
   keep_committed();
@@ -257,9 +256,73 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
     r.message = "segment first id out of range";
     return r;
   }
+  if (sh.unsynced_from > sh.first_id) {
+    r.message = "segment header's unsynced-from id is past its first id";
+    return r;
+  }
   r.first_id = sh.first_id;
+  r.unsynced_from = sh.unsynced_from;
   ScanRecords(SegmentBytes{data, 0, size}, format::kSegmentHeaderSize, sh.first_id, offsets, &r);
   return r;
+}
+
+LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments) {
+  LogRecoveryPlan plan;
+  const size_t n = segments.size();
+  auto corrupt = [&](size_t i, int64_t offset, std::string message) {
+    plan.keep = 0;
+    plan.corrupt = true;
+    plan.corrupt_segment = i;
+    plan.corrupt_offset = offset < 0 ? 0 : static_cast<uint64_t>(offset);
+    plan.message = std::move(message);
+    return plan;
+  };
+  // Every segment after `i` was created while id `lost` was not yet durable, and none of
+  // them shows an fdatasync made after its creation: nothing from `lost` on was ever
+  // acknowledged as durable, so losing it is a torn tail, not damage.
+  auto unsynced_after = [&](size_t i, uint64_t lost) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const RecoveryResult& later = segments[j].result;
+      if (later.unsynced_from == 0 || later.unsynced_from > lost || later.durable_mark) return false;
+    }
+    return true;
+  };
+  uint64_t next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const SegmentFinding& seg = segments[i];
+    const RecoveryResult& r = seg.result;
+    if (r.outcome == RecoveryOutcome::kCorrupt) return corrupt(i, r.error_offset, "is corrupt: " + r.message);
+    if (r.first_id != seg.first_id) {
+      return corrupt(i, 16, "holds first id " + std::to_string(r.first_id) + ", its name says " + std::to_string(seg.first_id));
+    }
+    if (i > 0 && seg.first_id != next) {
+      return corrupt(i, 16, "starts at id " + std::to_string(seg.first_id) + " but the previous segment ends before id " +
+                                std::to_string(next));
+    }
+    next = seg.first_id + r.records;
+    if (i + 1 == n) break;
+    const uint64_t successor = segments[i + 1].first_id;
+    if (next == successor) {
+      if (r.outcome == RecoveryOutcome::kClean) continue;
+      // Every record is there; past them, zeros: a `none` roll's cut (of reserved blocks)
+      // that never reached the disk. Cut again; the later segments stay.
+      if (seg.zeros_after_records && segments[i + 1].result.unsynced_from != 0) continue;
+      return corrupt(i, r.error_offset, "is a sealed segment with invalid bytes after its last record: " + r.message);
+    }
+    if (next < successor && unsynced_after(i, next)) {
+      plan.keep = i + 1;
+      return plan;
+    }
+    if (r.outcome == RecoveryOutcome::kTornTail) {
+      // Segments are fdatasynced before the log rolls past them (or a later one says they
+      // were): damage there is never a torn write.
+      return corrupt(i, r.error_offset, "is a sealed segment with invalid bytes: " + r.message);
+    }
+    // Clean but short of (or past) the next segment's first id: the next segment's
+    // contiguity check says so.
+  }
+  plan.keep = n;
+  return plan;
 }
 
 std::string SegmentFileName(uint64_t first_id) {
@@ -447,20 +510,6 @@ NativeError InvalidUtf8(const BadRecord& bad) {
                                          bad.what + ")");
 }
 
-/// sync_file_range(WRITE) over one range. Not through the seam: it changes nothing on disk
-/// that a crash model must track (it is no durability point, the next fdatasync still is),
-/// and a writeback error it triggers is reported by that fdatasync. Its own failure is
-/// harmless and ignored.
-void KickWriteback(int fd, uint64_t from, uint64_t len) {
-#if defined(__linux__)
-  (void)::sync_file_range(fd, static_cast<off_t>(from), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
-#else
-  (void)fd;
-  (void)from;
-  (void)len;
-#endif
-}
-
 }  // namespace
 
 uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end) {
@@ -473,8 +522,9 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
   return rs;
 }
 
-void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms) {
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from) {
   SegmentHeader sh{};
+  sh.unsynced_from = unsynced_from;
   std::memcpy(sh.magic, format::kSegmentMagic, sizeof sh.magic);
   sh.version = format::kVersion;
   sh.header_size = format::kSegmentHeaderSize;
@@ -552,20 +602,9 @@ struct ParallelBatch {
   }
 };
 
-/// The log's second thread. Two duties, the first always first:
-///  - a large Append()'s encode job, only between Begin() and End() on the appending thread:
-///    End() returns once the thread is out of the job, so the job's records, staging buffer
-///    and chunk table are the appender's again;
-///  - `none` mode's writeback kicks (Kick): sync_file_range(WRITE) does the kernel's share of
-///    starting writeback (allocating the delayed blocks, building the bios) in the calling
-///    thread, 0.2-0.6 ms per 4 MiB on the build VM (throwaway C loop). Inline it took
-///    ~10-15% of a 10^4-span `none` run (`npm run bench -- --scale 1e4 --only log`, byte
-///    texts: 0.38-0.44x of write() with the kicks inline, 0.48-0.49x without). On a thread
-///    of their own they took the second core from encode jobs at 10^5 (0.28-0.31x with both,
-///    0.37-0.40x with kicks alone); here a kick runs only while no job is open, so an
-///    appender never waits for a chunk whose encoder was preempted by a kick.
-/// A kick touches no log state, only fds that stay open until Stop() (Release() calls it
-/// before closing them) has joined the thread.
+/// The log's second thread: a large Append()'s encode job, only between Begin() and End()
+/// on the appending thread. End() returns once the thread is out of the job, so the job's
+/// records, staging buffer and chunk table are the appender's again.
 class AppendHelper {
  public:
   ~AppendHelper() { Stop(); }
@@ -596,14 +635,10 @@ class AppendHelper {
     if (wake) cv_.notify_one();
   }
   void End() {
-    bool wake;
     {
       std::lock_guard<std::mutex> lock(mu_);
       open_.store(false, std::memory_order_release);
-      // Kicks queued during the job waited for its end.
-      wake = sleeping_ && !kicks_.empty();
     }
-    if (wake) cv_.notify_one();
     // The thread leaves a job as soon as no chunk is left to claim; by now every chunk has
     // been claimed, so this waits at most for one fetch_add unless the thread was preempted.
     for (unsigned spins = 0; active_.load(std::memory_order_acquire); ++spins) {
@@ -611,19 +646,7 @@ class AppendHelper {
       else std::this_thread::yield();
     }
   }
-  void Kick(int fd, uint64_t from, uint64_t len) {
-    bool wake;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopped_) return;
-      kicks_.push_back({fd, from, len});
-      kicks_pending_.store(true, std::memory_order_release);
-      wake = sleeping_;
-    }
-    if (wake) cv_.notify_one();
-  }
-  /// Joins the thread; kicks not yet started are dropped (they are no durability point).
-  /// Idempotent.
+  /// Joins the thread. Idempotent.
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -634,16 +657,8 @@ class AppendHelper {
   }
 
  private:
-  struct Range {
-    int fd;
-    uint64_t from;
-    uint64_t len;
-  };
-  /// Nothing to do: no new job, and no kick, or a job still open (kicks wait for its end).
-  bool Idle(uint64_t seen) const {
-    return gen_.load(std::memory_order_acquire) == seen &&
-           (!kicks_pending_.load(std::memory_order_acquire) || open_.load(std::memory_order_acquire));
-  }
+  /// Nothing to do: no new job.
+  bool Idle(uint64_t seen) const { return gen_.load(std::memory_order_acquire) == seen; }
   void Run() {
     uint64_t seen = 0;
     for (;;) {
@@ -652,7 +667,6 @@ class AppendHelper {
       const auto until = std::chrono::steady_clock::now() + kHelperSpin;
       while (Idle(seen) && std::chrono::steady_clock::now() < until) CpuRelax();
       ParallelBatch* job = nullptr;
-      Range kick{-1, 0, 0};
       {
         std::unique_lock<std::mutex> lock(mu_);
         while (Idle(seen) && !stopped_) {
@@ -668,17 +682,11 @@ class AppendHelper {
             job = job_;
             active_.store(true, std::memory_order_relaxed);
           }
-        } else if (!kicks_.empty() && !open_.load(std::memory_order_relaxed)) {
-          kick = kicks_.front();
-          kicks_.pop_front();
-          kicks_pending_.store(!kicks_.empty(), std::memory_order_relaxed);
         }
       }
       if (job != nullptr) {
         job->EncodeAll();
         active_.store(false, std::memory_order_release);
-      } else if (kick.fd >= 0) {
-        KickWriteback(kick.fd, kick.from, kick.len);
       }
     }
   }
@@ -686,12 +694,10 @@ class AppendHelper {
   std::condition_variable cv_;
   std::atomic<uint64_t> gen_{0};
   std::atomic<bool> active_{false};
-  std::atomic<bool> kicks_pending_{false};
   std::atomic<bool> open_{false};  ///< written under mu_; read without it only to poll
   bool sleeping_ = false;
   bool stopped_ = false;
   ParallelBatch* job_ = nullptr;
-  std::deque<Range> kicks_;
   std::thread thread_;
 };
 
@@ -730,7 +736,7 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
       }
     }
     OpenExisting();
-    if (!options_.read_only && segments_.empty()) CreateSegment(1);
+    if (!options_.read_only && segments_.empty()) CreateSegment(1, 0);
     RestartStaging();
   } catch (...) {
     Release();
@@ -746,6 +752,9 @@ void SpanLog::OpenExisting() {
     for (const std::string& t : listing.temps) (void)Io().unlink((dir_ + "/" + t).c_str());
   }
   const size_t count = listing.segments.size();
+  // First every segment's own recovery, then the decision across them (PlanLogRecovery).
+  std::vector<SegmentFinding> findings(count);
+  std::vector<size_t> offsets_base(count);
   std::vector<uint64_t> local;
   for (size_t i = 0; i < count; ++i) {
     const bool last = i + 1 == count;
@@ -765,38 +774,60 @@ void SpanLog::OpenExisting() {
       seg.allocated_end = static_cast<uint64_t>(st.st_blocks) * 512;
     }
     local.clear();
-    RecoveryResult r;
+    SegmentFinding& f = findings[i];
+    f.first_id = seg.first_id;
     if (options_.read_only && last) {
       // A live writer may cut this segment's zero prefill off at any moment (a roll, its
       // close): read it rather than map it, and map only what holds records.
-      r = ScanLive(seg, 0, seg.file_size, [&](const SegmentBytes& b) {
+      f.result = ScanLive(seg, 0, seg.file_size, [&](const SegmentBytes& b) {
         local.clear();
         return RecoverSegment(b.p, static_cast<size_t>(b.end), &local);
       });
-      seg.file_size = std::max<uint64_t>(r.valid_end, format::kSegmentHeaderSize);
+      seg.file_size = std::max<uint64_t>(f.result.valid_end, format::kSegmentHeaderSize);
       std::vector<uint8_t>().swap(tail_buf_);
     } else {
       EnsureMapped(seg, seg.file_size);
-      r = RecoverSegment(seg.map, seg.file_size, &local);
+      f.result = RecoverSegment(seg.map, seg.file_size, &local);
+      if (f.result.valid_end <= seg.file_size) {
+        f.zeros_after_records = AllZero(seg.map + f.result.valid_end, static_cast<size_t>(seg.file_size - f.result.valid_end));
+      }
     }
-    if (r.outcome == RecoveryOutcome::kCorrupt) {
-      throw NativeError("CORRUPT", "segment " + seg.path + " is corrupt: " + r.message +
-                                       WhereSuffix(seg.path, static_cast<uint64_t>(r.error_offset)));
+    offsets_base[i] = offsets_.size();
+    for (uint64_t off : local) offsets_.push_back((uint64_t{i} << kOffsetBits) | off);
+  }
+
+  const LogRecoveryPlan plan = PlanLogRecovery(findings);
+  std::vector<TornTailRecovery> dropped;  // reported after the cut of the segment they follow
+  if (plan.corrupt) {
+    const Segment& seg = segments_[plan.corrupt_segment];
+    throw NativeError("CORRUPT", "segment " + seg.path + " " + plan.message + WhereSuffix(seg.path, plan.corrupt_offset));
+  }
+  if (plan.keep < count) {
+    // The torn tail of a `none` roll: whole segments written after records that never
+    // became durable. A writer deletes them (reported like any torn tail); a reader stops
+    // before them.
+    offsets_.resize(offsets_base[plan.keep]);
+    for (size_t j = plan.keep; j < count; ++j) {
+      Segment& seg = segments_[j];
+      if (!options_.read_only) {
+        const bool zeros = seg.map != nullptr && AllZero(seg.map, static_cast<size_t>(seg.file_size));
+        dropped.push_back({seg.path, 0, seg.file_size, zeros});
+        if (Io().unlink(seg.path.c_str()) != 0) {
+          throw NativeError("IO_ERROR", "cannot delete " + seg.path + ", written after records lost in a crash: " +
+                                            ErrnoText(errno) + WhereSuffix(seg.path, 0));
+        }
+      }
+      Unmap(seg);
+      Io().close(seg.fd);
     }
-    if (r.first_id != seg.first_id) {
-      throw NativeError("CORRUPT", "segment " + seg.path + " holds first id " + std::to_string(r.first_id) +
-                                       ", its name says " + std::to_string(seg.first_id) + WhereSuffix(seg.path, 16));
-    }
-    if (i > 0 && seg.first_id != next_id_) {
-      throw NativeError("CORRUPT", "segment " + seg.path + " starts at id " + std::to_string(seg.first_id) +
-                                       " but the previous segment ends before id " + std::to_string(next_id_) +
-                                       WhereSuffix(seg.path, 16));
-    }
-    if (r.outcome == RecoveryOutcome::kTornTail && !last) {
-      // Segments are fdatasynced before the log rolls past them: damage there is never a torn write.
-      throw NativeError("CORRUPT", "sealed segment " + seg.path + " has invalid bytes: " + r.message +
-                                       WhereSuffix(seg.path, static_cast<uint64_t>(r.error_offset)));
-    }
+    segments_.resize(plan.keep);
+    if (!options_.read_only) FsyncDir();
+  }
+
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    Segment& seg = segments_[i];
+    const RecoveryResult& r = findings[i].result;
+    const bool last = i + 1 == segments_.size();
     if (i == 0) {
       first_id_ = seg.first_id;
       next_id_ = seg.first_id;
@@ -807,6 +838,11 @@ void SpanLog::OpenExisting() {
       seg.has_raw = true;
       has_raw_ = true;
       last_raw_turn_start_ = r.last_raw_turn_start;
+    }
+    if (r.outcome == RecoveryOutcome::kTornTail && options_.read_only && last) {
+      // Never past the records: a reader maps what it has scanned, nothing torn.
+      seg.file_size = std::max<uint64_t>(r.valid_end, format::kSegmentHeaderSize);
+      Unmap(seg);
     }
     if (r.outcome == RecoveryOutcome::kTornTail && !options_.read_only) {
       const uint64_t dropped = seg.file_size - r.valid_end;
@@ -824,13 +860,26 @@ void SpanLog::OpenExisting() {
       seg.file_size = r.valid_end;
       recoveries_.push_back({seg.path, r.valid_end, dropped, zeros_only});
     }
-    const uint64_t seg_index = i;
-    for (uint64_t off : local) offsets_.push_back((seg_index << kOffsetBits) | off);
     next_id_ += r.records;
   }
+  recoveries_.insert(recoveries_.end(), dropped.begin(), dropped.end());
   if (!options_.read_only && !segments_.empty()) {
     // Whatever a killed writer left in the page cache becomes durable now, so the
-    // synced_end we stamp on new records is honest.
+    // synced_end we stamp on new records is honest: first the sealed segments a `none`
+    // roll left unsynced (every one after the oldest segment a later header names), then
+    // the last.
+    for (size_t i = 1; i < segments_.size(); ++i) {
+      if (findings[i].result.unsynced_from != 0) {
+        unsynced_from_ = findings[i].result.unsynced_from;
+        unsynced_segment_ = i - 1;
+        break;
+      }
+    }
+    const size_t oldest = unsynced_segment_;
+    if (const int err = SyncSealed(); err != 0) {
+      throw NativeError("FSYNC_FAILED", "fdatasync failed at open of the sealed segments from " + segments_[oldest].path +
+                                            ": " + ErrnoText(err) + WhereSuffix(segments_[oldest].path, 0));
+    }
     Segment& tail = segments_.back();
     if (Io().fdatasync(tail.fd) != 0) {
       failed_ = true;
@@ -839,6 +888,25 @@ void SpanLog::OpenExisting() {
     }
     durable_end_ = tail.size;
   }
+}
+
+int SpanLog::SyncSealed() {
+  if (unsynced_from_ == 0) return 0;
+  for (size_t i = unsynced_segment_; i + 1 < segments_.size(); ++i) {
+    if (Io().fdatasync(segments_[i].fd) != 0) {
+      failed_ = true;
+      return errno;
+    }
+  }
+  unsynced_from_ = 0;
+  return 0;
+}
+
+uint64_t SpanLog::IdAtOffset(size_t seg, uint64_t off) const {
+  const uint64_t key = (uint64_t{seg} << kOffsetBits) | off;
+  // offsets_ ascends: segment index in the high bits, offset below.
+  const auto it = std::lower_bound(offsets_.begin(), offsets_.end(), key);
+  return first_id_ + static_cast<uint64_t>(it - offsets_.begin());
 }
 
 void SpanLog::FsyncDir() {
@@ -850,13 +918,13 @@ void SpanLog::FsyncDir() {
   if (rc != 0) FailSync(err, "fsync of directory " + dir_);
 }
 
-void SpanLog::CreateSegment(uint64_t first_id) {
+void SpanLog::CreateSegment(uint64_t first_id, uint64_t unsynced_from) {
   const std::string final_path = dir_ + "/" + SegmentFileName(first_id);
   const std::string tmp_path = final_path + ".tmp";
   int fd = Io().open(tmp_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
   if (fd < 0) throw NativeError("IO_ERROR", "cannot create " + tmp_path + ": " + ErrnoText(errno));
   uint8_t sh[format::kSegmentHeaderSize];
-  EncodeSegmentHeader(sh, first_id, NowMs());
+  EncodeSegmentHeader(sh, first_id, NowMs(), unsynced_from);
   if (Io().pwrite(fd, sh, sizeof sh, 0) != static_cast<ssize_t>(sizeof sh)) {
     int err = errno;
     Io().close(fd);
@@ -895,20 +963,6 @@ AppendHelper* SpanLog::Helper() {
     }
   }
   return helper_.get();
-}
-
-void SpanLog::StartWriteback(Segment& s) {
-#if defined(__linux__)
-  if (s.size - s.writeback_from < kWritebackChunk) return;
-  if (AppendHelper* helper = Helper()) {
-    helper->Kick(s.fd, s.writeback_from, s.size - s.writeback_from);
-  } else {
-    KickWriteback(s.fd, s.writeback_from, s.size - s.writeback_from);
-  }
-  s.writeback_from = s.size;
-#else
-  (void)s;
-#endif
 }
 
 void SpanLog::PrefillAhead() {
@@ -1088,19 +1142,38 @@ uint64_t SpanLog::BeginBatch(const RecordInput* records, size_t n, bool* has_raw
       std::string msg;
       if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
     }
-    Segment& old = segments_.back();
-    // A sealed segment ends at its last record: its zero prefill goes before the last fdatasync.
-    if (old.HasTail()) {
-      if (const int err = TruncateTo(old, old.size); err != 0) {
-        throw NativeError("IO_ERROR", "cannot cut the zero prefill off " + old.path + " before rolling: " + ErrnoText(err) +
-                                          WhereSuffix(old.path, old.size));
-      }
-    }
-    if (Io().fdatasync(old.fd) != 0) FailSync(errno, "fdatasync of " + old.path + " before rolling");
-    synced_seq_ = written_seq_;
-    CreateSegment(next_id_);
+    CreateSegment(next_id_, SealForRoll());
   }
   return total;
+}
+
+uint64_t SpanLog::SealForRoll() {
+  Segment& old = segments_.back();
+  // A sealed segment ends at its last record: its zero prefill (or, in `none`, its reserved
+  // blocks) goes before the last fdatasync.
+  const bool cut = old.HasTail();
+  if (cut) {
+    if (const int err = TruncateTo(old, old.size); err != 0) {
+      throw NativeError("IO_ERROR", "cannot cut the bytes past the last record off " + old.path + " before rolling: " +
+                                        ErrnoText(err) + WhereSuffix(old.path, old.size));
+    }
+  }
+  if (options_.durability != Durability::kNone) {
+    if (Io().fdatasync(old.fd) != 0) FailSync(errno, "fdatasync of " + old.path + " before rolling");
+    synced_seq_ = written_seq_;
+    return 0;
+  }
+  // `none` does not wait for the old segment's writeback (an fdatasync of 64 MiB): the new
+  // header names the first id not yet durable, and recovery may lose it and everything
+  // after it, whole segments included (docs/FORMAT.md, "Across segments"). flush() and
+  // close() sync the sealed segments, oldest first, before the last one.
+  if (unsynced_from_ == 0) {
+    if (durable_end_ >= old.size && !cut) return 0;
+    // Everything durable but the cut: the new first id, so recovery may cut zeros only.
+    unsynced_from_ = durable_end_ >= old.size ? next_id_ : IdAtOffset(segments_.size() - 1, durable_end_);
+    unsynced_segment_ = segments_.size() - 1;
+  }
+  return unsynced_from_;
 }
 
 uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
@@ -1208,7 +1281,6 @@ void SpanLog::CommitStaged(uint64_t total) {
   last_raw_turn_start_ = staged_last_raw_;
   written_seq_ += total;
   wrote_this_session_ = true;
-  if (options_.durability == Durability::kNone) StartWriteback(seg);
   staged_len_ = 0;
   staged_sizes_.clear();
   // One huge batch should not pin its buffer for the log's life.
@@ -1538,6 +1610,9 @@ VerifyResult SpanLog::Verify() const {
 SyncTarget SpanLog::PrepareSync() const {
   SyncTarget t;
   if (segments_.empty()) return t;
+  if (unsynced_from_ != 0) {
+    for (size_t i = unsynced_segment_; i + 1 < segments_.size(); ++i) t.sealed_fds.push_back(segments_[i].fd);
+  }
   t.fd = segments_.back().fd;
   t.seq = written_seq_;
   t.segment = segments_.size() - 1;
@@ -1545,9 +1620,12 @@ SyncTarget SpanLog::PrepareSync() const {
   return t;
 }
 
-int SpanLog::SyncFd(int fd) {
-  if (fd < 0) return 0;
-  return Io().fdatasync(fd) == 0 ? 0 : errno;
+int SpanLog::SyncFiles(const SyncTarget& target) {
+  for (const int fd : target.sealed_fds) {
+    if (Io().fdatasync(fd) != 0) return errno;
+  }
+  if (target.fd < 0) return 0;
+  return Io().fdatasync(target.fd) == 0 ? 0 : errno;
 }
 
 void SpanLog::FinishSync(const SyncTarget& target, int err) {
@@ -1556,7 +1634,12 @@ void SpanLog::FinishSync(const SyncTarget& target, int err) {
     return;
   }
   synced_seq_ = std::max(synced_seq_, target.seq);
-  if (target.segment + 1 == segments_.size()) durable_end_ = std::max(durable_end_, target.segment_end);
+  if (target.segment + 1 == segments_.size()) {
+    durable_end_ = std::max(durable_end_, target.segment_end);
+    unsynced_from_ = 0;
+  }
+  // Rolled since the request: what the sync covered is durable, but unsynced_from_ stays
+  // where the roll put it (an older id: recovery is only more lenient than it need be).
 }
 
 int SpanLog::SyncAndCheckpointForClose() {
@@ -1566,6 +1649,8 @@ int SpanLog::SyncAndCheckpointForClose() {
     std::string msg;
     if (int err = WriteStaged(&msg); err != 0) return err;
   }
+  // Sealed segments first: the checkpoint below says everything before it is durable.
+  if (const int err = SyncSealed(); err != 0) return err;
   Segment& seg = segments_.back();
   // A closed segment ends at its checkpoint: the zero prefill goes first (the fdatasync
   // after the checkpoint makes the cut durable too). Should the cut fail, the zeros stay and
@@ -1605,8 +1690,6 @@ int SpanLog::SyncAndCheckpointForClose() {
 void SpanLog::Release() {
   if (released_) return;
   released_ = true;
-  // Its queued ranges name these fds: no kick may outlive them (a closed fd's number can be
-  // reused by another file).
   if (helper_) helper_->Stop();
   for (Segment& s : segments_) {
     Unmap(s);

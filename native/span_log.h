@@ -4,12 +4,11 @@
 // below mirror it, and every size and field offset is static_assert'ed.
 //
 // Threading: a SpanLog is owned by the JS main thread. The only calls allowed from another
-// thread are SyncFd() (group-commit worker; it touches no log state) and
+// thread are SyncFiles() (group-commit worker; it touches no log state) and
 // SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
 // see span_log_binding.cpp. The log owns one more thread (AppendHelper, span_log.cpp): it
 // encodes part of a large Append()'s batch, writing only into the staging buffer and only
-// during that Append, which waits for it before returning; and it runs `none` mode's
-// writeback kicks, sync_file_range on fds that stay open until Release() has joined it.
+// during that Append, which waits for it before returning.
 #pragma once
 
 #include <cstddef>
@@ -48,11 +47,16 @@ struct SegmentHeader {
   uint32_t header_size;
   uint64_t first_id;
   int64_t created_ms;
-  uint8_t reserved[28];
+  /// 0: every record before this segment was durable when it was created. Otherwise the
+  /// first id that was not (a `none` roll, which does not wait for the old segment's
+  /// fdatasync): recovery may then find that id and later ones torn in an earlier segment.
+  uint64_t unsynced_from;
+  uint8_t reserved[20];
   uint32_t crc;
 };
 static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize, "segment header is 64 bytes");
 static_assert(offsetof(SegmentHeader, first_id) == 16, "FORMAT.md: first id at 16");
+static_assert(offsetof(SegmentHeader, unsynced_from) == 32, "FORMAT.md: unsynced from at 32");
 static_assert(offsetof(SegmentHeader, crc) == 60, "FORMAT.md: header crc at 60");
 
 /// Record header, 64 bytes, followed by `payload_len` bytes (text then meta) and zero
@@ -109,12 +113,41 @@ struct RecoveryResult {
   /// Largest turn_start of a raw record in the segment (turn order carries across opens).
   bool has_raw = false;
   int64_t last_raw_turn_start = 0;
+  /// The header's unsynced_from (0 when the header is bad).
+  uint64_t unsynced_from = 0;
+  /// A record before valid_end is a checkpoint or stamps a synced_end past the header: the
+  /// writer fdatasynced this segment, which it does only once every earlier one is durable.
+  bool durable_mark = false;
 };
 
 /// Recovery over one segment's bytes (docs/FORMAT.md, "Recovery"). Pure and total: reads
 /// only [data, data + size), never throws, any byte string is a valid input. When
 /// `offsets` is given it receives the offset of every id-bearing record up to valid_end.
 RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint64_t>* offsets = nullptr);
+
+/// One segment as an open found it, for the decision across segments.
+struct SegmentFinding {
+  uint64_t first_id = 0;         ///< from the file name
+  RecoveryResult result;         ///< RecoverSegment over the file's bytes
+  bool zeros_after_records = false;  ///< every byte from result.valid_end to the end is zero
+};
+
+/// What an open does with the segments it found (docs/FORMAT.md, "Across segments").
+struct LogRecoveryPlan {
+  /// Segments [0, keep) stay, the last of them cut to its valid end when that is short of
+  /// its file; segments [keep, n) are the torn tail of a `none` roll and go.
+  size_t keep = 0;
+  bool corrupt = false;
+  size_t corrupt_segment = 0;
+  uint64_t corrupt_offset = 0;
+  std::string message;
+};
+
+/// The decision across segments, pure over the findings in segment order: which segments
+/// stay, or which damage is corruption. A segment other than the last may be short only
+/// when every later segment was created by a `none` roll before the lost records were
+/// durable (unsynced_from at or before them) and none of them proves a later fdatasync.
+LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments);
 
 enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
 
@@ -127,7 +160,7 @@ struct ParallelBatch;
 /// kFlagBatchContinues. Shared by SpanLog::Append and the fuzzers' segment builder.
 uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end);
 /// Writes a 64-byte segment header at `out`.
-void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms);
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from = 0);
 
 struct SpanLogOptions {
   bool read_only = false;
@@ -194,6 +227,9 @@ struct VerifyResult {
 
 /// What a group-commit worker must fdatasync to make everything written so far durable.
 struct SyncTarget {
+  /// `none` after a roll: sealed segments not yet known durable, fdatasynced first, in
+  /// order (a segment is synced only once every earlier one is durable: FORMAT.md).
+  std::vector<int> sealed_fds;
   int fd = -1;
   uint64_t seq = 0;          ///< written_seq() at the time of the request
   size_t segment = 0;        ///< index of the segment the fd belongs to
@@ -267,9 +303,10 @@ class SpanLog final : public SpanSource {
   /// (~1 MiB every ~30 bursts) run while the main thread would wait anyway. Never fails:
   /// a prefill that cannot be written only costs speed.
   void PrefillAhead();
-  /// Worker-thread safe: fdatasync through the seam; returns 0 or errno.
-  static int SyncFd(int fd);
-  /// Main thread, after SyncFd: err == 0 advances the durable point, else the log fails.
+  /// Worker-thread safe: fdatasyncs the target's files through the seam, in order, stopping
+  /// at the first failure; returns 0 or errno.
+  static int SyncFiles(const SyncTarget& target);
+  /// Main thread, after SyncFiles: err == 0 advances the durable point, else the log fails.
   void FinishSync(const SyncTarget& target, int err);
   /// For close: fdatasync anything unsynced and, if this session wrote records, append a
   /// checkpoint record and fdatasync again. Runs on a worker while the JS side refuses
@@ -301,8 +338,6 @@ class SpanLog final : public SpanSource {
     mutable size_t map_len = 0;
     bool has_raw = false;
     int64_t last_raw_turn_start = 0;
-    /// `none` mode: writeback of [0, writeback_from) has been started (StartWriteback).
-    uint64_t writeback_from = 0;
     /// `none` mode: blocks are reserved (fallocate, KEEP_SIZE) up to here (Preallocate).
     uint64_t allocated_end = 0;
     /// Zeros (a prefill) or reserved blocks past the last record: what a roll or close cuts.
@@ -310,13 +345,19 @@ class SpanLog final : public SpanSource {
   };
 
   void OpenExisting();
-  void CreateSegment(uint64_t first_id);
+  /// Creates, names and fsyncs a new last segment (header stamped with `unsynced_from`).
+  void CreateSegment(uint64_t first_id, uint64_t unsynced_from);
   void FsyncDir();
-  /// `none` mode: once kWritebackChunk bytes written since the last call, asks the kernel to
-  /// start writing them back (sync_file_range WRITE: asynchronous, no durability promise),
-  /// so the fdatasync at the segment's roll finds little left to write. The call itself runs
-  /// on helper_'s thread (AppendHelper in span_log.cpp says why).
-  void StartWriteback(Segment& s);
+  /// Seals the last segment before a roll: cuts what lies past its records, then in `sync`
+  /// and `group` fdatasyncs it; in `none` only notes what is not yet durable (unsynced_from_).
+  /// Returns the new segment's unsynced_from.
+  uint64_t SealForRoll();
+  /// fdatasyncs the sealed segments not known durable, oldest first (flush, close and a
+  /// writer's open). 0 or errno (the log is then failed).
+  int SyncSealed();
+  /// The id of the first record of segment `seg` at or after byte `off` (the next segment's
+  /// first id when none is).
+  uint64_t IdAtOffset(size_t seg, uint64_t off) const;
   /// `sync`/`group`: keeps zeroed bytes written ahead of s.size (kPrefillChunk in
   /// span_log.cpp says why), so a durable append overwrites allocated blocks instead of
   /// extending the file. Invariant: [s.size, s.file_size) is all zero.
@@ -354,6 +395,10 @@ class SpanLog final : public SpanSource {
   uint64_t synced_seq_ = 0;
   /// Bytes of the last segment known durable; goes into each record's synced_end.
   uint64_t durable_end_ = 0;
+  /// `none`: 0 when every sealed segment is durable; else the first id not known durable,
+  /// which lies in segment unsynced_segment_ (stamped into the headers of new segments).
+  uint64_t unsynced_from_ = 0;
+  size_t unsynced_segment_ = 0;
   bool failed_ = false;
   bool wrote_this_session_ = false;
   bool released_ = false;
@@ -386,8 +431,8 @@ class SpanLog final : public SpanSource {
   std::string WriteFailure(int err) const;
   /// WriteStaged()'s bookkeeping once `total` staged bytes are in the file at seg.size.
   void CommitStaged(uint64_t total);
-  /// The log's second thread (encode jobs, writeback kicks) and the encode job's reusable
-  /// state, made at the first large batch or kick. Null if the thread cannot be made.
+  /// The log's second thread (encode jobs) and the encode job's reusable state, made at the
+  /// first large batch. Null if the thread cannot be made.
   AppendHelper* Helper();
   std::unique_ptr<AppendHelper> helper_;
   std::unique_ptr<ParallelBatch> parallel_;

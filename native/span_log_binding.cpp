@@ -206,7 +206,7 @@ class SyncWorker : public Napi::AsyncWorker {
  public:
   SyncWorker(Napi::Env env, SpanLogWrap* wrap, SyncTarget target)
       : Napi::AsyncWorker(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
-  void Execute() override { err_ = SpanLog::SyncFd(target_.fd); }
+  void Execute() override { err_ = SpanLog::SyncFiles(target_); }
   void OnOK() override;
 
  private:
@@ -437,7 +437,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       // windows, 3 alternating runs: best windows 206-212 k/s through the pool, 250-260 k/s
       // here). Smaller bursts go to the pool, so light use never blocks the loop.
       const SyncTarget target = log_->PrepareSync();
-      const int err = SpanLog::SyncFd(target.fd);
+      const int err = SpanLog::SyncFiles(target);
       // Before OnSyncDone, not after: settling may start the close worker (closing_), which
       // owns the log from then on (a prefill after it raced the close's checkpoint and left
       // the closed segment 2 MiB of zeros long in 70-88% of runs of 20+ appends then close()).

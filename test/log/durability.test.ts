@@ -64,48 +64,42 @@ describe('none: appends only reach the page cache; flush() and close() make them
   });
 });
 
-describe('none: early writeback (every 4 MiB) is no durability point', () => {
-  it('segments larger than the writeback step roll with one fdatasync each; every record reads back', async () => {
-    const dir = tmpDir('dur-none-writeback');
+describe('none: a roll does not wait for the old segment; flush() and close() sync it', () => {
+  const unsyncedFrom = (file: string): number => Number(fs.readFileSync(file).readBigUInt64LE(32));
+
+  it("a roll syncs only the new segment's header and the directory; its header names the first id not yet durable", async () => {
+    const dir = tmpDir('dur-none-roll');
     const log = openLog(dir, { durability: durabilities.none, segmentBytes: 6 << 20 });
     testing.setFaults({});
     const big = 'w'.repeat(64 << 10);
-    const n = 240; // ~15 MiB: two rolls, several writeback steps per segment
+    const n = 240; // ~15 MiB: two rolls
     for (let i = 0; i < n; i += 8) {
       await log.append(columns(Array.from({ length: 8 }, (_, k) => ({ turnStart: i + k, text: `${i + k}:${big}` }))));
+      if (i === 120) {
+        // Durable up to here: the next roll's header names the first id after it.
+        await log.flush();
+      }
     }
-    expect(segmentFiles(dir).length).toBe(3);
-    // Per roll: the old segment's fdatasync, the new header's, the directory's fsync. The
-    // writeback kicks are not syncs (and do not go through the seam).
-    expect(testing.faultCounters().syncs).toBe(2 * 3);
+    const files = segmentFiles(dir);
+    expect(files.length).toBe(3);
+    const first = files.map((f) => Number(path.basename(f).slice(4, 24)));
+    // Two rolls × (the new header's fdatasync + the directory's fsync), one flush of two files.
+    expect(testing.faultCounters().syncs).toBe(2 * 2 + 2);
+    expect(unsyncedFrom(files[0]!)).toBe(0);
+    expect(unsyncedFrom(files[1]!)).toBe(1); // nothing was durable when segment 2 began
+    expect(first[1]!).toBeLessThanOrEqual(129);
+    expect(unsyncedFrom(files[2]!)).toBe(129); // the flush covered ids 1..128
     for (const id of [1, 80, 81, 160, 161, n]) expect(log.get(id)?.text).toBe(`${id - 1}:${big}`);
+    const before = testing.faultCounters().syncs;
     await log.close();
+    // Close: the sealed segment 2 (segment 1 was flushed), the last one, and its checkpoint.
+    expect(testing.faultCounters().syncs - before).toBe(3);
     testing.clearFaults();
     const again = openLog(dir, { durability: durabilities.none, segmentBytes: 6 << 20 });
     expect(again.nextId()).toBe(n + 1);
+    expect(again.stats().recoveries).toEqual([]);
     expect(again.verify().ok).toBe(true);
     await again.close();
-  });
-
-  // The kicks run on a thread of the log's own, which Release joins before the fds close; a
-  // kick left running on a closed (and reused) fd, or a thread not joined, would crash here
-  // or under `npm run test:asan`. What this asserts: nothing a kick touches changes a record.
-  it('logs closed right after a writeback kick was queued reopen whole, with no recovery', async () => {
-    const big = 'k'.repeat(256 << 10);
-    for (let round = 0; round < 8; round++) {
-      const dir = tmpDir('dur-none-kick');
-      const log = openLog(dir, { durability: durabilities.none });
-      // 18 × 256 KiB: past the 4 MiB step, so a kick is queued by the last appends.
-      for (let i = 0; i < 18; i += 6) {
-        await log.append(columns(Array.from({ length: 6 }, (_, k) => ({ turnStart: i + k, text: `${round}/${i + k}:${big}` }))));
-      }
-      await log.close();
-      const again = openLog(dir, { durability: durabilities.none });
-      expect(again.nextId()).toBe(19);
-      expect(again.stats().recoveries).toEqual([]);
-      for (const id of [1, 10, 18]) expect(again.get(id)?.text).toBe(`${round}/${id - 1}:${big}`);
-      await again.close();
-    }
   });
 });
 
