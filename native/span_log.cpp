@@ -283,7 +283,12 @@ LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments) {
   auto unsynced_after = [&](size_t i, uint64_t lost) {
     for (size_t j = i + 1; j < n; ++j) {
       const RecoveryResult& later = segments[j].result;
-      if (later.unsynced_from == 0 || later.unsynced_from > lost || later.durable_mark) return false;
+      // A later segment corrupt by its own rules had a durable record proven damaged: it was
+      // fdatasynced, so everything before it was durable too.
+      if (later.outcome == RecoveryOutcome::kCorrupt || later.unsynced_from == 0 || later.unsynced_from > lost ||
+          later.durable_mark) {
+        return false;
+      }
     }
     return true;
   };
@@ -304,9 +309,10 @@ LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments) {
     const uint64_t successor = segments[i + 1].first_id;
     if (next == successor) {
       if (r.outcome == RecoveryOutcome::kClean) continue;
-      // Every record is there; past them, zeros: a `none` roll's cut (of reserved blocks)
-      // that never reached the disk. Cut again; the later segments stay.
-      if (seg.zeros_after_records && segments[i + 1].result.unsynced_from != 0) continue;
+      // Every record is there; past them, bytes no record vouches for (RecoverSegment said
+      // torn): a `none` roll's cut — of reserved blocks, or of a failed write's bytes — that
+      // never reached the disk. Cut again; the later segments stay.
+      if (segments[i + 1].result.unsynced_from != 0) continue;
       return corrupt(i, r.error_offset, "is a sealed segment with invalid bytes after its last record: " + r.message);
     }
     if (next < successor && unsynced_after(i, next)) {
@@ -751,7 +757,7 @@ void SpanLog::OpenExisting() {
   if (!options_.read_only) {
     for (const std::string& t : listing.temps) (void)Io().unlink((dir_ + "/" + t).c_str());
   }
-  const size_t count = listing.segments.size();
+  size_t count = listing.segments.size();
   // First every segment's own recovery, then the decision across them (PlanLogRecovery).
   std::vector<SegmentFinding> findings(count);
   std::vector<size_t> offsets_base(count);
@@ -762,6 +768,13 @@ void SpanLog::OpenExisting() {
     s.path = dir_ + "/" + listing.segments[i].second;
     s.first_id = listing.segments[i].first;
     s.fd = Io().open(s.path.c_str(), options_.read_only ? O_RDONLY : O_RDWR, 0600);
+    if (s.fd < 0 && options_.read_only && errno == ENOENT && i > 0) {
+      // A writer recovering a crashed `none` log deletes the segments after its torn tail
+      // (and only those): the log ends before this one.
+      count = i;
+      findings.resize(count);
+      break;
+    }
     if (s.fd < 0) throw NativeError("IO_ERROR", "cannot open " + s.path + ": " + ErrnoText(errno));
     segments_.push_back(s);
     Segment& seg = segments_.back();
@@ -776,9 +789,11 @@ void SpanLog::OpenExisting() {
     local.clear();
     SegmentFinding& f = findings[i];
     f.first_id = seg.first_id;
-    if (options_.read_only && last) {
-      // A live writer may cut this segment's zero prefill off at any moment (a roll, its
-      // close): read it rather than map it, and map only what holds records.
+    // A live writer may cut the last segment's zero prefill off at any moment (a roll, its
+    // close), and a writer recovering a crashed `none` log cuts the sealed segment whose
+    // successor's header says "not yet durable": read those rather than map them, and map
+    // only what holds records (touching a mapping past a file's end is SIGBUS).
+    if (options_.read_only && (last || SuccessorMayBeUnsynced(dir_ + "/" + listing.segments[i + 1].second))) {
       f.result = ScanLive(seg, 0, seg.file_size, [&](const SegmentBytes& b) {
         local.clear();
         return RecoverSegment(b.p, static_cast<size_t>(b.end), &local);
@@ -788,9 +803,6 @@ void SpanLog::OpenExisting() {
     } else {
       EnsureMapped(seg, seg.file_size);
       f.result = RecoverSegment(seg.map, seg.file_size, &local);
-      if (f.result.valid_end <= seg.file_size) {
-        f.zeros_after_records = AllZero(seg.map + f.result.valid_end, static_cast<size_t>(seg.file_size - f.result.valid_end));
-      }
     }
     offsets_base[i] = offsets_.size();
     for (uint64_t off : local) offsets_.push_back((uint64_t{i} << kOffsetBits) | off);
@@ -887,6 +899,27 @@ void SpanLog::OpenExisting() {
                                             WhereSuffix(tail.path, tail.size));
     }
     durable_end_ = tail.size;
+    // A header still says "not yet durable" and nothing from it on proves a sync: now that
+    // everything is, a checkpoint says so (else damage in those segments would pass for a
+    // torn write until this session's first flush or close).
+    size_t stamped = 0;
+    for (size_t i = 1; i < segments_.size(); ++i) {
+      if (findings[i].result.unsynced_from != 0) stamped = i;
+    }
+    bool proven = stamped == 0;
+    for (size_t i = stamped; !proven && i < segments_.size(); ++i) proven = findings[i].result.durable_mark;
+    if (!proven) {
+      if (const int err = WriteCheckpoint(tail.size); err != 0) {
+        throw NativeError("IO_ERROR", "cannot write a checkpoint at open of " + tail.path + ": " + ErrnoText(err) +
+                                          WhereSuffix(tail.path, tail.size));
+      }
+      if (Io().fdatasync(tail.fd) != 0) {
+        failed_ = true;
+        throw NativeError("FSYNC_FAILED", "fdatasync failed at open of " + tail.path + ": " + ErrnoText(errno) +
+                                              WhereSuffix(tail.path, tail.size));
+      }
+      durable_end_ = tail.size;
+    }
   }
 }
 
@@ -900,6 +933,17 @@ int SpanLog::SyncSealed() {
   }
   unsynced_from_ = 0;
   return 0;
+}
+
+bool SpanLog::SuccessorMayBeUnsynced(const std::string& path) {
+  const int fd = Io().open(path.c_str(), O_RDONLY, 0);
+  if (fd < 0) return true;
+  uint8_t h[format::kSegmentHeaderSize];
+  const bool whole = ::pread(fd, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h);
+  Io().close(fd);
+  if (!whole) return true;
+  const RecoveryResult r = RecoverSegment(h, sizeof h, nullptr);
+  return r.outcome == RecoveryOutcome::kCorrupt || r.unsynced_from != 0;
 }
 
 uint64_t SpanLog::IdAtOffset(size_t seg, uint64_t off) const {
@@ -1168,12 +1212,36 @@ uint64_t SpanLog::SealForRoll() {
   // after it, whole segments included (docs/FORMAT.md, "Across segments"). flush() and
   // close() sync the sealed segments, oldest first, before the last one.
   if (unsynced_from_ == 0) {
-    if (durable_end_ >= old.size && !cut) return 0;
-    // Everything durable but the cut: the new first id, so recovery may cut zeros only.
-    unsynced_from_ = durable_end_ >= old.size ? next_id_ : IdAtOffset(segments_.size() - 1, durable_end_);
+    if (durable_end_ >= old.size) {
+      // Every record is durable (a flush just before): sync the cut too — of reserved
+      // blocks, or of a failed write's bytes (DropStaged) — which writes no data, so the
+      // sealed segment is whole on disk and the new header can say so.
+      if (Io().fdatasync(old.fd) != 0) FailSync(errno, "fdatasync of " + old.path + " before rolling");
+      return 0;
+    }
+    unsynced_from_ = IdAtOffset(segments_.size() - 1, durable_end_);
     unsynced_segment_ = segments_.size() - 1;
   }
+  needs_mark_ = true;
   return unsynced_from_;
+}
+
+int SpanLog::WriteCheckpoint(uint64_t synced_end) {
+  Segment& seg = segments_.back();
+  RecordHeader h{};
+  h.id = next_id_;
+  h.kind = format::kKindCheckpoint;
+  h.marker = format::kRecordMarker;
+  h.synced_end = synced_end;
+  h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
+  if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
+    const int err = errno;
+    (void)TruncateTo(seg, seg.size);
+    return err == 0 ? EIO : err;
+  }
+  seg.size += sizeof h;
+  seg.file_size = std::max(seg.file_size, seg.size);
+  return 0;
 }
 
 uint64_t SpanLog::Stage(const RecordInput* records, size_t n) {
@@ -1519,6 +1587,14 @@ uint64_t SpanLog::Refresh() {
   const uint64_t known = segments_.empty() ? 0 : segments_.back().first_id;
   for (const auto& [first, name] : listing.segments) {
     if (first <= known) continue;
+    if (!segments_.empty() && first != next_id_ && SuccessorMayBeUnsynced(dir_ + "/" + name)) {
+      // Records before this segment are missing and its header says they may never have
+      // become durable: the torn tail of a crashed `none` writer that no writer has
+      // recovered yet (it will delete this segment), or a live writer's roll whose last
+      // records this refresh has not read yet (the next one will). Either way the log
+      // ends here for now.
+      break;
+    }
     // A newer segment exists, so the writer sealed the one before it: it must be whole.
     if (!segments_.empty()) ScanTail(segments_.back(), true);
     Segment s;
@@ -1526,6 +1602,7 @@ uint64_t SpanLog::Refresh() {
     s.first_id = first;
     s.size = format::kSegmentHeaderSize;
     s.fd = Io().open(s.path.c_str(), O_RDONLY, 0);
+    if (s.fd < 0 && errno == ENOENT) break;  // deleted by a writer's recovery since the listing
     if (s.fd < 0) throw NativeError("IO_ERROR", "cannot open " + s.path + ": " + ErrnoText(errno));
     segments_.push_back(s);
     Segment& seg = segments_.back();
@@ -1637,6 +1714,13 @@ void SpanLog::FinishSync(const SyncTarget& target, int err) {
   if (target.segment + 1 == segments_.size()) {
     durable_end_ = std::max(durable_end_, target.segment_end);
     unsynced_from_ = 0;
+    if (needs_mark_ && !read_only() && !failed_) {
+      // Every sealed segment is durable now: a checkpoint says so to recovery, which would
+      // otherwise take damage in them for a torn write (FORMAT.md, "Across segments"). It
+      // vouches only for what the sync covered, and is durable with the next fdatasync. A
+      // failed write of it costs only that evidence.
+      if (WriteCheckpoint(durable_end_) == 0) needs_mark_ = false;
+    }
   }
   // Rolled since the request: what the sync covered is durable, but unsynced_from_ stays
   // where the roll put it (an older id: recovery is only more lenient than it need be).
@@ -1664,26 +1748,15 @@ int SpanLog::SyncAndCheckpointForClose() {
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;
   }
-  if (!wrote_this_session_) return 0;
-  RecordHeader h{};
-  h.id = next_id_;
-  h.kind = format::kKindCheckpoint;
-  h.marker = format::kRecordMarker;
-  h.synced_end = seg.size;
-  h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
-  if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
-    int err = errno;
-    (void)TruncateTo(seg, seg.size);
-    return err == 0 ? EIO : err;
-  }
+  if (!wrote_this_session_ && !needs_mark_) return 0;
+  if (const int err = WriteCheckpoint(seg.size); err != 0) return err;
   if (Io().fdatasync(seg.fd) != 0) {
     failed_ = true;
     return errno;
   }
-  seg.size += sizeof h;
-  seg.file_size = std::max(seg.file_size, seg.size);
   durable_end_ = seg.size;
   wrote_this_session_ = false;
+  needs_mark_ = false;
   return 0;
 }
 

@@ -129,7 +129,6 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
 struct SegmentFinding {
   uint64_t first_id = 0;         ///< from the file name
   RecoveryResult result;         ///< RecoverSegment over the file's bytes
-  bool zeros_after_records = false;  ///< every byte from result.valid_end to the end is zero
 };
 
 /// What an open does with the segments it found (docs/FORMAT.md, "Across segments").
@@ -358,6 +357,12 @@ class SpanLog final : public SpanSource {
   /// The id of the first record of segment `seg` at or after byte `off` (the next segment's
   /// first id when none is).
   uint64_t IdAtOffset(size_t seg, uint64_t off) const;
+  /// Appends a checkpoint record (kind 0) stamped `synced_end` after the last segment's
+  /// records, without syncing it. 0 or errno (the bytes are then cut back).
+  int WriteCheckpoint(uint64_t synced_end);
+  /// Readers: the segment at `path` has a header saying its predecessor was not yet durable
+  /// (or no readable header), so a recovering writer may cut that predecessor.
+  static bool SuccessorMayBeUnsynced(const std::string& path);
   /// `sync`/`group`: keeps zeroed bytes written ahead of s.size (kPrefillChunk in
   /// span_log.cpp says why), so a durable append overwrites allocated blocks instead of
   /// extending the file. Invariant: [s.size, s.file_size) is all zero.
@@ -399,6 +404,10 @@ class SpanLog final : public SpanSource {
   /// which lies in segment unsynced_segment_ (stamped into the headers of new segments).
   uint64_t unsynced_from_ = 0;
   size_t unsynced_segment_ = 0;
+  /// A segment header says "not yet durable" and no checkpoint written after every sealed
+  /// segment became durable has followed it: flush (FinishSync), close and a writer's open
+  /// write one.
+  bool needs_mark_ = false;
   bool failed_ = false;
   bool wrote_this_session_ = false;
   bool released_ = false;

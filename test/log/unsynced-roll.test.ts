@@ -158,10 +158,92 @@ describe('a sealed segment whole but for zeros past its records keeps every segm
     expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: files[1] }) }));
   });
 
-  it('non-zero bytes past the records of a sealed segment are corruption', async () => {
-    const { dir, files } = await killedNoneLog('junk', 40);
-    fs.appendFileSync(files[1]!, Buffer.alloc(64, 7));
-    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT' }));
+  it("non-zero bytes no record vouches for (a failed write's cut that never reached the disk) are cut too", async () => {
+    const { dir, files, next } = await killedNoneLog('junk', 40);
+    fs.appendFileSync(files[1]!, Buffer.alloc(100, 7));
+    const log = openLog(dir, none);
+    expectRecordsUpTo(log, next);
+    expect(log.stats().recoveries).toEqual([expect.objectContaining({ file: files[1], droppedBytes: 100, zerosOnly: false })]);
+    await log.close();
+  });
+
+  it('after a synced roll the same bytes are corruption', async () => {
+    const { dir, files } = await killedNoneLog('junk-synced', 40);
+    setUnsyncedFrom(files[2]!, 0);
+    fs.appendFileSync(files[1]!, Buffer.alloc(100, 7));
+    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: files[1] }) }));
+  });
+});
+
+describe('once every sealed segment is durable, a checkpoint makes damage in them corruption again', () => {
+  const flipInSealed = (files: string[]): string => {
+    const victim = files[1]!;
+    const b = fs.readFileSync(victim);
+    b[offsetOfId(victim, firstIdOf(victim) + 2) + 70]! ^= 0x10;
+    fs.writeFileSync(victim, b);
+    return victim;
+  };
+
+  it('flush() after a roll writes one, even with nothing appended after it', async () => {
+    const { dir, files } = await killedNoneLog('mark-flush', 40, 39);
+    const victim = flipInSealed(files);
+    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: victim }) }));
+  });
+
+  it("a writer's open of a killed none log writes one, even if that session appends nothing", async () => {
+    const { dir, files } = await killedNoneLog('mark-open', 40);
+    await openLog(dir, none).close();
+    const victim = flipInSealed(files);
+    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: victim }) }));
+  });
+
+  it('without one (a killed writer, nothing flushed) the same flip is a torn tail', async () => {
+    const { dir, files } = await killedNoneLog('mark-none', 40);
+    const victim = flipInSealed(files);
+    const log = openLog(dir, none);
+    expect(log.nextId()).toBeLessThan(firstIdOf(files[2]!));
+    expect(log.stats().recoveries[0]).toMatchObject({ file: victim });
+    await log.close();
+  });
+});
+
+describe('a roll right after a flush has nothing unsynced but its cut: it syncs the old segment and stamps 0', () => {
+  it('one more fdatasync at that roll; the new header says every record before it was durable', async () => {
+    const dir = tmpDir('unsynced-flushed-roll');
+    const log = openLog(dir, none);
+    testing.setFaults({});
+    let rolls = 0;
+    for (let id = 1; rolls < 3; id++) {
+      await log.flush();
+      const before = { syncs: testing.faultCounters().syncs, segments: segmentFiles(dir).length };
+      await log.append(columnsFor(id, 1, 0));
+      if (segmentFiles(dir).length === before.segments) continue;
+      rolls++;
+      // The old segment (its cut of reserved blocks), the new header, the directory.
+      expect(testing.faultCounters().syncs - before.syncs).toBe(3);
+    }
+    for (const f of segmentFiles(dir)) expect(unsyncedFrom(f)).toBe(0);
+    await log.close();
+  });
+});
+
+describe('readers stop before a torn tail of segments no writer has recovered yet', () => {
+  it('a read-only open and its refresh() see the log up to the lost records; then a writer recovers', async () => {
+    const { dir, files } = await killedNoneLog('reader', 40);
+    const lost = firstIdOf(files[2]!) - 3;
+    fs.truncateSync(files[1]!, offsetOfId(files[1]!, lost) + 30);
+    const reader = openLog(dir, { ...none, readOnly: true });
+    const seen = reader.nextId();
+    expect(seen).toBeLessThanOrEqual(lost);
+    expect(reader.refresh()).toBe(seen);
+    expect(reader.verify().ok).toBe(true);
+    const writer = openLog(dir, none);
+    expect(writer.nextId()).toBe(seen);
+    expect(await writer.append(columnsFor(seen, 5, 0))).toBe(seen);
+    expect(reader.refresh()).toBe(seen + 5);
+    expectRecordsUpTo(reader, seen + 5);
+    await writer.close();
+    await reader.close();
   });
 });
 
