@@ -312,7 +312,7 @@ LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments) {
       // Every record is there; past them, bytes no record vouches for (RecoverSegment said
       // torn): a `none` roll's cut — of reserved blocks, or of a failed write's bytes — that
       // never reached the disk. Cut again; the later segments stay.
-      if (segments[i + 1].result.unsynced_from != 0) continue;
+      if (unsynced_after(i, next)) continue;
       return corrupt(i, r.error_offset, "is a sealed segment with invalid bytes after its last record: " + r.message);
     }
     if (next < successor && unsynced_after(i, next)) {
@@ -908,11 +908,11 @@ void SpanLog::OpenExisting() {
     }
     bool proven = stamped == 0;
     for (size_t i = stamped; !proven && i < segments_.size(); ++i) proven = findings[i].result.durable_mark;
-    if (!proven) {
-      if (const int err = WriteCheckpoint(tail.size); err != 0) {
-        throw NativeError("IO_ERROR", "cannot write a checkpoint at open of " + tail.path + ": " + ErrnoText(err) +
-                                          WhereSuffix(tail.path, tail.size));
-      }
+    // A failed write of it (a full disk) costs only that evidence until this session's first
+    // flush or close writes one: the open goes on, as it did before checkpoints were written here.
+    needs_mark_ = !proven;
+    if (!proven && WriteCheckpoint(tail.size) == 0) {
+      needs_mark_ = false;
       if (Io().fdatasync(tail.fd) != 0) {
         failed_ = true;
         throw NativeError("FSYNC_FAILED", "fdatasync failed at open of " + tail.path + ": " + ErrnoText(errno) +
@@ -1236,7 +1236,9 @@ int SpanLog::WriteCheckpoint(uint64_t synced_end) {
   h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
   if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
     const int err = errno;
-    (void)TruncateTo(seg, seg.size);
+    // Part of it may have landed past the last record: if it cannot be cut off, the
+    // invariant that the file ends at its last record is gone, as in DropStaged.
+    if (TruncateTo(seg, seg.size) != 0) failed_ = true;
     return err == 0 ? EIO : err;
   }
   seg.size += sizeof h;
@@ -1645,7 +1647,8 @@ VerifyResult SpanLog::Verify() const {
     // mapping, or for a reader's last segment (which a live writer may cut back) a pread.
     void* p = nullptr;
     RecoveryResult live;
-    const bool reader_tail = options_.read_only && last;
+    const size_t idx = static_cast<size_t>(&s - segments_.data());
+    const bool reader_tail = options_.read_only && (last || SuccessorMayBeUnsynced(segments_[idx + 1].path));
     if (reader_tail) {
       live = ScanLive(s, 0, len, [&](const SegmentBytes& b) { return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr); });
       len = tail_buf_.size();  // what the last read returned (ScanLive leaves it there)

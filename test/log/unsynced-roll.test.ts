@@ -167,6 +167,12 @@ describe('a sealed segment whole but for zeros past its records keeps every segm
     await log.close();
   });
 
+  it('after a later checkpoint (a flush that synced the cut) the same bytes are corruption', async () => {
+    const { dir, files } = await killedNoneLog('junk-flushed', 40, 39);
+    fs.appendFileSync(files[1]!, Buffer.alloc(100, 7));
+    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: files[1] }) }));
+  });
+
   it('after a synced roll the same bytes are corruption', async () => {
     const { dir, files } = await killedNoneLog('junk-synced', 40);
     setUnsyncedFrom(files[2]!, 0);
@@ -193,6 +199,17 @@ describe('once every sealed segment is durable, a checkpoint makes damage in the
   it("a writer's open of a killed none log writes one, even if that session appends nothing", async () => {
     const { dir, files } = await killedNoneLog('mark-open', 40);
     await openLog(dir, none).close();
+    const victim = flipInSealed(files);
+    expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: victim }) }));
+  });
+
+  it("a writer's open on a full disk goes on without it; its close writes it", async () => {
+    const { dir, files, next } = await killedNoneLog('mark-enospc', 40);
+    testing.setFaults({ failWriteAt: 1 });
+    const log = openLog(dir, none);
+    expect(log.nextId()).toBe(next);
+    testing.clearFaults();
+    await log.close();
     const victim = flipInSealed(files);
     expect(() => openLog(dir, none)).toThrowError(expect.objectContaining({ code: 'CORRUPT', details: expect.objectContaining({ file: victim }) }));
   });
