@@ -63,15 +63,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t id = 1;
   uint64_t durable_end = 64;  // of the last segment; stamped into records
   uint64_t unsynced_from = 0;
-  size_t unsynced_segment = 0;
+  bool needs_mark = false;    // SpanLog::needs_mark_
   uint64_t flushed_next = 1;  // every id below this was durable at the crash
   std::string text;
 
+  // A checkpoint after the last segment's records, stamped `synced_end`, not synced.
+  auto checkpoint = [&](uint64_t synced_end) {
+    ModelSegment& last = segs.back();
+    spanguard::format::RecordHeader h{};
+    h.id = id;
+    h.kind = spanguard::format::kKindCheckpoint;
+    h.marker = spanguard::format::kRecordMarker;
+    h.synced_end = synced_end;
+    h.crc = spanguard::Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
+    const uint64_t at = last.bytes.size();
+    last.bytes.resize(at + sizeof h);
+    std::memcpy(last.bytes.data() + at, &h, sizeof h);
+  };
   auto flush = [&]() {
     for (ModelSegment& s : segs) s.synced = s.bytes.size();
     durable_end = segs.back().bytes.size();
     unsynced_from = 0;
     flushed_next = id;
+    // SpanLog::FinishSync: every sealed segment durable, so a checkpoint says so.
+    if (needs_mark) checkpoint(durable_end);
+    needs_mark = false;
   };
   auto id_at = [&](size_t seg, uint64_t off) {
     const ModelSegment& s = segs[seg];
@@ -98,11 +114,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } else {
         if (unsynced_from == 0 && durable_end < last->bytes.size()) {
           unsynced_from = id_at(segs.size() - 1, durable_end);
-          unsynced_segment = segs.size() - 1;
         }
         stamp = unsynced_from;
+        if (stamp != 0) needs_mark = true;
       }
-      (void)unsynced_segment;
       ModelSegment next;
       next.first_id = id;
       next.bytes.resize(64);
@@ -130,17 +145,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.ConsumeIntegralInRange(0, 3) == 0) {
     // A clean close: everything synced, then a checkpoint in the last segment.
     flush();
-    ModelSegment& last = segs.back();
-    spanguard::format::RecordHeader h{};
-    h.id = id;
-    h.kind = spanguard::format::kKindCheckpoint;
-    h.marker = spanguard::format::kRecordMarker;
-    h.synced_end = last.bytes.size();
-    h.crc = spanguard::Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
-    const uint64_t at = last.bytes.size();
-    last.bytes.resize(at + sizeof h);
-    std::memcpy(last.bytes.data() + at, &h, sizeof h);
-    last.synced = last.bytes.size();
+    checkpoint(segs.back().bytes.size());
+    segs.back().synced = segs.back().bytes.size();
   }
 
   auto findings_of = [](const std::vector<std::vector<uint8_t>>& files, const std::vector<ModelSegment>& model) {
