@@ -528,6 +528,16 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
   return rs;
 }
 
+void EncodeCheckpoint(uint8_t* out, uint64_t next_id, uint64_t synced_end) {
+  RecordHeader h{};
+  h.id = next_id;
+  h.kind = format::kKindCheckpoint;
+  h.marker = format::kRecordMarker;
+  h.synced_end = synced_end;
+  h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
+  std::memcpy(out, &h, sizeof h);
+}
+
 void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from) {
   SegmentHeader sh{};
   sh.unsynced_from = unsynced_from;
@@ -925,11 +935,11 @@ void SpanLog::OpenExisting() {
 
 int SpanLog::SyncSealed() {
   if (unsynced_from_ == 0) return 0;
-  for (size_t i = unsynced_segment_; i + 1 < segments_.size(); ++i) {
-    if (Io().fdatasync(segments_[i].fd) != 0) {
-      failed_ = true;
-      return errno;
-    }
+  SyncTarget sealed = PrepareSync();
+  sealed.fd = -1;  // the callers sync the last segment themselves
+  if (const int err = SyncFiles(sealed); err != 0) {
+    failed_ = true;
+    return err;
   }
   unsynced_from_ = 0;
   return 0;
@@ -1228,13 +1238,9 @@ uint64_t SpanLog::SealForRoll() {
 
 int SpanLog::WriteCheckpoint(uint64_t synced_end) {
   Segment& seg = segments_.back();
-  RecordHeader h{};
-  h.id = next_id_;
-  h.kind = format::kKindCheckpoint;
-  h.marker = format::kRecordMarker;
-  h.synced_end = synced_end;
-  h.crc = Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
-  if (Io().pwrite(seg.fd, &h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
+  uint8_t h[format::kRecordHeaderSize];
+  EncodeCheckpoint(h, next_id_, synced_end);
+  if (Io().pwrite(seg.fd, h, sizeof h, static_cast<off_t>(seg.size)) != static_cast<ssize_t>(sizeof h)) {
     const int err = errno;
     // Part of it may have landed past the last record: if it cannot be cut off, the
     // invariant that the file ends at its last record is gone, as in DropStaged.

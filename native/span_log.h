@@ -158,6 +158,9 @@ struct ParallelBatch;
 /// RecordSize(text_len + meta_len) bytes; returns that size. `internal_flags` carries
 /// kFlagBatchContinues. Shared by SpanLog::Append and the fuzzers' segment builder.
 uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end);
+/// Writes a 64-byte checkpoint record (kind 0: id field = the next id, no payload) at `out`.
+/// Shared by SpanLog and the fuzzers' log builder.
+void EncodeCheckpoint(uint8_t* out, uint64_t next_id, uint64_t synced_end);
 /// Writes a 64-byte segment header at `out`.
 void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from = 0);
 

@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "crc32c.h"
 #include "span_log.h"
 
 using spanguard::LogRecoveryPlan;
@@ -70,15 +69,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A checkpoint after the last segment's records, stamped `synced_end`, not synced.
   auto checkpoint = [&](uint64_t synced_end) {
     ModelSegment& last = segs.back();
-    spanguard::format::RecordHeader h{};
-    h.id = id;
-    h.kind = spanguard::format::kKindCheckpoint;
-    h.marker = spanguard::format::kRecordMarker;
-    h.synced_end = synced_end;
-    h.crc = spanguard::Crc32c(0, reinterpret_cast<const uint8_t*>(&h) + 4, sizeof h - 4);
     const uint64_t at = last.bytes.size();
-    last.bytes.resize(at + sizeof h);
-    std::memcpy(last.bytes.data() + at, &h, sizeof h);
+    last.bytes.resize(at + spanguard::format::kRecordHeaderSize);
+    spanguard::EncodeCheckpoint(last.bytes.data() + at, id, synced_end);
   };
   auto flush = [&]() {
     for (ModelSegment& s : segs) s.synced = s.bytes.size();

@@ -2,8 +2,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { addon, type AppendColumns, type NativeSpan, type NativeSpanLog, type NativeSpanLogOptions } from '../../src/native.js';
+// @ts-expect-error plain .mjs shared with the child processes
+import { columnsFor, diffRecord } from './content.mjs';
 
 export const native = addon();
 // The test-only fault seam (native/io_seam.h); not part of the typed surface on purpose.
@@ -157,4 +159,39 @@ export function recordOffsets(bytes: Uint8Array): number[] {
     off += (64 + payload + 7) & ~7;
   }
   return out;
+}
+
+/** Every id below `next` reads back as content.mjs's recordFor(id, 0), byte for byte. */
+export function expectContentUpTo(log: NativeSpanLog, next: number, label = ''): void {
+  expect(log.nextId(), label).toBe(next);
+  for (let id = 1; id < next; id++) {
+    const d = diffRecord(log.get(id), id, 0);
+    if (d) throw new Error(`${label} ${d}`);
+  }
+}
+
+/**
+ * The recovery contract after a simulated crash of a log written with content.mjs's
+ * records: the reopened log keeps every record up to `mustExceed`, returns nothing damaged,
+ * verifies, and a second open has nothing left to recover and appends on.
+ */
+export async function expectRecovered(
+  dir: string,
+  opts: Partial<NativeSpanLogOptions>,
+  mustExceed: number,
+  label: string,
+): Promise<{ next: number; recoveries: number }> {
+  const log = openLog(dir, opts);
+  const next = log.nextId();
+  expect(next, label).toBeGreaterThan(mustExceed);
+  expectContentUpTo(log, next, label);
+  expect(log.verify().ok, label).toBe(true);
+  const recoveries = log.stats().recoveries.length;
+  await log.close();
+  const again = openLog(dir, opts);
+  expect(again.nextId(), label).toBe(next);
+  expect(again.stats().recoveries, label).toEqual([]);
+  expect(await again.append(columnsFor(next, 3, 0)), label).toBe(next);
+  await again.close();
+  return { next, recoveries };
 }

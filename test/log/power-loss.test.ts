@@ -3,9 +3,9 @@
 // may lose its size extension, as SQLite's crash tests do. Recovery must keep every
 // record acknowledged before the last successful sync and return no damaged record.
 import { afterEach, describe, expect, it } from 'vitest';
-import { durabilities, openLog, testing, tmpDir } from './helpers.js';
+import { durabilities, expectRecovered, openLog, testing, tmpDir } from './helpers.js';
 // @ts-expect-error plain .mjs shared with the child processes
-import { columnsFor, diffRecord } from './content.mjs';
+import { columnsFor } from './content.mjs';
 import type { NativeSpanLog } from '../../src/native.js';
 
 afterEach(() => testing.clearFaults());
@@ -50,7 +50,7 @@ describe('power loss at any fdatasync keeps every acknowledged record and no dam
         const seed = trial * 31 + (mode === 'sync' ? 1 : 7);
         const dir = tmpDir(`power-${mode}`);
         // Some durable history first, through the real syscalls.
-        let log = openLog(dir, { durability: durabilities[mode], segmentBytes: SEGMENT_BYTES });
+        const log = openLog(dir, { durability: durabilities[mode], segmentBytes: SEGMENT_BYTES });
         const before = 1 + (seed % 40);
         await log.append(columnsFor(1, before, 0));
         let highest = before;
@@ -66,21 +66,8 @@ describe('power loss at any fdatasync keeps every acknowledged record and no dam
         await log.close().catch(() => undefined);
         testing.clearFaults();
 
-        log = openLog(dir, { durability: durabilities[mode], segmentBytes: SEGMENT_BYTES });
-        const next = log.nextId();
-        expect(next, `trial ${trial}`).toBeGreaterThan(highest);
-        for (let id = 1; id < next; id++) {
-          const d = diffRecord(log.get(id), id, 0);
-          if (d) throw new Error(`trial ${trial}: ${d}`);
-        }
-        expect(log.verify().ok).toBe(true);
-        tornTails += log.stats().recoveries.length;
-        await log.close();
-        const again = openLog(dir, { durability: durabilities[mode], segmentBytes: SEGMENT_BYTES });
-        expect(again.nextId()).toBe(next);
-        expect(again.stats().recoveries).toEqual([]);
-        expect(await again.append(columnsFor(next, 3, 0))).toBe(next);
-        await again.close();
+        const opts = { durability: durabilities[mode], segmentBytes: SEGMENT_BYTES };
+        tornTails += (await expectRecovered(dir, opts, highest, `trial ${trial}`)).recoveries;
       }
       // The campaign must really crash and really leave damage to recover from.
       expect(crashes).toBeGreaterThan(50);

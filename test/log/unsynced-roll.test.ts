@@ -5,10 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { durabilities, openLog, segmentFiles, testing, tmpDir } from './helpers.js';
+import { durabilities, expectContentUpTo, expectRecovered, openLog, segmentFiles, testing, tmpDir } from './helpers.js';
 // @ts-expect-error plain .mjs shared with the child processes
-import { columnsFor, diffRecord } from './content.mjs';
-import type { NativeSpanLog } from '../../src/native.js';
+import { columnsFor } from './content.mjs';
 
 afterEach(() => testing.clearFaults());
 
@@ -46,14 +45,6 @@ async function killedNoneLog(tag: string, batches: number, flushAfter = -1): Pro
   return { dir, files: segmentFiles(dir), next };
 }
 
-function expectRecordsUpTo(log: NativeSpanLog, next: number): void {
-  expect(log.nextId()).toBe(next);
-  for (let id = 1; id < next; id++) {
-    const d = diffRecord(log.get(id), id, 0);
-    if (d) throw new Error(d);
-  }
-}
-
 /** Offset of the batch-start record with id `id` in a segment's bytes (batches of 5 from id 1). */
 function offsetOfId(file: string, id: number): number {
   const b = fs.readFileSync(file);
@@ -69,7 +60,7 @@ describe('a none roll stamps the new header with the first id not yet durable', 
     expect(unsyncedFrom(files[0]!)).toBe(0);
     for (const f of files.slice(1)) expect(unsyncedFrom(f)).toBe(1);
     const log = openLog(dir, none);
-    expectRecordsUpTo(log, next);
+    expectContentUpTo(log, next);
     expect(log.stats().recoveries).toEqual([]);
     expect(await log.append(columnsFor(next, 5, 0))).toBe(next);
     expect(log.verify().ok).toBe(true);
@@ -87,12 +78,12 @@ describe('records lost in a sealed segment after a none roll are a torn tail: la
     fs.truncateSync(second, cutAt);
 
     const reader = openLog(dir, { ...none, readOnly: true });
-    expectRecordsUpTo(reader, batchStart);
+    expectContentUpTo(reader, batchStart);
     await reader.close();
     expect(segmentFiles(dir)).toEqual(files); // a reader deletes nothing
 
     const log = openLog(dir, none);
-    expectRecordsUpTo(log, batchStart);
+    expectContentUpTo(log, batchStart);
     const rec = log.stats().recoveries;
     expect(rec[0]).toMatchObject({ file: files[1], offset: offsetOfId(second, batchStart) });
     expect(rec.slice(1).map((r) => r.file)).toEqual(files.slice(2));
@@ -103,7 +94,7 @@ describe('records lost in a sealed segment after a none roll are a torn tail: la
     await log.close();
     const again = openLog(dir, none);
     expect(again.stats().recoveries).toEqual([]);
-    expectRecordsUpTo(again, batchStart + 5);
+    expectContentUpTo(again, batchStart + 5);
     expect(again.verify().ok).toBe(true);
     await again.close();
   });
@@ -145,7 +136,7 @@ describe('a sealed segment whole but for zeros past its records keeps every segm
     const { dir, files, next } = await killedNoneLog('zeros', 40);
     fs.appendFileSync(files[1]!, Buffer.alloc(8192));
     const log = openLog(dir, none);
-    expectRecordsUpTo(log, next);
+    expectContentUpTo(log, next);
     expect(log.stats().recoveries).toEqual([expect.objectContaining({ file: files[1], droppedBytes: 8192, zerosOnly: true })]);
     expect(segmentFiles(dir)).toEqual(files);
     await log.close();
@@ -162,7 +153,7 @@ describe('a sealed segment whole but for zeros past its records keeps every segm
     const { dir, files, next } = await killedNoneLog('junk', 40);
     fs.appendFileSync(files[1]!, Buffer.alloc(100, 7));
     const log = openLog(dir, none);
-    expectRecordsUpTo(log, next);
+    expectContentUpTo(log, next);
     expect(log.stats().recoveries).toEqual([expect.objectContaining({ file: files[1], droppedBytes: 100, zerosOnly: false })]);
     await log.close();
   });
@@ -258,7 +249,7 @@ describe('readers stop before a torn tail of segments no writer has recovered ye
     expect(writer.nextId()).toBe(seen);
     expect(await writer.append(columnsFor(seen, 5, 0))).toBe(seen);
     expect(reader.refresh()).toBe(seen + 5);
-    expectRecordsUpTo(reader, seen + 5);
+    expectContentUpTo(reader, seen + 5);
     await writer.close();
     await reader.close();
   });
@@ -283,7 +274,7 @@ describe('power loss at any sync of a none log keeps every flushed record and no
       let rnd = seed;
       const rand = (n: number) => ((rnd = (rnd * 1103515245 + 12345) >>> 0) >>> 16) % n;
       const dir = tmpDir('unsynced-power');
-      let log = openLog(dir, none);
+      const log = openLog(dir, none);
       const mix = [
         { drop: 0.6, garble: 0.1 },
         { drop: 0.1, garble: 0.6 },
@@ -311,21 +302,8 @@ describe('power loss at any sync of a none log keeps every flushed record and no
       testing.clearFaults();
 
       const before = segmentFiles(dir).length;
-      log = openLog(dir, none);
-      const got = log.nextId();
-      expect(got, `trial ${trial}`).toBeGreaterThan(flushed);
-      for (let id = 1; id < got; id++) {
-        const d = diffRecord(log.get(id), id, 0);
-        if (d) throw new Error(`trial ${trial}: ${d}`);
-      }
-      expect(log.verify().ok).toBe(true);
+      await expectRecovered(dir, none, flushed, `trial ${trial}`);
       segmentsDropped += before - segmentFiles(dir).length;
-      await log.close();
-      const again = openLog(dir, none);
-      expect(again.nextId()).toBe(got);
-      expect(again.stats().recoveries).toEqual([]);
-      expect(await again.append(columnsFor(got, 3, 0))).toBe(got);
-      await again.close();
     }
     // The campaign must really crash and really lose whole segments to recover from.
     expect(crashes).toBeGreaterThan(50);
