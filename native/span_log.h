@@ -7,8 +7,8 @@
 // thread are SyncFiles() (group-commit worker; it touches no log state) and
 // SyncAndCheckpointForClose() (close worker, while the binding refuses every other call);
 // see span_log_binding.cpp. The log owns one more thread (AppendHelper, span_log.cpp): it
-// encodes part of a large Append()'s batch, writing only into the staging buffer and only
-// during that Append, which waits for it before returning.
+// encodes and writes part of a large Append()'s batch, touching only the staging buffer and
+// the last segment's file, and only during that Append, which waits for it before returning.
 #pragma once
 
 #include <cstddef>
@@ -427,8 +427,8 @@ class SpanLog final : public SpanSource {
   uint64_t BeginBatch(const RecordInput* records, size_t n, bool* has_raw, int64_t* last_raw);
   /// Stage()'s second half: encodes the validated batch after what is staged, on this thread.
   void EncodeStaged(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
-  /// Append() of a large batch with nothing staged: encodes on this thread and helper_
-  /// and writes each chunk once every chunk before it is encoded (span_log.cpp says why).
+  /// Append() of a large batch with nothing staged: this thread and helper_ each encode a
+  /// chunk and write it once every chunk before it is written (span_log.cpp says why).
   /// Throws INVALID_UTF8 / IO_ERROR with the file cut back to where the batch began.
   void WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
   /// A validated, encoded batch of n records (`total` bytes) counts as staged.

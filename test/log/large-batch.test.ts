@@ -52,6 +52,21 @@ describe('a large batch is stored exactly as the same records appended one at a 
     expect(await la.append(byteColumns(rows))).toBe(1);
     // The batch went through the second thread's path: the log made its helper.
     expect(helperThreads()).toBe(threads + 1);
+    // It was started away from this thread's CPU (a placement hint, AppendHelper::Start),
+    // and once running may run anywhere this process may.
+    const allowed = (status: string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
+    const mine = allowed(fs.readFileSync('/proc/self/status', 'utf8'));
+    const helperMask = () =>
+      fs.readdirSync('/proc/self/task').flatMap((t) => {
+        try {
+          const task = `/proc/self/task/${t}`;
+          return fs.readFileSync(`${task}/comm`, 'utf8').trim() === 'spanguard-help' ? [allowed(fs.readFileSync(`${task}/status`, 'utf8'))] : [];
+        } catch {
+          return [];
+        }
+      });
+    for (let i = 0; i < 200 && helperMask().some((m) => m !== mine); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(helperMask()).toEqual(Array.from({ length: threads + 1 }, () => mine));
     for (let i = 0; i < rows.length; i += 1) await lb.append(columns(rows.slice(i, i + 1)));
     expect(la.stats().bytes).toBeGreaterThan(900_000);
     expect(la.verify()).toMatchObject({ ok: true, records: LARGE });
@@ -127,6 +142,23 @@ describe('a bad record or a failed write anywhere in a large batch leaves nothin
       expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
     });
   }
+
+  it('a write that fails in any later chunk, whichever thread writes it: IO_ERROR, cut back, usable', async () => {
+    const dir = tmpDir('large-eio-later');
+    const log = logAt(dir, { durability: durabilities.none });
+    await log.append(columns(rowsFor(0, 2)));
+    const rows = rowsFor(2, LARGE);
+    // ~16 chunks, each written by the thread that encoded it: the n-th write is whichever
+    // thread's turn it was.
+    for (const n of [2, 3, 5, 8, 13]) {
+      testing.setFaults({ failWriteAt: n });
+      await expectNothingWritten(log, dir, () => log.append(byteColumns(rows)), 'IO_ERROR');
+      expect(testing.faultCounters().writes).toBe(n);
+      testing.clearFaults();
+    }
+    expect(await log.append(byteColumns(rows))).toBe(3);
+    expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
+  });
 
   it('a write that fails after part of the batch landed: IO_ERROR, cut back, the log still usable', async () => {
     const dir = tmpDir('large-eio');
