@@ -41,6 +41,35 @@ namespace {
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
 constexpr double kMaxSafe = 9007199254740991.0;
 
+// A turn number: an integer in [0, 2^53 - 1]. NaN and ±Infinity fail the range test, and a
+// double in range is an integer exactly when it survives the round trip through int64.
+// (Not std::floor/isfinite: without SSE4.1 in the x86-64 baseline std::floor is a libm call,
+// two per record on the append path.)
+inline bool TurnValue(double d, int64_t* out) {
+  if (!(d >= 0 && d <= kMaxSafe)) return false;
+  const int64_t v = static_cast<int64_t>(d);
+  if (static_cast<double>(v) != d) return false;
+  *out = v;
+  return true;
+}
+
+[[noreturn]] __attribute__((cold, noinline)) void ThrowBadTurn(size_t record, double d) {
+  throw NativeError("INVALID_TURN", "record " + std::to_string(record) + ": turn " + std::to_string(d) +
+                                        " is not an integer in [0, 2^53 - 1]");
+}
+
+/// A timestamp: finite and at most 2^53 - 1 in magnitude (NaN fails both comparisons),
+/// truncated toward zero.
+inline bool TimestampValue(double t, int64_t* out) {
+  if (!(t >= -kMaxSafe && t <= kMaxSafe)) return false;
+  *out = static_cast<int64_t>(t);
+  return true;
+}
+
+[[noreturn]] __attribute__((cold, noinline)) void ThrowBadTimestamp(size_t record) {
+  throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(record) + ": timestamp must be a finite number");
+}
+
 template <typename F>
 Napi::Value Guard(Napi::Env env, F&& f) {
   try {
@@ -650,20 +679,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         r.kind = kinds[i];
         r.flags = flags[i];
         r.role = roles[i];
-        auto turn = [&](double d) -> int64_t {
-          if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > kMaxSafe) {
-            throw NativeError("INVALID_TURN", "record " + std::to_string(i) + ": turn " + std::to_string(d) +
-                                                  " is not an integer in [0, 2^53 - 1]");
-          }
-          return static_cast<int64_t>(d);
-        };
-        r.turn_start = turn(ts[i]);
-        r.turn_end = turn(te[i]);
-        const double t = times[i];
-        if (!std::isfinite(t) || std::fabs(t) > kMaxSafe) {
-          throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": timestamp must be a finite number");
-        }
-        r.timestamp_ms = static_cast<int64_t>(std::trunc(t));
+        if (!TurnValue(ts[i], &r.turn_start)) ThrowBadTurn(i, ts[i]);
+        if (!TurnValue(te[i], &r.turn_end)) ThrowBadTurn(i, te[i]);
+        if (!TimestampValue(times[i], &r.timestamp_ms)) ThrowBadTimestamp(i);
         r.tokens = tokens[i];
         r.meta = nullptr;
         r.meta_len = 0;
@@ -785,18 +803,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       r.kind = static_cast<uint8_t>(v[0]);
       r.flags = static_cast<uint8_t>(v[1]);
       r.role = static_cast<uint8_t>(v[2]);
-      auto turn = [&](double d) -> int64_t {
-        if (!std::isfinite(d) || std::floor(d) != d || d < 0 || d > kMaxSafe) {
-          throw NativeError("INVALID_TURN", "record 0: turn " + std::to_string(d) + " is not an integer in [0, 2^53 - 1]");
-        }
-        return static_cast<int64_t>(d);
-      };
-      r.turn_start = turn(v[3]);
-      r.turn_end = turn(v[4]);
-      if (!std::isfinite(v[5]) || std::fabs(v[5]) > kMaxSafe) {
-        throw NativeError("INVALID_ARGUMENT", "record 0: timestamp must be a finite number");
-      }
-      r.timestamp_ms = static_cast<int64_t>(std::trunc(v[5]));
+      if (!TurnValue(v[3], &r.turn_start)) ThrowBadTurn(0, v[3]);
+      if (!TurnValue(v[4], &r.turn_end)) ThrowBadTurn(0, v[4]);
+      if (!TimestampValue(v[5], &r.timestamp_ms)) ThrowBadTimestamp(0);
       r.tokens = static_cast<uint32_t>(v[6]);
       arena_.clear();
       text_at_.resize(2);

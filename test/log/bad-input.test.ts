@@ -90,7 +90,20 @@ describe('turn numbers must be non-negative integers, start <= end, raw turns no
 describe('unknown kinds, reserved flags and malformed columns are refused', () => {
   for (const kind of [0, 4, 255]) it(`kind ${kind} → UNKNOWN_KIND`, async () => expectRefused(batchWith({ kind }), 'UNKNOWN_KIND'));
   it('flag bit 7 (internal) → INVALID_ARGUMENT', async () => expectRefused(batchWith({ flags: 0x81 }), 'INVALID_ARGUMENT'));
-  it('NaN timestamp → INVALID_ARGUMENT', async () => expectRefused(batchWith({ timestamp: NaN }), 'INVALID_ARGUMENT'));
+  for (const timestamp of [NaN, -Infinity, Infinity, 2 ** 53, -(2 ** 53)]) {
+    it(`timestamp ${timestamp} → INVALID_ARGUMENT`, async () => expectRefused(batchWith({ timestamp }), 'INVALID_ARGUMENT'));
+  }
+  it('timestamps are truncated toward zero; -0 is a turn like 0', async () => {
+    const first = await log.append(
+      columns([
+        { turnStart: 11, turnEnd: 11, timestamp: 1.9, text: 'a' },
+        { turnStart: 11, turnEnd: 11, timestamp: -1.9, text: 'b' },
+        { kind: 3, turnStart: -0, turnEnd: -0, timestamp: 2 ** 53 - 1, text: 'c' },
+      ]),
+    );
+    expect([0, 1, 2].map((k) => log.get(first + k)?.timestamp)).toEqual([1, -1, 2 ** 53 - 1]);
+    expect(log.get(first + 2)?.turnStart).toBe(0);
+  });
   const good = () => columns(shortRows(20, 3));
   const mutations: [string, (c: AppendColumns) => unknown][] = [
     ['short flags column', (c) => ({ ...c, flags: new Uint8Array(2) })],
