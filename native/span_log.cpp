@@ -1422,8 +1422,8 @@ std::string SpanLog::WriteFailure(int err) const {
   return "write to " + seg.path + " failed: " + ErrnoText(err) + WhereSuffix(seg.path, seg.size);
 }
 
-void SpanLog::CommitStaged(uint64_t total) {
-  Segment& seg = segments_.back();
+void SpanLog::AddStagedOffsets() {
+  const Segment& seg = segments_.back();
   const uint64_t seg_index = segments_.size() - 1;
   uint64_t off = seg.size;
   // No exact reserve here: it would reallocate (and copy) the whole table on every write;
@@ -1432,6 +1432,11 @@ void SpanLog::CommitStaged(uint64_t total) {
     offsets_.push_back((seg_index << kOffsetBits) | off);
     off += rs;
   }
+}
+
+void SpanLog::CommitStaged(uint64_t total, bool offsets_added) {
+  Segment& seg = segments_.back();
+  if (!offsets_added) AddStagedOffsets();
   seg.records += staged_sizes_.size();
   seg.size += total;
   seg.file_size = std::max(seg.file_size, seg.size);
@@ -1475,6 +1480,10 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   // can throw (bad_alloc) happens before any state changes.
   b.Reserve(static_cast<size_t>(total / kParallelChunk) + 2);
   ReserveSizes(n);
+  // Room for the batch's offsets now, so filling them in while the helper finishes its last
+  // chunk (below) cannot throw. Doubling, as push_back would grow the table.
+  const size_t offsets_before = offsets_.size();
+  if (offsets_.capacity() < offsets_before + n) offsets_.reserve(std::max(offsets_before + n, 2 * offsets_.capacity()));
   b.count = 0;
   uint64_t at = 0;
   size_t from = 0;
@@ -1504,7 +1513,9 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   Preallocate(seg, seg.size + total);
   helper_->Begin(&b);
   b.Work();
-  // The helper may still be encoding or writing the last chunks it claimed.
+  // The helper may still be encoding or writing the last chunks it claimed: meanwhile, the
+  // offset table (taken back if the batch fails).
+  AddStagedOffsets();
   for (unsigned spins = 0; !b.Finished(); ++spins) {
     if (spins < 4096) CpuRelax();
     else std::this_thread::yield();
@@ -1515,9 +1526,10 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
 
   if (!b.stopped.load(std::memory_order_relaxed)) {
     MarkStaged(n, total, has_raw, last_raw);
-    CommitStaged(total);
+    CommitStaged(total, /*offsets_added=*/true);
     return;
   }
+  offsets_.resize(offsets_before);
   // All of the batch or none of it: cut back what was written (as WriteStaged does).
   DropStaged(b.wrote > 0 || b.err != 0);
   if (b.err != 0) throw NativeError("IO_ERROR", WriteFailure(b.err));

@@ -442,7 +442,11 @@ class SpanLog final : public SpanSource {
   /// The IO_ERROR message of a failed write at the end of the last segment.
   std::string WriteFailure(int err) const;
   /// WriteStaged()'s bookkeeping once `total` staged bytes are in the file at seg.size.
-  void CommitStaged(uint64_t total);
+  /// `offsets_added`: AddStagedOffsets() already put the staged records in offsets_.
+  void CommitStaged(uint64_t total, bool offsets_added = false);
+  /// Appends the staged records' entries to offsets_, as they will be once the bytes are
+  /// written at seg.size. No allocation if offsets_ has room for them.
+  void AddStagedOffsets();
   /// The log's second thread (encode jobs) and the encode job's reusable state, made at the
   /// first large batch. Null if the thread cannot be made.
   AppendHelper* Helper();

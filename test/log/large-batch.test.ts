@@ -140,6 +140,9 @@ describe('a bad record or a failed write anywhere in a large batch leaves nothin
       await expectNothingWritten(log, dir, () => log.append(byteColumns(rows, parts)), 'INVALID_UTF8');
       expect(await log.append(byteColumns(rows))).toBe(3);
       expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
+      // Reads find the retried batch where it is: nothing of the refused ones is indexed.
+      for (const k of [0, at, LARGE - 1]) expect(log.get(3 + k)?.text).toBe(rows[k]!.text);
+      expect(log.get(3 + LARGE)).toBeUndefined();
     });
   }
 
@@ -158,6 +161,8 @@ describe('a bad record or a failed write anywhere in a large batch leaves nothin
     }
     expect(await log.append(byteColumns(rows))).toBe(3);
     expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
+    for (const k of [0, LARGE >> 1, LARGE - 1]) expect(log.get(3 + k)?.text).toBe(rows[k]!.text);
+    expect(log.get(3 + LARGE)).toBeUndefined();
   });
 
   it('a write that fails after part of the batch landed: IO_ERROR, cut back, the log still usable', async () => {
