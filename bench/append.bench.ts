@@ -1,7 +1,8 @@
 /**
  * The span log (issue 2): append per durability mode next to the physical floor measured in
- * the same run — sequential write() of the same number of bytes, memcpy of them, one
- * write+fdatasync — then get latency and a sequential scan.
+ * the same run — one write+fdatasync for `sync` and `group` (measured first), sequential
+ * write() of the same number of bytes and memcpy of them for `none` — then get latency and a
+ * sequential scan.
  *
  * Native-only paths go through the raw addon (`SpanLog`): the log is what is measured here,
  * not the indexes (the public `appendMany` with both indexes is "ingest" in search.bench).
@@ -57,6 +58,129 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   const BATCH = 1000;
   const batches: AppendColumns[] = [];
   for (let i = 0; i < N; i += BATCH) batches.push(columns(data, i, BATCH));
+
+  // The durable paths first, on a disk nothing has written to yet in this process: at 10^6
+  // the none rounds below write several GB, and 64 group appenders measured right after them
+  // made 158-220 k spans/s in three full runs (2026-12-01 04:53-05:23 UTC) where the same
+  // loop in a fresh process with the same heap made 256-295 k (throwaway loop, 05:24). Each
+  // durable path's floor is measured next to it, as before. Record size from the format
+  // (docs/FORMAT.md: 64-byte header + payload, padded to 8), for the floors' writes.
+  const recBytes = Math.round(batches.reduce((a, b) => a + b.texts.reduce((x, t) => x + ((64 + Buffer.byteLength(t) + 7) & ~7), 0), 0) / N);
+  const fsyncUs: number[] = [];
+  quiesce();
+  {
+    const fd = fs.openSync(path.join(ctx.tmp('fsync'), 'f'), 'w', 0o600);
+    const rec = Buffer.alloc(recBytes, 1);
+    for (let i = 0; i < (ctx.quick ? 60 : 200); i++) {
+      fs.writeSync(fd, rec);
+      const t = performance.now();
+      fs.fdatasyncSync(fd);
+      fsyncUs.push((performance.now() - t) * 1000);
+    }
+    fs.closeSync(fd);
+  }
+  const fsyncP50 = pct(fsyncUs, 0.5);
+
+  // ---- append, sync: one span per call, each durable before it resolves -----------------
+  quiesce();
+  {
+    const log = openLog(ctx.tmp('log-sync'), 2);
+    let i = 0;
+    const one = batches.length > 0 ? Array.from({ length: 64 }, (_, j) => columns(data, j, 1)) : [];
+    let turn = 1;
+    const lat = await latencyAsync(ctx.quick ? 60 : 200, async () => {
+      const c = one[i++ % one.length]!;
+      c.turnStart[0] = c.turnEnd[0] = turn++;
+      await log.append(c);
+    });
+    await log.close();
+    figure(ctx, { group: 'log', key: 'append.sync', label: 'append sync, 1 span per call', value: lat.p50, p99: lat.p99, unit: 'µs', better: 'lower', peer: { label: 'one write+fdatasync', value: fsyncP50, p99: pct(fsyncUs, 0.99) }, note: 'target p50 ≤ 1.5× fdatasync' });
+  }
+
+  // ---- append, sync: batches of 1000, one fdatasync each ---------------------------------
+  {
+    const log = openLog(ctx.tmp('log-sync-batch'), 2);
+    const nb = Math.min(batches.length, ctx.quick ? 3 : 10);
+    const [, ms] = await wall(async () => {
+      for (let i = 0; i < nb; i++) await log.append(batches[i]!);
+    });
+    await log.close();
+    figure(ctx, { group: 'log', key: 'append.sync.batch', label: `append sync, batches of ${BATCH}`, value: ((nb * BATCH) / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: `${BATCH} spans per fdatasync`, value: BATCH / (fsyncP50 / 1e6) } });
+  }
+
+  // ---- append, group: 64 concurrent appenders, 1 span each, each durable on resolve ------
+  quiesce();
+  {
+    // Windows of 1 s on one log, the best window counted (the ceiling below is measured
+    // the same way): a shared VM's disk has slow seconds, and one slow second is not the
+    // log's throughput. Every window is kept in the JSON.
+    const log = openLog(ctx.tmp('log-group'), 1);
+    const one = Array.from({ length: 64 }, (_, j) => columns(data, j, 1));
+    let turn = 1;
+    const windows: number[] = [];
+    for (let w = 0; w < (ctx.quick ? 1 : 3); w++) {
+      let done = 0;
+      const until = performance.now() + 1000;
+      const lane = async (k: number) => {
+        while (performance.now() < until) {
+          const c = one[k]!;
+          // Turn numbers must not go backwards across lanes: take the next one at submit time.
+          c.turnStart[0] = c.turnEnd[0] = turn++;
+          await log.append(c);
+          done++;
+        }
+      };
+      const [, ms] = await wall(() => Promise.all(Array.from({ length: 64 }, (_, k) => lane(k))));
+      windows.push((done / ms) * 1000);
+    }
+    await log.close();
+    // The ceiling for 64 appenders that each wait for their own durability: 64 spans per
+    // fdatasync. Measured right after, the way the log pays it: sustained write() of 64
+    // records' bytes + fdatasync, back to back, for a while — the mean, since a throughput
+    // pays every slow sync (the p50 of single-record syncs above overstates it).
+    // Twice: appending (each write extends the file), and over zeros written ahead the way
+    // the log keeps them (docs/FORMAT.md, "Zero prefill"), where fdatasync has no inode to
+    // write. The better of the two is the ceiling.
+    const sustainedOnce = (prefill: boolean): number[] => {
+      const cycleUs: number[] = [];
+      const fd = fs.openSync(path.join(ctx.tmp('fsync64'), 'f'), 'w', 0o600);
+      const burst = Buffer.alloc(64 * recBytes, 1);
+      const zeros = Buffer.alloc(1 << 20);
+      let at = 0;
+      let filled = 0;
+      const stop = performance.now() + 500;
+      while (performance.now() < stop) {
+        const t = performance.now();
+        fs.writeSync(fd, burst, 0, burst.length, at);
+        at += burst.length;
+        if (prefill && filled < at + (256 << 10)) {
+          const to = Math.ceil((at + (1 << 20)) / (1 << 20)) * (1 << 20);
+          for (let z = Math.max(at, filled); z < to; z += zeros.length) fs.writeSync(fd, zeros, 0, Math.min(zeros.length, to - z), z);
+          filled = to;
+        }
+        fs.fdatasyncSync(fd);
+        cycleUs.push((performance.now() - t) * 1000);
+      }
+      fs.closeSync(fd);
+      return cycleUs;
+    };
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    // The best (lowest-mean) of the same number of windows as the log had.
+    const sustained = (prefill: boolean): number[] => {
+      let best: number[] = [];
+      for (let w = 0; w < windows.length; w++) {
+        const c = sustainedOnce(prefill);
+        if (best.length === 0 || mean(c) < mean(best)) best = c;
+      }
+      return best;
+    };
+    const extending = sustained(false);
+    const overZeros = sustained(true);
+    const cycleMean = Math.min(mean(extending), mean(overZeros));
+    ctx.info.group64Ceiling = { extendingMeanUs: mean(extending), overZerosMeanUs: mean(overZeros), syncs: extending.length + overZeros.length, spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
+    ctx.info.group64Windows = windows;
+    figure(ctx, { group: 'log', key: 'append.group64', label: `append group, 64 appenders × 1 span (best of ${windows.length} × 1 s)`, value: Math.max(...windows), unit: 'durable spans/s', better: 'higher', peer: { label: `64 spans per write+fdatasync (sustained mean, ${mean(overZeros) <= mean(extending) ? 'over written zeros' : 'extending'})`, value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
+  }
 
   // ---- append, none: batches, page cache only --------------------------------------------
   // Three ways in, each against the physical floor, in interleaved rounds so a load spike
@@ -176,20 +300,6 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
     for (let done = 0; done < copyBytes; done += chunk.length) chunk.copy(dst);
   });
   const memcpyMBs = copyBytes / copyMs / 1e3;
-  const fsyncUs: number[] = [];
-  quiesce();
-  {
-    const fd = fs.openSync(path.join(ctx.tmp('fsync'), 'f'), 'w', 0o600);
-    const rec = Buffer.alloc(Math.round(logBytes / N), 1);
-    for (let i = 0; i < (ctx.quick ? 60 : 200); i++) {
-      fs.writeSync(fd, rec);
-      const t = performance.now();
-      fs.fdatasyncSync(fd);
-      fsyncUs.push((performance.now() - t) * 1000);
-    }
-    fs.closeSync(fd);
-  }
-  const fsyncP50 = pct(fsyncUs, 0.5);
   ctx.info.floor = { writeMBs, writeOwnBytesMBs: logBytes / ownBest / 1e3, memcpyMBs, fdatasyncP50us: fsyncP50, fdatasyncP99us: pct(fsyncUs, 0.99) };
 
   const noneMBs = logBytes / best / 1e3;
@@ -203,107 +313,6 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   figure(ctx, { group: 'log', key: 'append.none.bytes.spans', label: `append none, batches of ${BATCH}, byte texts (spans/s)`, value: (N / bestBytes) * 1000, unit: 'spans/s', better: 'higher', note: 'target ≥ 1 M spans/s' });
   figure(ctx, { group: 'log', key: 'append.none.perSpan', label: 'append none, string texts, cost per span', value: (best * 1000) / N, unit: 'µs', better: 'lower', growth: true, peer: { label: 'write() same bytes', value: (writeBest * 1000) / N } });
   figure(ctx, { group: 'log', key: 'floor.memcpy', label: 'floor: memcpy (Buffer.copy)', value: memcpyMBs, unit: 'MB/s', better: 'higher' });
-
-  // ---- append, sync: one span per call, each durable before it resolves -----------------
-  quiesce();
-  {
-    const log = openLog(ctx.tmp('log-sync'), 2);
-    let i = 0;
-    const one = batches.length > 0 ? Array.from({ length: 64 }, (_, j) => columns(data, j, 1)) : [];
-    let turn = 1;
-    const lat = await latencyAsync(ctx.quick ? 60 : 200, async () => {
-      const c = one[i++ % one.length]!;
-      c.turnStart[0] = c.turnEnd[0] = turn++;
-      await log.append(c);
-    });
-    await log.close();
-    figure(ctx, { group: 'log', key: 'append.sync', label: 'append sync, 1 span per call', value: lat.p50, p99: lat.p99, unit: 'µs', better: 'lower', peer: { label: 'one write+fdatasync', value: fsyncP50, p99: pct(fsyncUs, 0.99) }, note: 'target p50 ≤ 1.5× fdatasync' });
-  }
-
-  // ---- append, sync: batches of 1000, one fdatasync each ---------------------------------
-  {
-    const log = openLog(ctx.tmp('log-sync-batch'), 2);
-    const nb = Math.min(batches.length, ctx.quick ? 3 : 10);
-    const [, ms] = await wall(async () => {
-      for (let i = 0; i < nb; i++) await log.append(batches[i]!);
-    });
-    await log.close();
-    figure(ctx, { group: 'log', key: 'append.sync.batch', label: `append sync, batches of ${BATCH}`, value: ((nb * BATCH) / ms) * 1000, unit: 'durable spans/s', better: 'higher', peer: { label: `${BATCH} spans per fdatasync`, value: BATCH / (fsyncP50 / 1e6) } });
-  }
-
-  // ---- append, group: 64 concurrent appenders, 1 span each, each durable on resolve ------
-  quiesce();
-  {
-    // Windows of 1 s on one log, the best window counted (the ceiling below is measured
-    // the same way): a shared VM's disk has slow seconds, and one slow second is not the
-    // log's throughput. Every window is kept in the JSON.
-    const log = openLog(ctx.tmp('log-group'), 1);
-    const one = Array.from({ length: 64 }, (_, j) => columns(data, j, 1));
-    let turn = 1;
-    const windows: number[] = [];
-    for (let w = 0; w < (ctx.quick ? 1 : 3); w++) {
-      let done = 0;
-      const until = performance.now() + 1000;
-      const lane = async (k: number) => {
-        while (performance.now() < until) {
-          const c = one[k]!;
-          // Turn numbers must not go backwards across lanes: take the next one at submit time.
-          c.turnStart[0] = c.turnEnd[0] = turn++;
-          await log.append(c);
-          done++;
-        }
-      };
-      const [, ms] = await wall(() => Promise.all(Array.from({ length: 64 }, (_, k) => lane(k))));
-      windows.push((done / ms) * 1000);
-    }
-    await log.close();
-    // The ceiling for 64 appenders that each wait for their own durability: 64 spans per
-    // fdatasync. Measured right after, the way the log pays it: sustained write() of 64
-    // records' bytes + fdatasync, back to back, for a while — the mean, since a throughput
-    // pays every slow sync (the p50 of single-record syncs above overstates it).
-    // Twice: appending (each write extends the file), and over zeros written ahead the way
-    // the log keeps them (docs/FORMAT.md, "Zero prefill"), where fdatasync has no inode to
-    // write. The better of the two is the ceiling.
-    const sustainedOnce = (prefill: boolean): number[] => {
-      const cycleUs: number[] = [];
-      const fd = fs.openSync(path.join(ctx.tmp('fsync64'), 'f'), 'w', 0o600);
-      const burst = Buffer.alloc(64 * Math.round(logBytes / N), 1);
-      const zeros = Buffer.alloc(1 << 20);
-      let at = 0;
-      let filled = 0;
-      const stop = performance.now() + 500;
-      while (performance.now() < stop) {
-        const t = performance.now();
-        fs.writeSync(fd, burst, 0, burst.length, at);
-        at += burst.length;
-        if (prefill && filled < at + (256 << 10)) {
-          const to = Math.ceil((at + (1 << 20)) / (1 << 20)) * (1 << 20);
-          for (let z = Math.max(at, filled); z < to; z += zeros.length) fs.writeSync(fd, zeros, 0, Math.min(zeros.length, to - z), z);
-          filled = to;
-        }
-        fs.fdatasyncSync(fd);
-        cycleUs.push((performance.now() - t) * 1000);
-      }
-      fs.closeSync(fd);
-      return cycleUs;
-    };
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    // The best (lowest-mean) of the same number of windows as the log had.
-    const sustained = (prefill: boolean): number[] => {
-      let best: number[] = [];
-      for (let w = 0; w < windows.length; w++) {
-        const c = sustainedOnce(prefill);
-        if (best.length === 0 || mean(c) < mean(best)) best = c;
-      }
-      return best;
-    };
-    const extending = sustained(false);
-    const overZeros = sustained(true);
-    const cycleMean = Math.min(mean(extending), mean(overZeros));
-    ctx.info.group64Ceiling = { extendingMeanUs: mean(extending), overZerosMeanUs: mean(overZeros), syncs: extending.length + overZeros.length, spansPerSecAtP50OfOneRecordSync: 64 / (fsyncP50 / 1e6) };
-    ctx.info.group64Windows = windows;
-    figure(ctx, { group: 'log', key: 'append.group64', label: `append group, 64 appenders × 1 span (best of ${windows.length} × 1 s)`, value: Math.max(...windows), unit: 'durable spans/s', better: 'higher', peer: { label: `64 spans per write+fdatasync (sustained mean, ${mean(overZeros) <= mean(extending) ? 'over written zeros' : 'extending'})`, value: 64 / (cycleMean / 1e6) }, note: 'target ≥ 200 k/s' });
-  }
 
   // ---- reads: get and scan on the full log ------------------------------------------------
   {
