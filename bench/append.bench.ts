@@ -221,8 +221,8 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   // writes its buffers (staging, offset table), the floor only reads its own, so a fork
   // between open and the first append charged the log one page fault per buffer page that
   // no host pays twice: 10^4 spans, best of 30 rounds, a throwaway copy of this loop
-  // (2026-12-01): encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-8.5, a batch of
-  // 1,000 spans 136-149 µs instead of 111-125.
+  // (2026-12-01): encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-9.4, a batch of
+  // 1,000 spans 136-149 µs instead of 111-137.
   const warmDir = ctx.tmp('warm');
   const estBytes = batches.reduce((a, b) => a + b.texts.reduce((x, t) => x + Buffer.byteLength(t) + 72, 0), 0);
   const warm = () => ({ dir: warmDir, bytes: logBytes || estBytes });
