@@ -590,9 +590,10 @@ inline void CpuRelax() {
 /// chunks, publishes the job (AppendHelper::Begin, a mutex: everything planned
 /// happens-before the helper reads it), works on it, and waits until it is finished. Either
 /// thread claims a chunk with next.fetch_add and encodes it; then the chunk waits for its
-/// turn: `turn` counts the chunks handed to the file, stored with release by the thread
-/// that wrote the last one and loaded with acquire by the next, so the writes, and `wrote`
-/// and the failure fields, pass from one chunk's owner to the next in file order.
+/// turn: `turn` counts the chunks handed to the file, stored by the thread that wrote the
+/// last one and loaded by the next (sequentially consistent, which the sleep below needs;
+/// release/acquire would do for the rest), so the writes, and `wrote` and the failure
+/// fields, pass from one chunk's owner to the next in file order.
 struct ParallelBatch {
   struct Chunk {
     size_t from = 0, to = 0;      ///< records [from, to)
@@ -611,9 +612,16 @@ struct ParallelBatch {
   size_t capacity = 0;
   std::atomic<size_t> next{0};
   std::atomic<size_t> turn{0};
-  /// A chunk failed (stored with release after the failure fields): no later chunk is
-  /// written, and no thread claims another.
+  /// A chunk failed (stored after the failure fields): no later chunk is written, and no
+  /// thread claims another.
   std::atomic<bool> stopped{false};
+  /// Threads asleep in Await(), and what they sleep on. A wait is usually one chunk's
+  /// pwrite (~10 µs), but that pwrite can block for milliseconds (dirty-page throttling),
+  /// and a core spinning through it burns: a throwaway script that delayed every pwrite by
+  /// 5 ms saw 41,235 sched_yield calls in 534 ms with a spin-then-yield wait (review, 05:50).
+  std::atomic<uint32_t> sleepers{0};
+  std::mutex mu;
+  std::condition_variable cv;
   // Written only by the chunk whose turn it is.
   uint64_t wrote = 0;             ///< bytes of the batch in the file
   size_t failed = SIZE_MAX;       ///< the chunk that stopped the batch
@@ -651,38 +659,58 @@ struct ParallelBatch {
         at += static_cast<uint64_t>(w);
         wrote = at;
       }
-      turn.store(c + 1, std::memory_order_release);
+      turn.store(c + 1);
+      Wake();
     }
   }
   /// Waits until every chunk before c is in the file. False if the batch stopped first.
-  bool WaitTurn(size_t c) const {
-    for (unsigned spins = 0; turn.load(std::memory_order_acquire) != c; ++spins) {
-      if (stopped.load(std::memory_order_acquire)) return false;
-      if (spins < 4096) CpuRelax();
-      else std::this_thread::yield();
-    }
-    return true;
+  bool WaitTurn(size_t c) {
+    Await([&] { return turn.load() == c || stopped.load(); });
+    return turn.load() == c;
   }
   /// Done: every chunk written, or one stopped the batch.
-  bool Finished() const {
-    return turn.load(std::memory_order_acquire) == count || stopped.load(std::memory_order_acquire);
+  bool Finished() const { return turn.load() == count || stopped.load(); }
+  /// Returns once ready() holds: spins for ~kAwaitSpins pauses, then sleeps on cv. Whoever
+  /// makes it hold calls Wake() after the store. No lost wake-up: the sleeper counts itself
+  /// and then checks ready(), the waker stores and then reads the count, all sequentially
+  /// consistent, so at least one of them sees the other; a waker that sees a sleeper takes
+  /// mu, which the sleeper holds from its last check until cv.wait releases it.
+  template <typename Ready>
+  void Await(Ready ready) {
+    for (unsigned spins = 0; spins < kAwaitSpins; ++spins) {
+      if (ready()) return;
+      CpuRelax();
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    sleepers.fetch_add(1);
+    while (!ready()) cv.wait(lock);
+    sleepers.fetch_sub(1);
   }
 
  private:
+  // ~20-70 µs of pause instructions: longer than a chunk's pwrite or encoding usually takes.
+  static constexpr unsigned kAwaitSpins = 1024;
   void Stop(size_t c, int error) {
     failed = c;
     err = error;
-    stopped.store(true, std::memory_order_release);
+    stopped.store(true);
+    Wake();
+  }
+  void Wake() {
+    if (sleepers.load() == 0) return;
+    { std::lock_guard<std::mutex> lock(mu); }
+    cv.notify_all();
   }
 };
 
-/// The log's second thread: a large Append()'s encode job, only between Begin() and End()
-/// on the appending thread. End() returns once the thread is out of the job, so the job's
+/// The log's second thread: its share of a large Append()'s chunks (encode and write), only
+/// between Begin() and End() on the appending thread. End() returns once the thread is out of the job, so the job's
 /// records, staging buffer and chunk table are the appender's again.
 class AppendHelper {
  public:
   ~AppendHelper() { Stop(); }
-  /// Starts the thread. False if it cannot be made (the caller then works alone).
+  /// Starts the thread. False if it cannot be made, or if the caller may run on one CPU
+  /// only (two threads would take turns on it): the caller then works alone.
   bool Start() {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return false;
@@ -694,13 +722,23 @@ class AppendHelper {
     // this one, and takes back the mask it inherited as soon as it runs (Run()).
     place_ = false;
     if (pthread_getaffinity_np(pthread_self(), sizeof inherited_, &inherited_) == 0) {
+      if (CPU_COUNT(&inherited_) < 2) {
+        pthread_attr_destroy(&attr);
+        return false;
+      }
       cpu_set_t elsewhere = inherited_;
       const int here = sched_getcpu();
       if (here >= 0 && here < CPU_SETSIZE) CPU_CLR(here, &elsewhere);
       place_ = CPU_COUNT(&elsewhere) > 0 && pthread_attr_setaffinity_np(&attr, sizeof elsewhere, &elsewhere) == 0;
     }
-    const int rc = pthread_create(&thread_, &attr, &AppendHelper::Main, this);
+    int rc = pthread_create(&thread_, &attr, &AppendHelper::Main, this);
     pthread_attr_destroy(&attr);
+    if (rc != 0 && place_) {
+      // glibc applies the attribute's mask inside pthread_create, which then fails if that
+      // is refused (a seccomp filter on sched_setaffinity): the hint is not worth the thread.
+      place_ = false;
+      rc = pthread_create(&thread_, nullptr, &AppendHelper::Main, this);
+    }
     if (rc != 0) return false;
     running_ = true;
     // Named here, not in Run(), so the name is there as soon as Start() returns. Shown by
@@ -725,8 +763,9 @@ class AppendHelper {
       std::lock_guard<std::mutex> lock(mu_);
       open_.store(false, std::memory_order_release);
     }
-    // The thread leaves a job as soon as no chunk is left to claim; by now every chunk has
-    // been claimed, so this waits at most for one fetch_add unless the thread was preempted.
+    // The thread leaves a job as soon as no chunk is left to claim. After a finished batch it
+    // has at most a fetch_add left; after a stopped one, at most the encoding of the chunk
+    // it holds (the batch stopped while it encoded), which a 16 MiB record makes long.
     for (unsigned spins = 0; active_.load(std::memory_order_acquire); ++spins) {
       if (spins < 4096) CpuRelax();
       else std::this_thread::yield();
@@ -754,8 +793,8 @@ class AppendHelper {
   }
   void Run() {
     // Start() placed this thread away from the appender's CPU; from here on it may run
-    // anywhere its creator could. A failure leaves it on the other CPUs, which only narrows
-    // where it runs.
+    // wherever its creator could when it was made. A failure leaves it on the other CPUs,
+    // which only narrows where it runs.
     if (place_) (void)pthread_setaffinity_np(pthread_self(), sizeof inherited_, &inherited_);
     uint64_t seen = 0;
     for (;;) {
@@ -1507,6 +1546,7 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   b.next.store(0, std::memory_order_relaxed);
   b.turn.store(0, std::memory_order_relaxed);
   b.stopped.store(false, std::memory_order_relaxed);
+  b.sleepers.store(0, std::memory_order_relaxed);
   b.wrote = 0;
   b.failed = SIZE_MAX;
   b.err = 0;
@@ -1516,15 +1556,12 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   // The helper may still be encoding or writing the last chunks it claimed: meanwhile, the
   // offset table (taken back if the batch fails).
   AddStagedOffsets();
-  for (unsigned spins = 0; !b.Finished(); ++spins) {
-    if (spins < 4096) CpuRelax();
-    else std::this_thread::yield();
-  }
+  b.Await([&] { return b.Finished(); });
   // No chunk may be claimed after this; End() waits for the helper to leave the job.
   b.next.store(b.count, std::memory_order_relaxed);
   helper_->End();
 
-  if (!b.stopped.load(std::memory_order_relaxed)) {
+  if (!b.stopped.load()) {
     MarkStaged(n, total, has_raw, last_raw);
     CommitStaged(total, /*offsets_added=*/true);
     return;

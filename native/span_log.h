@@ -447,8 +447,9 @@ class SpanLog final : public SpanSource {
   /// Appends the staged records' entries to offsets_, as they will be once the bytes are
   /// written at seg.size. No allocation if offsets_ has room for them.
   void AddStagedOffsets();
-  /// The log's second thread (encode jobs) and the encode job's reusable state, made at the
-  /// first large batch. Null if the thread cannot be made.
+  /// The log's second thread (its share of large batches) and the batch's reusable state,
+  /// made at the first large batch. Null if the thread cannot be made or would share the
+  /// caller's only CPU.
   AppendHelper* Helper();
   std::unique_ptr<AppendHelper> helper_;
   std::unique_ptr<ParallelBatch> parallel_;

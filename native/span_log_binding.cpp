@@ -67,7 +67,8 @@ inline bool TimestampValue(double t, int64_t* out) {
 }
 
 [[noreturn]] __attribute__((cold, noinline)) void ThrowBadTimestamp(size_t record) {
-  throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(record) + ": timestamp must be a finite number");
+  throw NativeError("INVALID_ARGUMENT",
+                    "record " + std::to_string(record) + ": timestamp must be a finite number within ±(2^53 - 1)");
 }
 
 template <typename F>

@@ -8,8 +8,8 @@
 //   CC=clang CXX=clang++ cmake -S . -B build-stress -G Ninja -DSPANGUARD_STRESS=ON
 //   cmake --build build-stress --target large_batch_stress
 //   build-stress/large_batch_stress 200
-// Exit 0 and no "WARNING: ThreadSanitizer" on stderr is a pass. With the release store of
-// the turn counter made relaxed, TSan reported 16 races in 30 rounds (2026-12-01).
+// Exit 0 and no "WARNING: ThreadSanitizer" on stderr is a pass. With the turn counter's
+// store made relaxed, TSan reported 15-16 races in 30 rounds (2026-12-01).
 #include <cstdio>
 #include <cstdlib>
 #include <random>

@@ -2,7 +2,10 @@
 // as its chunks are encoded (SpanLog::WriteBatchParallel). It must store exactly what a
 // record-by-record append stores, and stay all-or-nothing: a bad record or a failed write
 // anywhere in it leaves the file as it was.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { AppendByteColumns, NativeSpanLog } from '../../src/native.js';
 import { closedAfterEach, columns, durabilities, recordOffsets, rowsFor, segmentFiles, testing, tmpDir, type Row } from './helpers.js';
@@ -96,6 +99,37 @@ describe('a large batch is stored exactly as the same records appended one at a 
     expect(again.stats().recoveries).toEqual([]);
     expect(again.nextId()).toBe(LARGE + 1);
     expect(again.get(LARGE)?.text).toBe(rows[LARGE - 1]!.text);
+  });
+
+  const hasTaskset = (() => {
+    try {
+      execFileSync('taskset', ['-c', '0', 'true']);
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasTaskset)('a process allowed one CPU stores a large batch without a second thread', () => {
+    // A child pinned to CPU 0 (taskset): two threads would only take turns there.
+    const dist = pathToFileURL(path.join(__dirname, '../../dist/native.js')).href;
+    const dir = tmpDir('large-one-cpu');
+    const script = `
+      import(${JSON.stringify(dist)}).then(async (m) => {
+        const fs = await import('node:fs');
+        const n = 4000, text = new TextEncoder().encode('x'.repeat(250));
+        const texts = new Uint8Array(n * text.length), offsets = new Uint32Array(n + 1);
+        for (let i = 0; i < n; i++) { texts.set(text, i * text.length); offsets[i + 1] = (i + 1) * text.length; }
+        const log = new (m.addon().SpanLog)(${JSON.stringify(dir)}, { readOnly: false, durability: 0, segmentBytes: 64 << 20, maxTextBytes: 1 << 20 });
+        const first = await log.append({ kinds: new Uint8Array(n).fill(1), flags: new Uint8Array(n), roles: new Uint8Array(n),
+          turnStart: new Float64Array(n), turnEnd: new Float64Array(n), timestamps: new Float64Array(n), tokens: new Uint32Array(n),
+          texts, textOffsets: offsets, metas: null });
+        const helpers = fs.readdirSync('/proc/self/task').filter((t) => fs.readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim() === 'spanguard-help').length;
+        const v = log.verify();
+        await log.close();
+        process.stdout.write(JSON.stringify({ first, helpers, ok: v.ok, records: v.records }));
+      });`;
+    const out = JSON.parse(execFileSync('taskset', ['-c', '0', process.execPath, '-e', script]).toString()) as Record<string, unknown>;
+    expect(out).toEqual({ first: 1, helpers: 0, ok: true, records: 4000 });
   });
 
   it('sync mode: a large batch over the zero prefill, then small ones, reopen clean', async () => {
