@@ -711,8 +711,8 @@ struct ParallelBatch {
 };
 
 /// The log's second thread: its share of a large Append()'s chunks (encode and write), only
-/// between Begin() and End() on the appending thread. End() returns once the thread is out of the job, so the job's
-/// records, staging buffer and chunk table are the appender's again.
+/// between Begin() and End() on the appending thread. End() returns once the thread is out
+/// of the job, so the job's records, staging buffer and chunk table are the appender's again.
 class AppendHelper {
  public:
   ~AppendHelper() { Stop(); }
