@@ -63,9 +63,11 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   // the none rounds below write several GB, and 64 group appenders measured right after them
   // made 158-220 k spans/s in three full runs (2026-12-01 04:53-05:23 UTC) where the same
   // loop in a fresh process with the same heap made 256-295 k (throwaway loop, 05:24). Each
-  // durable path's floor is measured next to it, as before. Record size from the format
-  // (docs/FORMAT.md: 64-byte header + payload, padded to 8), for the floors' writes.
-  const recBytes = Math.round(batches.reduce((a, b) => a + b.texts.reduce((x, t) => x + ((64 + Buffer.byteLength(t) + 7) & ~7), 0), 0) / N);
+  // durable path's floor is measured next to it, as before. Record sizes from the format
+  // (docs/FORMAT.md: 64-byte header + payload, padded to 8), for the floors' writes and the
+  // page-cache warm-up before the first none log exists.
+  const recordBytes = batches.reduce((a, b) => a + b.texts.reduce((x, t) => x + ((64 + Buffer.byteLength(t) + 7) & ~7), 0), 0);
+  const recBytes = Math.round(recordBytes / N);
   const fsyncUs: number[] = [];
   quiesce();
   {
@@ -215,7 +217,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   let own = Buffer.alloc(0);
   let ownBest = Infinity;
   // Every timed write below starts on warmed page cache of its own size (quiesce says why);
-  // before the first log exists its size is estimated (a record is ≤ 71 bytes + its text).
+  // before the first log exists, its records plus one segment header.
   // Each log is opened after its quiesce, not before: sync(1) runs in a forked child, and a
   // fork write-protects every page of this process until it is written again. The log
   // writes its buffers (staging, offset table), the floor only reads its own, so a fork
@@ -224,8 +226,7 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   // (2026-12-01): encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-9.4, a batch of
   // 1,000 spans 136-149 µs instead of 111-137.
   const warmDir = ctx.tmp('warm');
-  const estBytes = batches.reduce((a, b) => a + b.texts.reduce((x, t) => x + Buffer.byteLength(t) + 72, 0), 0);
-  const warm = () => ({ dir: warmDir, bytes: logBytes || estBytes });
+  const warm = () => ({ dir: warmDir, bytes: logBytes || recordBytes + 64 });
   for (let r = 0; r < rounds; r++) {
     {
       const dir = ctx.tmp('log-none');

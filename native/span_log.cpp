@@ -578,6 +578,18 @@ constexpr uint64_t kParallelBatchBytes = uint64_t{256} << 10;
 // with 300 µs before 2-18% (debug counters in a scratch build, 4 runs).
 constexpr auto kHelperSpin = std::chrono::microseconds(300);
 
+/// pwrites buf[from, to) at file offset base + from, resuming short writes. 0 or errno (EIO
+/// for a write that made no progress and set none). Both the one-thread and the two-thread
+/// append write through this.
+int PwriteRange(int fd, const uint8_t* buf, uint64_t from, uint64_t to, uint64_t base) {
+  for (uint64_t at = from; at < to;) {
+    const ssize_t w = Io().pwrite(fd, buf + at, static_cast<size_t>(to - at), static_cast<off_t>(base + at));
+    if (w <= 0) return w < 0 && errno != 0 ? errno : EIO;
+    at += static_cast<uint64_t>(w);
+  }
+  return 0;
+}
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -650,15 +662,11 @@ struct ParallelBatch {
         const uint64_t aligned = (file_at + k.end) & ~(kParallelChunk - 1);
         to = aligned > file_at + wrote ? aligned - file_at : wrote;
       }
-      for (uint64_t at = wrote; at < to;) {
-        const ssize_t w = Io().pwrite(fd, out + at, static_cast<size_t>(to - at), static_cast<off_t>(file_at + at));
-        if (w <= 0) {
-          Stop(c, w < 0 && errno != 0 ? errno : EIO);
-          return;
-        }
-        at += static_cast<uint64_t>(w);
-        wrote = at;
+      if (const int e = PwriteRange(fd, out, wrote, to, file_at); e != 0) {
+        Stop(c, e);
+        return;
       }
+      wrote = to;
       turn.store(c + 1);
       Wake();
     }
@@ -1436,22 +1444,12 @@ int SpanLog::WriteStaged(std::string* message) {
   Segment& seg = segments_.back();
   const uint64_t total = staged_len_;
   Preallocate(seg, seg.size + total);
-  if (const int err = WriteStagedRange(0, total); err != 0) {
+  if (const int err = PwriteRange(seg.fd, staged_.get(), 0, total, seg.size); err != 0) {
     DropStaged(true);
     *message = WriteFailure(err);
     return err;
   }
   CommitStaged(total);
-  return 0;
-}
-
-int SpanLog::WriteStagedRange(uint64_t from, uint64_t to) {
-  const Segment& seg = segments_.back();
-  for (uint64_t at = from; at < to;) {
-    const ssize_t w = Io().pwrite(seg.fd, staged_.get() + at, static_cast<size_t>(to - at), static_cast<off_t>(seg.size + at));
-    if (w <= 0) return w < 0 ? errno : EIO;
-    at += static_cast<uint64_t>(w);
-  }
   return 0;
 }
 
@@ -1534,7 +1532,9 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   uint64_t at = 0;
   size_t from = 0;
   uint64_t begin = 0;
-  uint64_t cut = ((seg.size + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size;
+  // The batch offset of the first kParallelChunk multiple of the file past batch offset `at`.
+  const auto next_cut = [&seg](uint64_t at) { return ((seg.size + at + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size; };
+  uint64_t cut = next_cut(0);
   for (size_t i = 0; i < n; ++i) {
     const uint64_t rs = RecordSize(records[i].text_len + records[i].meta_len);
     staged_sizes_.push_back(rs);
@@ -1547,7 +1547,7 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
       k.end = at;
       from = i + 1;
       begin = at;
-      cut = ((seg.size + at + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size;
+      cut = next_cut(at);
     }
   }
   b.next.store(0, std::memory_order_relaxed);

@@ -433,9 +433,6 @@ class SpanLog final : public SpanSource {
   void WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
   /// A validated, encoded batch of n records (`total` bytes) counts as staged.
   void MarkStaged(size_t n, uint64_t total, bool has_raw, int64_t last_raw);
-  /// pwrites staged bytes [from, to) at their place after the last segment's records,
-  /// resuming short writes. 0 or errno.
-  int WriteStagedRange(uint64_t from, uint64_t to);
   /// Forgets every staged record (ids, turn order, bytes) and, with cut_file, takes back what
   /// of them reached the file (the log turns read-only if that cut fails).
   void DropStaged(bool cut_file);
