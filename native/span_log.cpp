@@ -485,6 +485,32 @@ uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8
   return rs;
 }
 
+/// What CheckRecord found wrong with a record; ThrowRecordFault says it.
+enum class RecordFault : uint8_t { kNone, kKind, kReservedFlag, kTurnRange, kTurnSpan, kTurnOrder, kText, kMeta, kNoBytes };
+
+/// The checks every appended record passes, in the order their errors take precedence.
+/// `has_raw`/`last_raw` carry the raw turn order in and out; on kTurnOrder *last_raw is still
+/// the previous raw span's turn. No allocation, no throw: each chunk of a large batch runs it
+/// on its own rows (ParallelBatch), and ValidateBatch turns its answer into the error.
+inline RecordFault CheckRecord(const RecordInput& r, uint32_t max_text, bool* has_raw, int64_t* last_raw) {
+  if (r.kind < 1 || r.kind > format::kKindMax) return RecordFault::kKind;
+  if ((r.flags & format::kFlagBatchContinues) != 0) return RecordFault::kReservedFlag;
+  if (r.turn_start < 0 || r.turn_end < 0 || r.turn_start > static_cast<int64_t>(format::kMaxId) ||
+      r.turn_end > static_cast<int64_t>(format::kMaxId)) {
+    return RecordFault::kTurnRange;
+  }
+  if (r.turn_start > r.turn_end) return RecordFault::kTurnSpan;
+  if (r.kind == static_cast<uint8_t>(RecordKind::kRaw)) {
+    if (*has_raw && r.turn_start < *last_raw) return RecordFault::kTurnOrder;
+    *has_raw = true;
+    *last_raw = r.turn_start;
+  }
+  if (r.text_len > max_text) return RecordFault::kText;
+  if (r.meta_len > format::kMaxMetaBytes) return RecordFault::kMeta;
+  if ((r.text_len > 0 && r.text == nullptr) || (r.meta_len > 0 && r.meta == nullptr)) return RecordFault::kNoBytes;
+  return RecordFault::kNone;
+}
+
 /// The first record of a batch that failed its UTF-8 check, and where.
 struct BadRecord {
   size_t record = 0;
@@ -611,9 +637,16 @@ struct ParallelBatch {
     size_t from = 0, to = 0;      ///< records [from, to)
     uint64_t begin = 0, end = 0;  ///< bytes [begin, end) of the encoded batch
     BadRecord bad;                ///< the first bad record of the chunk, if its encoding failed
+    /// Raw spans in the chunk, and the first and last one's turn (filled chunks only).
+    bool has_raw = false;
+    int64_t first_raw = 0, last_raw = 0;
   };
-  const RecordInput* records = nullptr;
+  RecordInput* records = nullptr;
   size_t n = 0;
+  /// The batch in column form: each chunk fills and checks its rows before it encodes them
+  /// (null: the rows were filled and validated before the job began).
+  const BatchColumns* columns = nullptr;
+  uint32_t max_text = 0;
   uint8_t* out = nullptr;
   uint64_t first_id = 0;
   uint64_t synced_end = 0;
@@ -635,6 +668,8 @@ struct ParallelBatch {
   std::mutex mu;
   std::condition_variable cv;
   // Written only by the chunk whose turn it is.
+  bool has_raw = false;           ///< raw turn order up to the last chunk written (filled
+  int64_t last_raw = 0;           ///< chunks only), as ValidateBatch carries it
   uint64_t wrote = 0;             ///< bytes of the batch in the file
   size_t failed = SIZE_MAX;       ///< the chunk that stopped the batch
   int err = 0;                    ///< its write's errno, or 0 for a bad record
@@ -649,9 +684,9 @@ struct ParallelBatch {
   void Work() {
     for (size_t c; !stopped.load(std::memory_order_acquire) && (c = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
       Chunk& k = chunks[c];
-      const bool ok = EncodeRecords(out + k.begin, records, k.from, k.to, n, first_id, synced_end, &k.bad);
+      const bool ok = Prepare(k) && EncodeRecords(out + k.begin, records, k.from, k.to, n, first_id, synced_end, &k.bad);
       if (!WaitTurn(c)) return;
-      if (!ok) {
+      if (!ok || !ContinuesTurnOrder(k)) {
         Stop(c, 0);
         return;
       }
@@ -700,6 +735,28 @@ struct ParallelBatch {
   }
 
  private:
+  /// Fills the chunk's rows from the columns and checks them as ValidateBatch would, turn
+  /// order within the chunk included. False at the first problem, which the appender then
+  /// finds again with its message (AppendColumns).
+  bool Prepare(Chunk& k) {
+    if (columns == nullptr) return true;
+    if (FillRows(*columns, records, k.from, k.to, max_text) != k.to) return false;
+    k.has_raw = false;
+    for (size_t i = k.from; i < k.to; ++i) {
+      const bool had = k.has_raw;
+      if (CheckRecord(records[i], max_text, &k.has_raw, &k.last_raw) != RecordFault::kNone) return false;
+      if (!had && k.has_raw) k.first_raw = k.last_raw;
+    }
+    return true;
+  }
+  /// In turn: the chunk's first raw span does not go back behind the batch so far's last.
+  bool ContinuesTurnOrder(const Chunk& k) {
+    if (columns == nullptr || !k.has_raw) return true;
+    if (has_raw && k.first_raw < last_raw) return false;
+    has_raw = true;
+    last_raw = k.last_raw;
+    return true;
+  }
   // A turn usually comes within one chunk's pwrite and encoding (10-30 µs on the build VM),
   // and a sleeping thread took 40-70 µs to wake there: spinning 1,024 pauses (~10 µs) before
   // sleeping made 10^4-span appends 7-11% slower (bench --only log, 3 alternations). A
@@ -1251,53 +1308,155 @@ void SpanLog::RequireWritable() const {
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
 }
 
+namespace {
+
+[[noreturn]] __attribute__((cold, noinline)) void ThrowRecordFault(RecordFault f, size_t i, const RecordInput& r,
+                                                                   int64_t last_raw, uint32_t max_text) {
+  const std::string at = "record " + std::to_string(i) + ": ";
+  switch (f) {
+    case RecordFault::kKind:
+      throw NativeError("UNKNOWN_KIND", at + "unknown kind " + std::to_string(r.kind));
+    case RecordFault::kReservedFlag:
+      throw NativeError("INVALID_ARGUMENT", at + "flag bit 7 is reserved");
+    case RecordFault::kTurnRange:
+      throw NativeError("INVALID_TURN", at + "turn numbers must be integers in [0, 2^53 - 1]");
+    case RecordFault::kTurnSpan:
+      throw NativeError("INVALID_TURN", at + "turnStart " + std::to_string(r.turn_start) + " > turnEnd " +
+                                            std::to_string(r.turn_end));
+    case RecordFault::kTurnOrder:
+      throw NativeError("TURN_ORDER", at + "turn " + std::to_string(r.turn_start) +
+                                          " goes backwards (the previous raw span starts at turn " +
+                                          std::to_string(last_raw) + ")");
+    case RecordFault::kText:
+      throw NativeError("TEXT_TOO_LARGE", at + "text is " + std::to_string(r.text_len) + " bytes, the maximum is " +
+                                              std::to_string(max_text));
+    case RecordFault::kMeta:
+      throw NativeError("TEXT_TOO_LARGE", at + "meta is " + std::to_string(r.meta_len) + " bytes, the maximum is " +
+                                              std::to_string(format::kMaxMetaBytes));
+    case RecordFault::kNoBytes:
+    case RecordFault::kNone:
+      break;
+  }
+  throw NativeError("INVALID_ARGUMENT", at + "missing text bytes");
+}
+
+/// Row i's numbers into r. False if a turn or the timestamp is not a value JS may pass.
+inline bool FillNumbers(const BatchColumns& c, size_t i, RecordInput* r) {
+  r->kind = c.kinds[i];
+  r->flags = c.flags[i];
+  r->role = c.roles[i];
+  r->tokens = c.tokens[i];
+  return TurnValue(c.turn_start[i], &r->turn_start) && TurnValue(c.turn_end[i], &r->turn_end) &&
+         TimestampValue(c.timestamps[i], &r->timestamp_ms);
+}
+
+/// Slice i of a byte column, if it lies inside the buffer and within `max` bytes.
+inline bool SliceOk(const BatchColumns::Bytes& b, size_t i, uint64_t max) {
+  const uint32_t from = b.offsets[i], to = b.offsets[i + 1];
+  return from <= to && to <= b.len && to - from <= max;
+}
+
+[[noreturn]] __attribute__((cold, noinline)) void ThrowBadSlice(const BatchColumns::Bytes& b, size_t i, uint64_t max) {
+  const uint32_t from = b.offsets[i], to = b.offsets[i + 1];
+  if (from <= to && to <= b.len) {
+    throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + b.field + " is " +
+                                            std::to_string(to - from) + " bytes, the maximum is " + std::to_string(max));
+  }
+  throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + b.offsets_name + "[" + std::to_string(i) +
+                                            "] = " + std::to_string(from) + " .. [" + std::to_string(i + 1) +
+                                            "] = " + std::to_string(to) + " is not a slice of the " +
+                                            std::to_string(b.len) + "-byte " + b.name +
+                                            " (offsets must be non-decreasing and at most its length)");
+}
+
+}  // namespace
+
+void ThrowBadTurn(size_t record, double d) {
+  throw NativeError("INVALID_TURN", "record " + std::to_string(record) + ": turn " + std::to_string(d) +
+                                        " is not an integer in [0, 2^53 - 1]");
+}
+
+void ThrowBadTimestamp(size_t record) {
+  throw NativeError("INVALID_ARGUMENT",
+                    "record " + std::to_string(record) + ": timestamp must be a finite number within ±(2^53 - 1)");
+}
+
+size_t FillRows(const BatchColumns& cols, RecordInput* records, size_t from, size_t to, uint32_t max_text) {
+  const bool bytes = cols.texts.offsets != nullptr;
+  const bool metas = cols.metas.offsets != nullptr;
+  for (size_t i = from; i < to; ++i) {
+    RecordInput& r = records[i];
+    if (!FillNumbers(cols, i, &r)) return i;
+    if (!bytes) continue;
+    if (!SliceOk(cols.texts, i, max_text)) return i;
+    r.text = cols.texts.data + cols.texts.offsets[i];
+    r.text_len = cols.texts.offsets[i + 1] - cols.texts.offsets[i];
+    r.check_utf8 = true;
+    if (metas) {
+      if (!SliceOk(cols.metas, i, format::kMaxMetaBytes)) return i;
+      r.meta = cols.metas.data + cols.metas.offsets[i];
+      r.meta_len = cols.metas.offsets[i + 1] - cols.metas.offsets[i];
+    } else {
+      r.meta = nullptr;
+      r.meta_len = 0;
+    }
+  }
+  return to;
+}
+
+void FillRowsOrThrow(const BatchColumns& cols, RecordInput* records, size_t n, uint32_t max_text) {
+  if (FillRows(cols, records, 0, n, max_text) == n) return;
+  for (size_t i = 0; i < n; ++i) {
+    if (!FillNumbers(cols, i, &records[i])) {
+      if (!TurnValue(cols.turn_start[i], &records[i].turn_start)) ThrowBadTurn(i, cols.turn_start[i]);
+      if (!TurnValue(cols.turn_end[i], &records[i].turn_end)) ThrowBadTurn(i, cols.turn_end[i]);
+      ThrowBadTimestamp(i);
+    }
+  }
+  for (size_t i = 0; cols.texts.offsets != nullptr && i < n; ++i) {
+    if (!SliceOk(cols.texts, i, max_text)) ThrowBadSlice(cols.texts, i, max_text);
+  }
+  for (size_t i = 0; cols.metas.offsets != nullptr && i < n; ++i) {
+    if (!SliceOk(cols.metas, i, format::kMaxMetaBytes)) ThrowBadSlice(cols.metas, i, format::kMaxMetaBytes);
+  }
+}
+
 uint64_t SpanLog::ValidateBatch(const RecordInput* records, size_t n, bool* has_raw_io, int64_t* last_raw_io) const {
   uint64_t total = 0;
   bool has_raw = *has_raw_io;
   int64_t last_raw = *last_raw_io;
   for (size_t i = 0; i < n; ++i) {
     const RecordInput& r = records[i];
-    // Built only on the error path: the hot path allocates nothing.
-    auto at = [i]() { return "record " + std::to_string(i) + ": "; };
-    if (r.kind < 1 || r.kind > format::kKindMax) {
-      throw NativeError("UNKNOWN_KIND", at() + "unknown kind " + std::to_string(r.kind));
-    }
-    if ((r.flags & format::kFlagBatchContinues) != 0) {
-      throw NativeError("INVALID_ARGUMENT", at() + "flag bit 7 is reserved");
-    }
-    if (r.turn_start < 0 || r.turn_end < 0 || r.turn_start > static_cast<int64_t>(format::kMaxId) ||
-        r.turn_end > static_cast<int64_t>(format::kMaxId)) {
-      throw NativeError("INVALID_TURN", at() + "turn numbers must be integers in [0, 2^53 - 1]");
-    }
-    if (r.turn_start > r.turn_end) {
-      throw NativeError("INVALID_TURN", at() + "turnStart " + std::to_string(r.turn_start) + " > turnEnd " +
-                                            std::to_string(r.turn_end));
-    }
-    if (r.kind == static_cast<uint8_t>(RecordKind::kRaw)) {
-      if (has_raw && r.turn_start < last_raw) {
-        throw NativeError("TURN_ORDER", at() + "turn " + std::to_string(r.turn_start) +
-                                            " goes backwards (the previous raw span starts at turn " +
-                                            std::to_string(last_raw) + ")");
-      }
-      has_raw = true;
-      last_raw = r.turn_start;
-    }
-    if (r.text_len > options_.max_text_bytes) {
-      throw NativeError("TEXT_TOO_LARGE", at() + "text is " + std::to_string(r.text_len) + " bytes, the maximum is " +
-                                              std::to_string(options_.max_text_bytes));
-    }
-    if (r.meta_len > format::kMaxMetaBytes) {
-      throw NativeError("TEXT_TOO_LARGE", at() + "meta is " + std::to_string(r.meta_len) + " bytes, the maximum is " +
-                                              std::to_string(format::kMaxMetaBytes));
-    }
-    if ((r.text_len > 0 && r.text == nullptr) || (r.meta_len > 0 && r.meta == nullptr)) {
-      throw NativeError("INVALID_ARGUMENT", at() + "missing text bytes");
-    }
+    const RecordFault f = CheckRecord(r, options_.max_text_bytes, &has_raw, &last_raw);
+    if (f != RecordFault::kNone) ThrowRecordFault(f, i, r, last_raw, options_.max_text_bytes);
     total += RecordSize(r.text_len + r.meta_len);
   }
   *has_raw_io = has_raw;
   *last_raw_io = last_raw;
   return total;
+}
+
+bool SpanLog::ColumnsTotal(const BatchColumns& cols, size_t n, uint64_t* total_out) const {
+  const uint32_t* t = cols.texts.offsets;
+  const uint32_t* m = cols.metas.offsets;
+  uint64_t total = 0;
+  bool ok = true;
+  // Branch-free over the rows: one pass, and the answer is only needed at the end.
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t text = uint64_t{t[i + 1]} - t[i];
+    const uint64_t meta = m != nullptr ? uint64_t{m[i + 1]} - m[i] : 0;
+    ok &= t[i] <= t[i + 1] && text <= options_.max_text_bytes;
+    if (m != nullptr) ok &= m[i] <= m[i + 1] && meta <= format::kMaxMetaBytes;
+    total += RecordSize(text + meta);
+  }
+  ok &= t[n] <= cols.texts.len && (m == nullptr || m[n] <= cols.metas.len);
+  *total_out = total;
+  return ok;
+}
+
+bool SpanLog::NeedsRoll(uint64_t total) const {
+  const Segment& last = segments_.back();
+  return (last.records > 0 || staged_len_ > 0) && last.size + staged_len_ + total > options_.segment_bytes;
 }
 
 void SpanLog::ReserveStaging(uint64_t extra) {
@@ -1328,8 +1487,7 @@ uint64_t SpanLog::BeginBatch(const RecordInput* records, size_t n, bool* has_raw
   // Validate the whole batch before a single byte is staged.
   const uint64_t total = ValidateBatch(records, n, has_raw, last_raw);
 
-  if ((segments_.back().records > 0 || staged_len_ > 0) &&
-      segments_.back().size + staged_len_ + total > options_.segment_bytes) {
+  if (NeedsRoll(total)) {
     if (staged_len_ > 0) {
       std::string msg;
       if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
@@ -1508,12 +1666,15 @@ void SpanLog::CommitStaged(uint64_t total, bool offsets_added) {
   }
 }
 
-void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw) {
+void SpanLog::WriteBatchParallel(RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw,
+                                 const BatchColumns* columns) {
   ReserveStaging(total);
   Segment& seg = segments_.back();
   ParallelBatch& b = *parallel_;
   b.records = records;
   b.n = n;
+  b.columns = columns;
+  b.max_text = options_.max_text_bytes;
   b.out = staged_.get();
   b.first_id = staged_next_id_;
   b.synced_end = durable_end_;
@@ -1535,8 +1696,14 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   // The batch offset of the first kParallelChunk multiple of the file past batch offset `at`.
   const auto next_cut = [&seg](uint64_t at) { return ((seg.size + at + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size; };
   uint64_t cut = next_cut(0);
+  // Record sizes: from the offsets while the rows are still columns (ColumnsTotal checked them).
+  const uint32_t* text_at = columns != nullptr ? columns->texts.offsets : nullptr;
+  const uint32_t* meta_at = columns != nullptr ? columns->metas.offsets : nullptr;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t rs = RecordSize(records[i].text_len + records[i].meta_len);
+    const uint64_t payload = text_at == nullptr
+                                 ? records[i].text_len + records[i].meta_len
+                                 : uint64_t{text_at[i + 1] - text_at[i]} + (meta_at != nullptr ? meta_at[i + 1] - meta_at[i] : 0);
+    const uint64_t rs = RecordSize(payload);
     staged_sizes_.push_back(rs);
     at += rs;
     if (at >= cut || i + 1 == n) {
@@ -1545,6 +1712,7 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
       k.to = i + 1;
       k.begin = begin;
       k.end = at;
+      k.bad = BadRecord{};
       from = i + 1;
       begin = at;
       cut = next_cut(at);
@@ -1554,6 +1722,8 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   b.turn.store(0, std::memory_order_relaxed);
   b.stopped.store(false, std::memory_order_relaxed);
   b.sleepers.store(0, std::memory_order_relaxed);
+  b.has_raw = has_raw;
+  b.last_raw = last_raw;
   b.wrote = 0;
   b.failed = SIZE_MAX;
   b.err = 0;
@@ -1569,6 +1739,10 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   helper_->End();
 
   if (!b.stopped.load()) {
+    if (columns != nullptr) {
+      has_raw = b.has_raw;
+      last_raw = b.last_raw;
+    }
     MarkStaged(n, total, has_raw, last_raw);
     CommitStaged(total, /*offsets_added=*/true);
     return;
@@ -1576,7 +1750,19 @@ void SpanLog::WriteBatchParallel(const RecordInput* records, size_t n, uint64_t 
   offsets_.resize(offsets_before);
   // All of the batch or none of it: cut back what was written (as WriteStaged does).
   DropStaged(b.wrote > 0 || b.err != 0);
+  if (columns != nullptr) {
+    // A chunk stopped at a row that does not convert or check, or at a bad byte or a failed
+    // write: the first two are found again here, over the whole batch in order, so the
+    // error is the one a sequential check gives (every row's conversion before any record
+    // check, and either before any UTF-8 check or write), whichever chunk saw its problem first.
+    FillRowsOrThrow(*columns, records, n, options_.max_text_bytes);
+    (void)ValidateBatch(records, n, &has_raw, &last_raw);
+  }
   if (b.err != 0) throw NativeError("IO_ERROR", WriteFailure(b.err));
+  if (b.chunks[b.failed].bad.what == nullptr) {
+    // Unreachable: a chunk stops at a row only where the checks above throw.
+    throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(b.chunks[b.failed].from) + ": refused");
+  }
   throw InvalidUtf8(b.chunks[b.failed].bad);
 }
 
@@ -1589,7 +1775,8 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     const uint64_t total = BeginBatch(records, n, &has_raw, &last_raw);
     first = staged_next_id_;
     if (total >= kParallelBatchBytes && parallel_encode_ && Helper() != nullptr) {
-      WriteBatchParallel(records, n, total, has_raw, last_raw);
+      // Validated already: the chunks only encode (the records are not written to).
+      WriteBatchParallel(const_cast<RecordInput*>(records), n, total, has_raw, last_raw, nullptr);
     } else {
       EncodeStaged(records, n, total, has_raw, last_raw);
       std::string msg;
@@ -1600,6 +1787,11 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     std::string msg;
     if (WriteStaged(&msg) != 0) throw NativeError("IO_ERROR", msg);
   }
+  FinishAppend(n);
+  return first;
+}
+
+void SpanLog::FinishAppend(size_t n) {
   if (n > 0 && options_.durability == Durability::kSync) {
     Segment& seg = segments_.back();
     PrefillAhead();
@@ -1607,7 +1799,23 @@ uint64_t SpanLog::Append(const RecordInput* records, size_t n) {
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;
   }
-  return first;
+}
+
+uint64_t SpanLog::AppendColumns(const BatchColumns& cols, RecordInput* rows, size_t n) {
+  if (n > 1 && staged_len_ == 0 && cols.texts.offsets != nullptr && parallel_encode_ && !options_.read_only &&
+      !failed_ && staged_next_id_ + n - 1 <= format::kMaxId) {
+    // A batch that rolls the segment is checked whole first (below): a refused batch leaves
+    // no new segment behind.
+    uint64_t total = 0;
+    if (ColumnsTotal(cols, n, &total) && total >= kParallelBatchBytes && !NeedsRoll(total) && Helper() != nullptr) {
+      const uint64_t first = staged_next_id_;
+      WriteBatchParallel(rows, n, total, staged_has_raw_, staged_last_raw_, &cols);
+      FinishAppend(n);
+      return first;
+    }
+  }
+  FillRowsOrThrow(cols, rows, n, options_.max_text_bytes);
+  return Append(rows, n);
 }
 
 bool SpanLog::read(uint64_t id, SpanView* out) const {

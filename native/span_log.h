@@ -192,6 +192,69 @@ struct RecordInput {
   bool check_utf8 = false;
 };
 
+/// A batch as JS hands it to the binding, column by column: numbers as JS holds them (turns
+/// and timestamps are doubles) and, in the byte form, texts and metas as one UTF-8 buffer
+/// each with n + 1 offsets (slice i is data[offsets[i], offsets[i + 1])). FillRows turns rows
+/// of it into RecordInput. Why not convert it all up front: a large AppendColumns() has each
+/// of its two threads fill the rows it encodes, so the conversion (a fifth of a 1,000-span
+/// batch's time on the appending thread) runs while the other thread writes. Every pointer
+/// must stay valid, and its memory unchanged, until the append returns.
+struct BatchColumns {
+  /// A byte column; offsets == nullptr means absent (texts: the string form, whose records
+  /// carry their text already; metas: none).
+  struct Bytes {
+    const char* data = nullptr;
+    size_t len = 0;
+    const uint32_t* offsets = nullptr;  ///< n + 1 entries
+    // For messages: the column, its offsets, and a record's field ("text" / "meta").
+    const char* name = "texts";
+    const char* offsets_name = "textOffsets";
+    const char* field = "text";
+  };
+  const uint8_t* kinds = nullptr;
+  const uint8_t* flags = nullptr;
+  const uint8_t* roles = nullptr;
+  const double* turn_start = nullptr;
+  const double* turn_end = nullptr;
+  const double* timestamps = nullptr;
+  const uint32_t* tokens = nullptr;
+  Bytes texts;
+  Bytes metas;
+};
+
+/// Rows [from, to) of `cols` into records[from, to): the numbers, and in the byte form the
+/// text and meta slices (check_utf8 set; meta cleared where there is no meta column). In the
+/// string form only the numbers are written. Returns `to`, or the first row that does not
+/// convert, whose error FillRowsOrThrow gives.
+size_t FillRows(const BatchColumns& cols, RecordInput* records, size_t from, size_t to, uint32_t max_text_bytes);
+/// FillRows over all n rows, throwing the first problem in the order the binding checked
+/// before the conversion moved here: every row's numbers (INVALID_TURN, INVALID_ARGUMENT),
+/// then every text slice (INVALID_ARGUMENT, TEXT_TOO_LARGE), then every meta slice.
+void FillRowsOrThrow(const BatchColumns& cols, RecordInput* records, size_t n, uint32_t max_text_bytes);
+
+/// A turn number from JS: an integer in [0, 2^53 - 1]. NaN and ±Infinity fail the range
+/// test, and a double in range is an integer exactly when it survives the round trip through
+/// int64. (Not std::floor/isfinite: without SSE4.1 in the x86-64 baseline std::floor is a
+/// libm call, two per record on the append path.)
+inline bool TurnValue(double d, int64_t* out) {
+  if (!(d >= 0 && d <= 9007199254740991.0)) return false;
+  const int64_t v = static_cast<int64_t>(d);
+  if (static_cast<double>(v) != d) return false;
+  *out = v;
+  return true;
+}
+/// A timestamp from JS: finite and at most 2^53 - 1 in magnitude (NaN fails both
+/// comparisons), truncated toward zero.
+inline bool TimestampValue(double t, int64_t* out) {
+  if (!(t >= -9007199254740991.0 && t <= 9007199254740991.0)) return false;
+  *out = static_cast<int64_t>(t);
+  return true;
+}
+/// INVALID_TURN naming the record and the value.
+[[noreturn]] void ThrowBadTurn(size_t record, double d);
+/// INVALID_ARGUMENT naming the record.
+[[noreturn]] void ThrowBadTimestamp(size_t record);
+
 /// UTF-8 as RFC 3629 defines it: no overlong forms, no surrogates (U+D800..U+DFFF), nothing
 /// above U+10FFFF, no truncated sequence. False with *bad_at = offset of the first byte of
 /// the first bad sequence.
@@ -256,6 +319,12 @@ class SpanLog final : public SpanSource {
   /// encoded (WriteBatchParallel); a bad record or a failed write then cuts the file back,
   /// so the outcome is the same: all of the batch, or none of it.
   uint64_t Append(const RecordInput* records, size_t n);
+  /// Append() of a batch still in column form: `rows` is scratch for n records, filled by
+  /// FillRows. A large batch is filled, checked and encoded chunk by chunk on both threads
+  /// (its sizes are read from the offsets first), and the first problem found sends it back
+  /// through FillRowsOrThrow and ValidateBatch, so the error is the one Append() would give
+  /// for the converted rows; otherwise the rows are converted first and Append()ed.
+  uint64_t AppendColumns(const BatchColumns& cols, RecordInput* rows, size_t n);
 
   // Staging (group commit): a batch is validated, given its ids and encoded at Stage();
   // every staged batch is then written with one pwrite by WriteStaged(). Staged records
@@ -429,8 +498,19 @@ class SpanLog final : public SpanSource {
   void EncodeStaged(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
   /// Append() of a large batch with nothing staged: this thread and helper_ each encode a
   /// chunk and write it once every chunk before it is written (span_log.cpp says why).
-  /// Throws INVALID_UTF8 / IO_ERROR with the file cut back to where the batch began.
-  void WriteBatchParallel(const RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw);
+  /// With `columns`, each chunk's rows are filled and checked first (AppendColumns), and
+  /// has_raw/last_raw are where the batch starts; without, the batch was validated and they
+  /// are where it ends. Throws as Append() would, with the file cut back to where the batch
+  /// began.
+  void WriteBatchParallel(RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw,
+                          const BatchColumns* columns);
+  /// Append()'s end, once the batch is in the file: under `sync`, the fdatasync.
+  void FinishAppend(size_t n);
+  /// The encoded size of a batch in column form, read from its offsets; false if a slice is
+  /// out of bounds or over its limit (FillRowsOrThrow then says which).
+  bool ColumnsTotal(const BatchColumns& cols, size_t n, uint64_t* total) const;
+  /// A batch of `total` bytes does not fit the last segment: BeginBatch rolls first.
+  bool NeedsRoll(uint64_t total) const;
   /// A validated, encoded batch of n records (`total` bytes) counts as staged.
   void MarkStaged(size_t n, uint64_t total, bool has_raw, int64_t last_raw);
   /// Forgets every staged record (ids, turn order, bytes) and, with cut_file, takes back what

@@ -41,36 +41,6 @@ namespace {
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
 constexpr double kMaxSafe = 9007199254740991.0;
 
-// A turn number: an integer in [0, 2^53 - 1]. NaN and ±Infinity fail the range test, and a
-// double in range is an integer exactly when it survives the round trip through int64.
-// (Not std::floor/isfinite: without SSE4.1 in the x86-64 baseline std::floor is a libm call,
-// two per record on the append path.)
-inline bool TurnValue(double d, int64_t* out) {
-  if (!(d >= 0 && d <= kMaxSafe)) return false;
-  const int64_t v = static_cast<int64_t>(d);
-  if (static_cast<double>(v) != d) return false;
-  *out = v;
-  return true;
-}
-
-[[noreturn]] __attribute__((cold, noinline)) void ThrowBadTurn(size_t record, double d) {
-  throw NativeError("INVALID_TURN", "record " + std::to_string(record) + ": turn " + std::to_string(d) +
-                                        " is not an integer in [0, 2^53 - 1]");
-}
-
-/// A timestamp: finite and at most 2^53 - 1 in magnitude (NaN fails both comparisons),
-/// truncated toward zero.
-inline bool TimestampValue(double t, int64_t* out) {
-  if (!(t >= -kMaxSafe && t <= kMaxSafe)) return false;
-  *out = static_cast<int64_t>(t);
-  return true;
-}
-
-[[noreturn]] __attribute__((cold, noinline)) void ThrowBadTimestamp(size_t record) {
-  throw NativeError("INVALID_ARGUMENT",
-                    "record " + std::to_string(record) + ": timestamp must be a finite number within ±(2^53 - 1)");
-}
-
 template <typename F>
 Napi::Value Guard(Napi::Env env, F&& f) {
   try {
@@ -567,11 +537,11 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     return v;
   }
 
-  // A byte column with its n + 1 offsets: slice i is bytes[off[i], off[i+1]). Every slice's
-  // bounds and order are checked here, its UTF-8 by the log (check_utf8), before anything
-  // is written.
-  void ByteSlices(napi_env env, napi_value bytes_v, napi_value offsets_v, const char* what, const char* offsets_name,
-                  size_t n, uint64_t max_bytes, bool text) {
+  // A byte column with its n + 1 offsets: slice i is bytes[off[i], off[i+1]). The slices'
+  // bounds and sizes are checked by the log as it converts the rows (FillRows), their UTF-8
+  // as it copies the bytes (RecordInput::check_utf8), all before anything is written.
+  BatchColumns::Bytes ByteColumn(napi_env env, napi_value bytes_v, napi_value offsets_v, const char* what,
+                                 const char* offsets_name, const char* field, size_t n) {
     bool is_typed = false;
     napi_typedarray_type type;
     size_t byte_len = 0;
@@ -582,32 +552,14 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       throw NativeError("INVALID_ARGUMENT", std::string("append: ") + what + " must be a string array or a Uint8Array");
     }
     size_t rows = n + 1;
-    const auto* off = TypedColumn<uint32_t>(env, offsets_v, offsets_name, napi_uint32_array, &rows, false);
-    const auto* base = static_cast<const char*>(data);
-    for (size_t i = 0; i < n; ++i) {
-      const uint32_t a = off[i], b = off[i + 1];
-      if (b < a || b > byte_len) {
-        throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + offsets_name + "[" + std::to_string(i) +
-                                                  "] = " + std::to_string(a) + " .. [" + std::to_string(i + 1) + "] = " +
-                                                  std::to_string(b) + " is not a slice of the " + std::to_string(byte_len) +
-                                                  "-byte " + what + " (offsets must be non-decreasing and at most its length)");
-      }
-      const uint64_t len = b - a;
-      if (len > max_bytes) {
-        throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + what + " is " + std::to_string(len) +
-                                                " bytes, the maximum is " + std::to_string(max_bytes));
-      }
-      // UTF-8 is checked by the log while it copies the bytes (RecordInput::check_utf8).
-      RecordInput& r = inputs_[i];
-      r.check_utf8 = true;
-      if (text) {
-        r.text = base + a;
-        r.text_len = len;
-      } else {
-        r.meta = base + a;
-        r.meta_len = len;
-      }
-    }
+    BatchColumns::Bytes b;
+    b.offsets = TypedColumn<uint32_t>(env, offsets_v, offsets_name, napi_uint32_array, &rows, false);
+    b.data = static_cast<const char*>(data);
+    b.len = byte_len;
+    b.name = what;
+    b.offsets_name = offsets_name;
+    b.field = field;
+    return b;
   }
 
   Napi::Value Append(const Napi::CallbackInfo& info) {
@@ -675,29 +627,27 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       }
       const uint32_t max_text = max_text_bytes();
       inputs_.resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        RecordInput& r = inputs_[i];
-        r.kind = kinds[i];
-        r.flags = flags[i];
-        r.role = roles[i];
-        if (!TurnValue(ts[i], &r.turn_start)) ThrowBadTurn(i, ts[i]);
-        if (!TurnValue(te[i], &r.turn_end)) ThrowBadTurn(i, te[i]);
-        if (!TimestampValue(times[i], &r.timestamp_ms)) ThrowBadTimestamp(i);
-        r.tokens = tokens[i];
-        r.meta = nullptr;
-        r.meta_len = 0;
-        r.check_utf8 = false;
-      }
+      BatchColumns bc;
+      bc.kinds = kinds;
+      bc.flags = flags;
+      bc.roles = roles;
+      bc.turn_start = ts;
+      bc.turn_end = te;
+      bc.timestamps = times;
+      bc.tokens = tokens;
       if (texts_are_bytes) {
-        // Byte form: the texts are already UTF-8; they are validated here and copied once,
-        // straight from the caller's buffer into the encoded records.
-        ByteSlices(env, col[kTexts], col[kTextOffsets], "texts", "textOffsets", n, max_text, true);
+        // Byte form: the texts are already UTF-8; the log converts the rows, validates the
+        // bytes and copies them once, straight from the caller's buffer into the records.
+        bc.texts = ByteColumn(env, col[kTexts], col[kTextOffsets], "texts", "textOffsets", "text", n);
         if (metas_are_bytes) {
-          ByteSlices(env, col[kMetas], col[kMetaOffsets], "metas", "metaOffsets", n, format::kMaxMetaBytes, false);
+          bc.metas = ByteColumn(env, col[kMetas], col[kMetaOffsets], "metas", "metaOffsets", "meta", n);
         } else if (metas_are_array) {
           throw NativeError("INVALID_ARGUMENT", "append: byte texts take metas as a Uint8Array with metaOffsets, or null");
         }
+        return Submit(env, log, n, positional, &bc);
       } else {
+        // The numbers first, so their errors come before any text's, as in the byte form.
+        FillRowsOrThrow(bc, inputs_.data(), n, max_text);
         arena_.clear();
         text_at_.resize(n * 2);
         napi_value texts = col[kTexts];
@@ -724,9 +674,10 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
           inputs_[i].text_len = text_at_[2 * i].second;
           inputs_[i].meta = arena_.data() + text_at_[2 * i + 1].first;
           inputs_[i].meta_len = text_at_[2 * i + 1].second;
+          inputs_[i].check_utf8 = false;
         }
       }
-      return Submit(env, log, n, positional);
+      return Submit(env, log, n, positional, nullptr);
     });
   }
 
@@ -735,9 +686,10 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   /// itself: a plain number comes back — the first id when the append is already settled
   /// (none, sync, empty batch), minus the first id when it waits for group commit (the
   /// wrapper queues a promise for it, settled through settle_). Otherwise a promise.
-  Napi::Value Submit(Napi::Env env, SpanLog* log, size_t n, bool js_promise) {
+  Napi::Value Submit(Napi::Env env, SpanLog* log, size_t n, bool js_promise, const BatchColumns* columns) {
     napi_value result;
     if (n > 0 && log->durability() == Durability::kGroup) {
+      if (columns != nullptr) FillRowsOrThrow(*columns, inputs_.data(), n, max_text_bytes());
       // Group commit: stage now (ids assigned, batch validated); the staged bytes of the
       // whole burst go out in one pwrite right before the shared fdatasync.
       uint64_t bytes = 0;
@@ -753,7 +705,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       pending_.push_back({log->staged_seq(), static_cast<double>(first), d});
       ScheduleSync(env);
     } else {
-      const uint64_t first = log->Append(inputs_.data(), n);
+      const uint64_t first =
+          columns != nullptr ? log->AppendColumns(*columns, inputs_.data(), n) : log->Append(inputs_.data(), n);
       result = Napi::Number::New(env, static_cast<double>(first));
       if (!js_promise) {
         napi_deferred d;
@@ -825,7 +778,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       r.text_len = text_at_[0].second;
       r.meta = arena_.data() + text_at_[1].first;
       r.meta_len = text_at_[1].second;
-      return Submit(env, log, 1, true);
+      return Submit(env, log, 1, true, nullptr);
     });
   }
 

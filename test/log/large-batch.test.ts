@@ -219,3 +219,138 @@ describe('a bad record or a failed write anywhere in a large batch leaves nothin
     expect(again.nextId()).toBe(LARGE + 3);
   });
 });
+
+// A large batch in byte form is converted and checked chunk by chunk, on both threads, as it
+// is encoded (SpanLog::AppendColumns): the first problem found sends it back through the
+// whole-batch checks. The error must be the one a record-by-record check gives — every
+// row's numbers, then every text slice, then every record check, then UTF-8, each in row
+// order — whichever chunk or thread met its problem first, and nothing may be written.
+describe('a large byte-form batch is refused with the error a whole-batch check gives', () => {
+  type Fault = 'turn' | 'timestamp' | 'large' | 'kind' | 'flag' | 'span' | 'order' | 'utf8';
+  const FAULTS: Fault[] = ['turn', 'timestamp', 'large', 'kind', 'flag', 'span', 'order', 'utf8'];
+  // The stage of the whole-batch check that finds each fault, and the error it throws.
+  const STAGE: Record<Fault, number> = { turn: 0, timestamp: 0, large: 1, kind: 2, flag: 2, span: 2, order: 2, utf8: 3 };
+  const CODE: Record<Fault, string> = {
+    turn: 'INVALID_TURN',
+    timestamp: 'INVALID_ARGUMENT',
+    large: 'TEXT_TOO_LARGE',
+    kind: 'UNKNOWN_KIND',
+    flag: 'INVALID_ARGUMENT',
+    span: 'INVALID_TURN',
+    order: 'TURN_ORDER',
+    utf8: 'INVALID_UTF8',
+  };
+  const MAX_TEXT = 2000; // every generated text is shorter; 'large' makes one longer
+
+  /** rows with each fault put in at its row; the byte form (with its text parts). */
+  function faulty(rows: Row[], faults: [number, Fault][]): { bytes: AppendByteColumns; strings: Row[] } {
+    const out = rows.map((r) => ({ ...r }));
+    const parts = out.map((r) => enc.encode(r.text));
+    for (const [at, f] of faults) {
+      const r = out[at]!;
+      if (f === 'turn') r.turnStart = r.turnEnd = r.turnStart + 0.5;
+      else if (f === 'timestamp') r.timestamp = Number.NaN;
+      else if (f === 'large') parts[at] = enc.encode((r.text = 'y'.repeat(MAX_TEXT + 1)));
+      else if (f === 'kind') r.kind = 9;
+      else if (f === 'flag') r.flags = 0x80;
+      else if (f === 'span') r.turnEnd = r.turnStart - 1;
+      else if (f === 'order') r.turnStart = r.turnEnd = Math.max(0, r.turnStart - 10);
+      else parts[at] = Uint8Array.of(0x61, 0xed, 0xa0, 0x80); // a UTF-16 surrogate
+    }
+    return { bytes: byteColumns(out, parts), strings: out };
+  }
+
+  async function refused(log: NativeSpanLog, dir: string, cols: AppendByteColumns): Promise<{ code: string; message: string }> {
+    const before = fileBytes(dir);
+    const next = log.nextId();
+    const files = segmentFiles(dir).length;
+    const err = (await log.append(cols).then(
+      () => new Error('appended'),
+      (e: unknown) => e,
+    )) as { code: string; message: string };
+    expect(log.nextId()).toBe(next);
+    expect(segmentFiles(dir).length).toBe(files);
+    expect(fileBytes(dir).equals(before)).toBe(true);
+    return { code: err.code, message: err.message };
+  }
+
+  it('random faults, one to three per batch, anywhere: the first by stage, then by row', async () => {
+    const dir = tmpDir('large-faults');
+    const ref = tmpDir('large-faults-ref');
+    const log = logAt(dir, { durability: durabilities.none, maxTextBytes: MAX_TEXT });
+    // The string form converts and checks every row before it writes: the reference for
+    // every fault that has a string form.
+    const refLog = logAt(ref, { durability: durabilities.none, maxTextBytes: MAX_TEXT });
+    await log.append(columns(rowsFor(0, 2)));
+    await refLog.append(columns(rowsFor(0, 2)));
+    const rows = rowsFor(2, LARGE);
+    let seed = 12345; // mulberry32
+    const rand = (n: number) => {
+      let t = (seed = (seed + 0x6d2b79f5) | 0);
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const seen = new Set<string>();
+    for (let trial = 0; trial < 40; trial++) {
+      const faults: [number, Fault][] = [];
+      const k = 1 + rand(3);
+      while (faults.length < k) {
+        const at = rand(LARGE);
+        if (!faults.some(([a]) => a === at)) faults.push([at, FAULTS[rand(FAULTS.length)]!]);
+      }
+      const { bytes, strings } = faulty(rows, faults);
+      const [at, f] = [...faults].sort((a, b) => STAGE[a[1]] - STAGE[b[1]] || a[0] - b[0])[0]!;
+      const got = await refused(log, dir, bytes);
+      expect(got.code, JSON.stringify(faults)).toBe(CODE[f]);
+      expect(got.message, JSON.stringify(faults)).toMatch(new RegExp(`^record ${at}: `));
+      if (!faults.some(([, g]) => g === 'utf8')) {
+        const want = await refLog.append(columns(strings)).catch((e: { code: string; message: string }) => e);
+        expect(got, JSON.stringify(faults)).toEqual({ code: (want as { code: string }).code, message: (want as Error).message });
+      }
+      seen.add(f);
+    }
+    // The draw above reached every kind of fault as the one reported.
+    expect([...seen].sort()).toEqual([...FAULTS].sort());
+    expect(await log.append(byteColumns(rows))).toBe(3);
+    expect(log.verify()).toMatchObject({ ok: true, records: LARGE + 2 });
+  });
+
+  it('turns going backwards at the first row of each chunk (the check across threads): TURN_ORDER there', async () => {
+    const dir = tmpDir('large-order');
+    const log = logAt(dir, { durability: durabilities.none });
+    await log.append(columns(rowsFor(0, 2)));
+    const rows = rowsFor(2, LARGE);
+    // Where chunks begin: at the first record starting at or past each 64 KiB multiple of
+    // the file (span_log.cpp, kParallelChunk), after the segment header and the two rows.
+    const sizes = rows.map((r) => (64 + enc.encode(r.text).length + enc.encode(r.meta ?? '').length + 7) & ~7);
+    let start = fs.statSync(segmentFiles(dir)[0]!).size;
+    const firsts: number[] = [];
+    sizes.forEach((s, i) => {
+      if (i > 0 && Math.floor(start / 65536) > Math.floor((start - sizes[i - 1]!) / 65536)) firsts.push(i);
+      start += s;
+    });
+    expect(firsts.length).toBeGreaterThan(10);
+    for (const at of firsts) {
+      const got = await refused(log, dir, faulty(rows, [[at, 'order']]).bytes);
+      expect(got.code).toBe('TURN_ORDER');
+      expect(got.message).toBe(`record ${at}: turn ${rows[at]!.turnStart - 10} goes backwards (the previous raw span starts at turn ${rows[at - 1]!.turnStart})`);
+    }
+    // Spans of other kinds are outside the raw turn order, on either side of a chunk's edge.
+    const mixed = rows.map((r, i) => (firsts.includes(i) || firsts.includes(i + 1) ? { ...r, kind: 2, turnStart: 0, turnEnd: 0 } : r));
+    expect(await log.append(byteColumns(mixed))).toBe(3);
+    expect(log.get(3 + firsts[0]!)).toMatchObject({ kind: 2, turnStart: 0 });
+  });
+
+  it('a batch that would roll the segment is checked whole first: refused, no new segment', async () => {
+    const dir = tmpDir('large-roll');
+    const log = logAt(dir, { durability: durabilities.none, segmentBytes: 1 << 20 });
+    await log.append(columns(rowsFor(0, 2)));
+    await log.append(byteColumns(rowsFor(2, LARGE >> 1)));
+    const rows = rowsFor(2 + (LARGE >> 1), LARGE >> 1);
+    const got = await refused(log, dir, faulty(rows, [[LARGE >> 2, 'kind']]).bytes);
+    expect(got).toEqual({ code: 'UNKNOWN_KIND', message: `record ${LARGE >> 2}: unknown kind 9` });
+    expect(await log.append(byteColumns(rows))).toBe(3 + (LARGE >> 1));
+    expect(segmentFiles(dir).length).toBe(2);
+  });
+});
