@@ -566,6 +566,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       SpanLog* log = LiveLog(env);
+      RefuseWhileAppending("append");
+      AppendingScope appending(&appending_);
       // Two call forms: the JS `append(cols)` installed by InstallAppendWrapper reads the
       // columns in JIT-compiled code and passes all kColCount of them positionally (no
       // Node-API property lookups); without code generation from strings, `append` is this
@@ -733,6 +735,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       SpanLog* log = LiveLog(env);
+      RefuseWhileAppending("append");
+      AppendingScope appending(&appending_);
       if (info.Length() != 4 || row_ == nullptr) {
         throw NativeError("INVALID_ARGUMENT", "append: internal one-row form takes 4 arguments and the row scratch");
       }
@@ -978,6 +982,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       SpanLog* log = LiveLog(env);
+      RefuseWhileAppending("flush");
       if (!log->read_only() && log->failed()) {
         throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
       }
@@ -1047,6 +1052,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
+      RefuseWhileAppending("close");
       auto d = Napi::Promise::Deferred::New(env);
       if (closed_ || !log_) {
         d.Resolve(env.Undefined());
@@ -1062,6 +1068,26 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   }
 
   std::unique_ptr<SpanLog> log_;
+  // Set while append runs. Reading a batch of strings can run user JS (an element getter, a
+  // Proxy's trap), and an append nested in it would reuse this log's scratch (inputs_,
+  // arena_) under the outer one, which then stored the inner batch's bytes as its own
+  // records (found 2026-12-01); a close or flush nested in it would sync and release the log
+  // under the outer append. Those nested calls are refused; reads are not.
+  bool appending_ = false;
+  struct AppendingScope {
+    explicit AppendingScope(bool* flag) : flag_(flag) { *flag_ = true; }
+    ~AppendingScope() { *flag_ = false; }
+    AppendingScope(const AppendingScope&) = delete;
+    AppendingScope& operator=(const AppendingScope&) = delete;
+    bool* flag_;
+  };
+  void RefuseWhileAppending(const char* what) const {
+    if (appending_) {
+      throw NativeError("INVALID_ARGUMENT", std::string(what) +
+                                                ": called while an append on this log reads its batch (from a getter or "
+                                                "Proxy in that batch); the nested call is refused");
+    }
+  }
   bool closing_ = false;
   bool closed_ = false;
   bool close_running_ = false;

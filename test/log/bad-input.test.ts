@@ -160,6 +160,33 @@ describe('hostile columns (getters, proxies, detached buffers) get a typed error
     await expectRefused({ ...c, texts: new Proxy(c.texts, {}) }, 'INVALID_ARGUMENT');
   });
 
+  it('a texts element getter that appends to, flushes or closes the same log: refused; the outer batch is stored as given', async () => {
+    const rows = shortRows(20, 3);
+    const c = columns(rows);
+    const texts = [...c.texts];
+    const nested: Promise<unknown>[] = [];
+    Object.defineProperty(texts, '1', {
+      get() {
+        // Before the guard, the nested append reused the log's scratch under the outer one,
+        // which then stored the inner texts under its own first id.
+        nested.push(log.append(columns([{ turnStart: 20, text: 'inner ✗ inner ✗ inner ✗' }])), log.flush(), log.close());
+        return rows[1]!.text;
+      },
+    });
+    const next = log.nextId();
+    expect(await log.append({ ...c, texts })).toBe(next);
+    const settled = await Promise.allSettled(nested);
+    expect(settled.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'fulfilled'))).toEqual([
+      'INVALID_ARGUMENT',
+      'INVALID_ARGUMENT',
+      'INVALID_ARGUMENT',
+    ]);
+    expect(log.nextId()).toBe(next + 3);
+    rows.forEach((r, i) => expect(log.get(next + i)?.text).toBe(r.text));
+    // Outside an append the same calls work.
+    expect(await log.append(columns([{ turnStart: 30, text: 'after' }]))).toBe(next + 3);
+  });
+
   it('a getter that throws rejects with that error and writes nothing', async () => {
     const c = columns(shortRows(20, 2)) as unknown as Record<string, unknown>;
     const hostile = { ...c };
