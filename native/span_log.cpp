@@ -32,6 +32,9 @@ namespace {
 
 constexpr uint64_t kOffsetBits = 40;
 constexpr uint64_t kStagingPrefault = uint64_t{1} << 20;
+// Entries of the id -> offset table a writer reserves at open (8 bytes each: 512 KiB of
+// address space, committed as used).
+constexpr size_t kOffsetsAhead = size_t{1} << 16;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 // `sync`/`group` keep this many zero bytes written ahead of the last record. An fdatasync
 // after a write that extends the file must also write the inode (its size) and, for fresh
@@ -949,6 +952,18 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
     OpenExisting();
     if (!options_.read_only && segments_.empty()) CreateSegment(1, 0);
     RestartStaging();
+    if (!options_.read_only) {
+      // Room in the id -> offset table for the design scale without growing it: each
+      // doubling copies the table, and from 128 KiB on glibc maps fresh pages for it. At
+      // 10^4 spans in batches of 1,000 the doubling to 16,000 entries made its batch take
+      // ~100 µs instead of ~67 (median of 300 fresh logs, throwaway loop, 2026-12-01).
+      // Reserved, not touched: memory is committed as entries are written.
+      offsets_.reserve(offsets_.size() + kOffsetsAhead);
+      // The second thread starts with the writer rather than at its first large batch:
+      // made there, it cost that batch ~45 µs (210 -> 165 µs, same loop), and a host that
+      // appends large batches wants it from the first.
+      if (parallel_encode_) (void)Helper();
+    }
   } catch (...) {
     Release();
     throw;

@@ -525,7 +525,7 @@ class SpanLog final : public SpanSource {
   /// written at seg.size. No allocation if offsets_ has room for them.
   void AddStagedOffsets();
   /// The log's second thread (its share of large batches) and the batch's reusable state,
-  /// made at the first large batch. Null if the thread cannot be made or would share the
+  /// made when a writer opens. Null if the thread cannot be made or would share the
   /// caller's only CPU.
   AppendHelper* Helper();
   std::unique_ptr<AppendHelper> helper_;

@@ -49,12 +49,16 @@ describe('a large batch is stored exactly as the same records appended one at a 
     const rows = rowsFor(0, LARGE, 7);
     const a = tmpDir('large-one');
     const b = tmpDir('large-each');
-    const la = logAt(a, { durability: durabilities.none });
-    const lb = logAt(b, { durability: durabilities.none });
     const threads = helperThreads();
-    expect(await la.append(byteColumns(rows))).toBe(1);
-    // The batch went through the second thread's path: the log made its helper.
+    // A writer starts its second thread when it opens; a reader has none.
+    const la = logAt(a, { durability: durabilities.none });
     expect(helperThreads()).toBe(threads + 1);
+    const lb = logAt(b, { durability: durabilities.none });
+    expect(helperThreads()).toBe(threads + 2);
+    const reader = logAt(a, { readOnly: true });
+    expect(helperThreads()).toBe(threads + 2);
+    await reader.close();
+    expect(await la.append(byteColumns(rows))).toBe(1);
     // It was started away from this thread's CPU (a placement hint, AppendHelper::Start),
     // and once running may run anywhere this process may.
     const allowed = (status: string) => /^Cpus_allowed_list:\s*(\S+)$/m.exec(status)?.[1];
@@ -69,7 +73,7 @@ describe('a large batch is stored exactly as the same records appended one at a 
         }
       });
     for (let i = 0; i < 200 && helperMask().some((m) => m !== mine); i++) await new Promise((r) => setTimeout(r, 5));
-    expect(helperMask()).toEqual(Array.from({ length: threads + 1 }, () => mine));
+    expect(helperMask()).toEqual(Array.from({ length: threads + 2 }, () => mine));
     for (let i = 0; i < rows.length; i += 1) await lb.append(columns(rows.slice(i, i + 1)));
     expect(la.stats().bytes).toBeGreaterThan(900_000);
     expect(la.verify()).toMatchObject({ ok: true, records: LARGE });
