@@ -218,13 +218,14 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   let ownBest = Infinity;
   // Every timed write below starts on warmed page cache of its own size (quiesce says why);
   // before the first log exists, its records plus one segment header.
-  // Each log is opened after its quiesce, not before: sync(1) runs in a forked child, and a
-  // fork write-protects every page of this process until it is written again. The log
-  // writes its buffers (staging, offset table), the floor only reads its own, so a fork
-  // between open and the first append charged the log one page fault per buffer page that
-  // no host pays twice: 10^4 spans, best of 30 rounds, a throwaway copy of this loop
-  // (2026-12-01): encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-9.4, a batch of
-  // 1,000 spans 136-149 µs instead of 111-137.
+  // Each log is opened after its quiesce, not before. quiesce() used to fork a sync(1) per
+  // call, and a fork write-protects every page of this process until it is written again:
+  // the log writes its buffers (staging, offset table), the floor only reads its own, so a
+  // fork between open and the first append charged the log one page fault per buffer page
+  // that no host pays twice (10^4 spans, best of 30 rounds, a throwaway copy of this loop,
+  // 2026-12-01: encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-9.4, a batch of 1,000
+  // spans 136-149 µs instead of 111-137). quiesce() no longer forks (lib.ts, syncAll); the
+  // order stays, so each log's buffers are made after the previous round's writeback.
   const warmDir = ctx.tmp('warm');
   const warm = () => ({ dir: warmDir, bytes: logBytes || recordBytes + 64 });
   for (let r = 0; r < rounds; r++) {

@@ -4,7 +4,7 @@
  * growth chart. Everything a bench file needs goes through a `Ctx`, so the runner sees every
  * figure and every check in one place.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -122,6 +122,54 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
  * so tinybench's repeated-sample machinery does not apply; measured with the same clock.
  */
 /**
+ * A sync(1) loop in a child started once, asked over two FIFOs with blocking reads and
+ * writes: running sync(1) per call (execFileSync) forks this process each time, and a fork
+ * write-protects every page of it, so the next measurement paid a copy-on-write fault for
+ * each page it wrote that it had written before — the log its heap (batch scratch, the JS
+ * heap's young generation), the write() floor next to nothing, since it only reads its
+ * buffer. Fresh 10^4-span logs, 1,000-span batches, median of 150 per batch (throwaway loop,
+ * 2026-12-01 07:10 UTC): a fork before each log cost its 10 batches 49 µs in all, 166 instead
+ * of 146 µs the first and 3-5 µs each of the rest. Null where FIFOs cannot be made: each call
+ * then forks, as before.
+ */
+let syncer: { req: number; resp: number } | null | undefined;
+function startSyncer(): { req: number; resp: number } | null {
+  try {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-syncer-'));
+    const req = path.join(dir, 'req');
+    const resp = path.join(dir, 'resp');
+    execFileSync('mkfifo', ['-m', '600', req, resp]);
+    // The child opens req then resp, the parent the same order: each open waits for its peer.
+    // It exits when this process closes req (on exit): `read` then sees end of file.
+    const child = spawn('sh', ['-c', 'exec 3<"$1" 4>"$2"; while read -r _ <&3; do sync; echo ok >&4; done', 'sh', req, resp], { stdio: 'ignore' });
+    child.unref();
+    const fds = { req: fs.openSync(req, 'w'), resp: fs.openSync(resp, 'r') };
+    fs.rmSync(dir, { recursive: true, force: true });
+    return fds;
+  } catch {
+    return null;
+  }
+}
+function syncAll(): void {
+  if (syncer === undefined) syncer = startSyncer();
+  if (syncer !== null) {
+    try {
+      fs.writeSync(syncer.req, 'sync\n');
+      const ok = Buffer.alloc(3);
+      if (fs.readSync(syncer.resp, ok, 0, 3, null) === 3 && ok.toString() === 'ok\n') return;
+    } catch {
+      // The child is gone: fork per call from here on.
+    }
+    syncer = null;
+  }
+  try {
+    execFileSync('sync', { stdio: 'ignore' });
+  } catch {
+    // No sync(1): the figures are then only noisier.
+  }
+}
+
+/**
  * Writes back every dirty page on the machine (sync(1)) before a timed write, so each path
  * starts from the same state instead of paying for the previous one's writeback (fdatasync
  * latencies doubled while earlier data drained).
@@ -136,11 +184,7 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
  * of a log-vs-floor comparison paid it was luck. Both sides are warmed alike.
  */
 export function quiesce(warm?: { dir: string; bytes: number }): void {
-  try {
-    execFileSync('sync', { stdio: 'ignore' });
-  } catch {
-    // No sync(1): the figures are then only noisier.
-  }
+  syncAll();
   // And a full collection (run.ts starts node with --expose-gc), so a major GC of the data
   // loaded before (10^5–10^6 spans of text) does not mark concurrently on the second core
   // during the measurement: 64 group appenders measured 182 / 161 / 138 k/s at 10^4 / 10^5 /
