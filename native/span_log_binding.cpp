@@ -131,11 +131,12 @@ class ByteArena {
   void commit(size_t n) { size_ += n; }
   // Gives back a buffer that one huge batch grew, so a log does not pin it forever.
   void shrink_if_over(size_t keep) {
-    if (cap_ > keep) {
-      buf_.reset();
-      cap_ = 0;
-      size_ = 0;
-    }
+    if (cap_ > keep) release();
+  }
+  void release() {
+    buf_.reset();
+    cap_ = 0;
+    size_ = 0;
   }
 
  private:
@@ -390,6 +391,14 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     UnrefOnExit drop{this};
     if (log_) log_->Release();
     closed_ = true;
+    // The append scratch goes back to the allocator now, not when the collector finalizes
+    // this object: the next log opened takes it warm instead of faulting in fresh pages
+    // (a 1,000-row batch's rows are 80 KB; the first batch of a fresh 10^4-span log spent
+    // ~25 µs of its ~140 in the binding before this, throwaway loop, 2026-12-01).
+    std::vector<RecordInput>().swap(inputs_);
+    std::vector<std::pair<size_t, size_t>>().swap(text_at_);
+    std::vector<char16_t>().swap(u16_);
+    arena_.release();
     for (auto& d : close_waiters_) {
       if (err != 0) {
         d.Reject(MakeTypedError(env, "FSYNC_FAILED", std::string("final fdatasync at close failed (") + std::strerror(err) + ")").Value());
