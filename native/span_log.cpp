@@ -32,8 +32,8 @@ namespace {
 
 constexpr uint64_t kOffsetBits = 40;
 constexpr uint64_t kStagingPrefault = uint64_t{1} << 20;
-// Entries of the id -> offset table a writer reserves at open (8 bytes each: 512 KiB of
-// address space, committed as used).
+// Entries of the id -> offset table a writer has room for from open (8 bytes each: 512 KiB
+// of address space, committed as used).
 constexpr size_t kOffsetsAhead = size_t{1} << 16;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
 // `sync`/`group` keep this many zero bytes written ahead of the last record. An fdatasync
@@ -957,8 +957,9 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
       // doubling copies the table, and from 128 KiB on glibc maps fresh pages for it. At
       // 10^4 spans in batches of 1,000 the doubling to 16,000 entries made its batch take
       // ~100 µs instead of ~67 (median of 300 fresh logs, throwaway loop, 2026-12-01).
-      // Reserved, not touched: memory is committed as entries are written.
-      offsets_.reserve(offsets_.size() + kOffsetsAhead);
+      // Reserved, not touched: memory is committed as entries are written. A larger table
+      // (an existing log) is left as recovery sized it, rather than copied here.
+      if (offsets_.capacity() < kOffsetsAhead) offsets_.reserve(kOffsetsAhead);
       // The second thread starts with the writer rather than at its first large batch:
       // made there, it cost that batch ~45 µs (210 -> 165 µs, same loop), and a host that
       // appends large batches wants it from the first.
