@@ -196,9 +196,10 @@ struct RecordInput {
 /// and timestamps are doubles) and, in the byte form, texts and metas as one UTF-8 buffer
 /// each with n + 1 offsets (slice i is data[offsets[i], offsets[i + 1])). FillRows turns rows
 /// of it into RecordInput. Why not convert it all up front: a large AppendColumns() has each
-/// of its two threads fill the rows it encodes, so the conversion (a fifth of a 1,000-span
-/// batch's time on the appending thread) runs while the other thread writes. Every pointer
-/// must stay valid, and its memory unchanged, until the append returns.
+/// of its two threads fill the rows it encodes, so the conversion (~8 µs of a 1,000-span
+/// batch's ~77 on the appending thread, before the other thread had anything to do) runs
+/// while the other thread writes. Every pointer must stay valid, and its memory unchanged,
+/// until the append returns.
 struct BatchColumns {
   /// A byte column; offsets == nullptr means absent (texts: the string form, whose records
   /// carry their text already; metas: none).
@@ -232,12 +233,14 @@ size_t FillRows(const BatchColumns& cols, RecordInput* records, size_t from, siz
 /// then every text slice (INVALID_ARGUMENT, TEXT_TOO_LARGE), then every meta slice.
 void FillRowsOrThrow(const BatchColumns& cols, RecordInput* records, size_t n, uint32_t max_text_bytes);
 
+/// 2^53 - 1: JS's largest safe integer, the bound of turns and timestamps.
+inline constexpr double kMaxSafeDouble = 9007199254740991.0;
 /// A turn number from JS: an integer in [0, 2^53 - 1]. NaN and ±Infinity fail the range
 /// test, and a double in range is an integer exactly when it survives the round trip through
 /// int64. (Not std::floor/isfinite: without SSE4.1 in the x86-64 baseline std::floor is a
 /// libm call, two per record on the append path.)
 inline bool TurnValue(double d, int64_t* out) {
-  if (!(d >= 0 && d <= 9007199254740991.0)) return false;
+  if (!(d >= 0 && d <= kMaxSafeDouble)) return false;
   const int64_t v = static_cast<int64_t>(d);
   if (static_cast<double>(v) != d) return false;
   *out = v;
@@ -246,7 +249,7 @@ inline bool TurnValue(double d, int64_t* out) {
 /// A timestamp from JS: finite and at most 2^53 - 1 in magnitude (NaN fails both
 /// comparisons), truncated toward zero.
 inline bool TimestampValue(double t, int64_t* out) {
-  if (!(t >= -9007199254740991.0 && t <= 9007199254740991.0)) return false;
+  if (!(t >= -kMaxSafeDouble && t <= kMaxSafeDouble)) return false;
   *out = static_cast<int64_t>(t);
   return true;
 }
@@ -506,7 +509,7 @@ class SpanLog final : public SpanSource {
                           const BatchColumns* columns);
   /// Append()'s end, once the batch is in the file: under `sync`, the fdatasync.
   void FinishAppend(size_t n);
-  /// The encoded size of a batch in column form, read from its offsets; false if a slice is
+  /// The encoded size of a batch in byte form, read from its offsets; false if a slice is
   /// out of bounds or over its limit (FillRowsOrThrow then says which).
   bool ColumnsTotal(const BatchColumns& cols, size_t n, uint64_t* total) const;
   /// A batch of `total` bytes does not fit the last segment: BeginBatch rolls first.

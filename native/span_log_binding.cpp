@@ -39,7 +39,7 @@ namespace {
 // Marks JS objects that are SpanLogs, so UnwrapSpanSource can refuse anything else
 // without a per-environment constructor registry.
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
-constexpr double kMaxSafe = 9007199254740991.0;
+constexpr double kMaxSafe = kMaxSafeDouble;
 
 template <typename F>
 Napi::Value Guard(Napi::Env env, F&& f) {
