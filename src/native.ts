@@ -141,9 +141,13 @@ export interface VerifyReport {
 export interface NativeSpanLog {
   /**
    * Writes the batch and assigns contiguous ids; resolves with the first id once durable
-   * under the log's mode. The whole batch is validated first: on any bad record nothing is
-   * written. Under `group`, ids are assigned at the call and the records of every append
-   * made before the next check phase are written with one pwrite, then one fdatasync.
+   * under the log's mode. On any bad record nothing is written (a large byte-form batch is
+   * checked chunk by chunk as it is written, and cut back before the promise rejects; the
+   * error is the one a whole-batch check gives: docs/FORMAT.md, "Large batches"). Under
+   * `group`, ids are assigned at the call and the records of every append made before the
+   * next check phase are written with one pwrite, then one fdatasync. An `append`, `flush` or
+   * `close` of this log made from inside the batch (a getter on it) rejects with
+   * `INVALID_ARGUMENT`.
    */
   append(cols: AppendColumns | AppendByteColumns): Promise<number>;
   get(id: number): NativeSpan | undefined;
