@@ -472,14 +472,16 @@ uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8
   std::memcpy(out + rs - 8, &zero, 8);
   std::memcpy(out, &h, sizeof h);
   // The copy tells whether the caller's bytes were all ASCII (then they are UTF-8 with no
-  // more work); the CRC then runs once over the whole record, which is still in L1.
+  // more work); the CRC then runs once over the whole record, which is still in L1. The
+  // UTF-8 check reads the copy, not the caller's bytes, which another thread may be
+  // changing (a SharedArrayBuffer): what is checked is what is stored.
   if (r.text_len > 0 && CopyFindHigh(out + sizeof h, r.text, r.text_len) && r.check_utf8 &&
-      !ValidUtf8(reinterpret_cast<const uint8_t*>(r.text), r.text_len, bad_at)) {
+      !ValidUtf8(out + sizeof h, r.text_len, bad_at)) {
     *bad_what = "text";
     return 0;
   }
   if (r.meta_len > 0 && CopyFindHigh(out + sizeof h + r.text_len, r.meta, r.meta_len) && r.check_utf8 &&
-      !ValidUtf8(reinterpret_cast<const uint8_t*>(r.meta), r.meta_len, bad_at)) {
+      !ValidUtf8(out + sizeof h + r.text_len, r.meta_len, bad_at)) {
     *bad_what = "meta";
     return 0;
   }
@@ -1366,9 +1368,8 @@ inline bool FillNumbers(const BatchColumns& c, size_t i, RecordInput* r) {
          TimestampValue(c.timestamps[i], &r->timestamp_ms);
 }
 
-/// Slice i of a byte column, if it lies inside the buffer and within `max` bytes.
-inline bool SliceOk(const BatchColumns::Bytes& b, size_t i, uint64_t max) {
-  const uint32_t from = b.offsets[i], to = b.offsets[i + 1];
+/// Slice [from, to) of a byte column, if it lies inside the buffer and within `max` bytes.
+inline bool SliceOk(const BatchColumns::Bytes& b, uint32_t from, uint32_t to, uint64_t max) {
   return from <= to && to <= b.len && to - from <= max;
 }
 
@@ -1404,14 +1405,18 @@ size_t FillRows(const BatchColumns& cols, RecordInput* records, size_t from, siz
     RecordInput& r = records[i];
     if (!FillNumbers(cols, i, &r)) return i;
     if (!bytes) continue;
-    if (!SliceOk(cols.texts, i, max_text)) return i;
-    r.text = cols.texts.data + cols.texts.offsets[i];
-    r.text_len = cols.texts.offsets[i + 1] - cols.texts.offsets[i];
+    // Each offset read once: the caller's memory may change under us (a SharedArrayBuffer
+    // another thread writes), and a slice checked is then the slice used.
+    const uint32_t t0 = cols.texts.offsets[i], t1 = cols.texts.offsets[i + 1];
+    if (!SliceOk(cols.texts, t0, t1, max_text)) return i;
+    r.text = cols.texts.data + t0;
+    r.text_len = t1 - t0;
     r.check_utf8 = true;
     if (metas) {
-      if (!SliceOk(cols.metas, i, format::kMaxMetaBytes)) return i;
-      r.meta = cols.metas.data + cols.metas.offsets[i];
-      r.meta_len = cols.metas.offsets[i + 1] - cols.metas.offsets[i];
+      const uint32_t m0 = cols.metas.offsets[i], m1 = cols.metas.offsets[i + 1];
+      if (!SliceOk(cols.metas, m0, m1, format::kMaxMetaBytes)) return i;
+      r.meta = cols.metas.data + m0;
+      r.meta_len = m1 - m0;
     } else {
       r.meta = nullptr;
       r.meta_len = 0;
@@ -1430,10 +1435,14 @@ void FillRowsOrThrow(const BatchColumns& cols, RecordInput* records, size_t n, u
     }
   }
   for (size_t i = 0; cols.texts.offsets != nullptr && i < n; ++i) {
-    if (!SliceOk(cols.texts, i, max_text)) ThrowBadSlice(cols.texts, i, max_text);
+    if (!SliceOk(cols.texts, cols.texts.offsets[i], cols.texts.offsets[i + 1], max_text)) {
+      ThrowBadSlice(cols.texts, i, max_text);
+    }
   }
   for (size_t i = 0; cols.metas.offsets != nullptr && i < n; ++i) {
-    if (!SliceOk(cols.metas, i, format::kMaxMetaBytes)) ThrowBadSlice(cols.metas, i, format::kMaxMetaBytes);
+    if (!SliceOk(cols.metas, cols.metas.offsets[i], cols.metas.offsets[i + 1], format::kMaxMetaBytes)) {
+      ThrowBadSlice(cols.metas, i, format::kMaxMetaBytes);
+    }
   }
 }
 
@@ -1817,9 +1826,21 @@ void SpanLog::FinishAppend(size_t n) {
   }
 }
 
-uint64_t SpanLog::AppendColumns(const BatchColumns& cols, RecordInput* rows, size_t n) {
-  if (n > 1 && staged_len_ == 0 && cols.texts.offsets != nullptr && parallel_encode_ && !options_.read_only &&
+uint64_t SpanLog::AppendColumns(const BatchColumns& caller_cols, RecordInput* rows, size_t n) {
+  if (n > 1 && staged_len_ == 0 && caller_cols.texts.offsets != nullptr && parallel_encode_ && !options_.read_only &&
       !failed_ && staged_next_id_ + n - 1 <= format::kMaxId) {
+    // The offsets are read three times from here (sizes, chunk plan, each chunk's rows), so
+    // they are copied once first: were the caller's memory to change meanwhile (a
+    // SharedArrayBuffer another thread writes), rows would no longer match the planned
+    // sizes, and a chunk would encode past its end of the staging buffer (found in review:
+    // a heap overflow under ASan, 2026-12-01). 4 bytes a row.
+    BatchColumns cols = caller_cols;
+    offsets_copy_.assign(caller_cols.texts.offsets, caller_cols.texts.offsets + n + 1);
+    cols.texts.offsets = offsets_copy_.data();
+    if (caller_cols.metas.offsets != nullptr) {
+      meta_offsets_copy_.assign(caller_cols.metas.offsets, caller_cols.metas.offsets + n + 1);
+      cols.metas.offsets = meta_offsets_copy_.data();
+    }
     // A batch that rolls the segment is checked whole first (below): a refused batch leaves
     // no new segment behind.
     uint64_t total = 0;
@@ -1830,7 +1851,7 @@ uint64_t SpanLog::AppendColumns(const BatchColumns& cols, RecordInput* rows, siz
       return first;
     }
   }
-  FillRowsOrThrow(cols, rows, n, options_.max_text_bytes);
+  FillRowsOrThrow(caller_cols, rows, n, options_.max_text_bytes);
   return Append(rows, n);
 }
 

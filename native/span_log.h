@@ -552,6 +552,9 @@ class SpanLog final : public SpanSource {
   uint64_t staged_cap_ = 0;
   /// Size of each staged id-bearing record, in order.
   std::vector<uint64_t> staged_sizes_;
+  /// AppendColumns' copy of a large batch's text and meta offsets (read once from the caller).
+  std::vector<uint32_t> offsets_copy_;
+  std::vector<uint32_t> meta_offsets_copy_;
   uint64_t staged_next_id_ = 1;
   bool staged_has_raw_ = false;
   int64_t staged_last_raw_ = 0;

@@ -358,3 +358,40 @@ describe('a large byte-form batch is refused with the error a whole-batch check 
     expect(segmentFiles(dir).length).toBe(2);
   });
 });
+
+describe('a large byte-form batch whose offsets change under it (SharedArrayBuffer) never corrupts the log', () => {
+  it('a Worker moving the last text boundary while appends run: every batch stored whole, verify and reopen clean', async () => {
+    const { Worker } = await import('node:worker_threads');
+    // Before the offsets were copied once, they were read at the plan and again per chunk:
+    // a change in between made a chunk encode past its end of the staging buffer (a heap
+    // overflow under ASan, and logs that failed verify) — found in review, 2026-12-01.
+    const n = 3000;
+    const per = 1100;
+    const off = new Uint32Array(new SharedArrayBuffer(4 * (n + 1)));
+    for (let i = 0; i <= n; i++) off[i] = i * per;
+    const texts = new Uint8Array(new SharedArrayBuffer(n * per)).fill(97);
+    const worker = new Worker(
+      `const { workerData: { sab, k, lo, hi } } = require('node:worker_threads'); const o = new Uint32Array(sab);
+       for (;;) { o[k] = hi; for (let i = 0; i < 200; i++); o[k] = lo; for (let i = 0; i < 200; i++); }`,
+      { eval: true, workerData: { sab: off.buffer, k: n, lo: n * per - 1000, hi: n * per } },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      const numeric = columns(rowsFor(0, n));
+      const dir = tmpDir('large-sab');
+      const log = logAt(dir, { durability: durabilities.none });
+      for (let round = 0; round < 10; round++) {
+        expect(await log.append({ ...numeric, kinds: new Uint8Array(n).fill(1), turnStart: new Float64Array(n).fill(round), turnEnd: new Float64Array(n).fill(round), texts, textOffsets: off, metas: null })).toBe(1 + round * n);
+        const last = log.get((round + 1) * n)!.text.length;
+        expect([per - 1000, per]).toContain(last);
+      }
+      expect(log.verify()).toMatchObject({ ok: true, records: 10 * n });
+      await log.close();
+      const again = logAt(dir, { durability: durabilities.none });
+      expect(again.stats().recoveries).toEqual([]);
+      expect(again.verify()).toMatchObject({ ok: true, records: 10 * n });
+    } finally {
+      await worker.terminate();
+    }
+  });
+});
