@@ -118,10 +118,6 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
 }
 
 /**
- * Wall time of one long operation (ingest, open, a whole session): these run once per scale,
- * so tinybench's repeated-sample machinery does not apply; measured with the same clock.
- */
-/**
  * A sync(1) loop in a child started once, asked over two FIFOs with blocking reads and
  * writes: running sync(1) per call (execFileSync) forks this process each time, and a fork
  * write-protects every page of it, so the next measurement paid a copy-on-write fault for
@@ -142,8 +138,21 @@ function startSyncer(): { req: number; resp: number } | null {
     // The child opens req then resp, the parent the same order: each open waits for its peer.
     // It exits when this process closes req (on exit): `read` then sees end of file.
     const child = spawn('sh', ['-c', 'exec 3<"$1" 4>"$2"; while read -r _ <&3; do sync; echo ok >&4; done', 'sh', req, resp], { stdio: 'ignore' });
+    child.on('error', () => undefined); // a failed spawn: reported below as no pid
     child.unref();
-    const fds = { req: fs.openSync(req, 'w'), resp: fs.openSync(resp, 'r') };
+    if (child.pid === undefined) throw new Error('no sh');
+    // Without a blocking open: a child that never opens its end would hang it forever.
+    // ENXIO until the child has req open for reading; give it a second.
+    let reqFd = -1;
+    for (const until = Date.now() + 1000; reqFd < 0; ) {
+      try {
+        reqFd = fs.openSync(req, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENXIO' || Date.now() > until) throw e;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      }
+    }
+    const fds = { req: reqFd, resp: fs.openSync(resp, 'r') };
     fs.rmSync(dir, { recursive: true, force: true });
     return fds;
   } catch {
@@ -160,6 +169,7 @@ function syncAll(): void {
     } catch {
       // The child is gone: fork per call from here on.
     }
+    for (const fd of [syncer.req, syncer.resp]) fs.closeSync(fd);
     syncer = null;
   }
   try {
@@ -203,6 +213,10 @@ export function quiesce(warm?: { dir: string; bytes: number }): void {
   }
 }
 
+/**
+ * Wall time of one long operation (ingest, open, a whole session): these run once per scale,
+ * so tinybench's repeated-sample machinery does not apply; measured with the same clock.
+ */
 export async function wall<T>(fn: () => Promise<T> | T): Promise<[T, number]> {
   const t0 = performance.now();
   const r = await fn();

@@ -146,8 +146,10 @@ export interface NativeSpanLog {
    * error is the one a whole-batch check gives: docs/FORMAT.md, "Large batches"). Under
    * `group`, ids are assigned at the call and the records of every append made before the
    * next check phase are written with one pwrite, then one fdatasync. An `append`, `flush` or
-   * `close` of this log made from inside the batch (a getter on it) rejects with
-   * `INVALID_ARGUMENT`.
+   * `close` of this log made while the native side reads the batch (from an element getter
+   * of `texts` or `metas`; from a column getter too where code generation from strings is
+   * disabled, since the column properties are then read natively) rejects with
+   * `INVALID_ARGUMENT`; column getters otherwise run in JS before the call.
    */
   append(cols: AppendColumns | AppendByteColumns): Promise<number>;
   get(id: number): NativeSpan | undefined;
