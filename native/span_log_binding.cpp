@@ -39,7 +39,6 @@ namespace {
 // Marks JS objects that are SpanLogs, so UnwrapSpanSource can refuse anything else
 // without a per-environment constructor registry.
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
-constexpr double kMaxSafe = kMaxSafeDouble;
 
 template <typename F>
 Napi::Value Guard(Napi::Env env, F&& f) {
@@ -881,7 +880,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   double IdArg(const Napi::CallbackInfo& info, size_t k, const char* what) {
     if (info.Length() <= k) throw NativeError("INVALID_ARGUMENT", std::string(what) + " is required");
-    return ToInteger(info[k], what, "INVALID_ARGUMENT", 0, kMaxSafe);
+    return ToInteger(info[k], what, "INVALID_ARGUMENT", 0, kMaxSafeDouble);
   }
 
   Napi::Value Get(const Napi::CallbackInfo& info) {
@@ -909,7 +908,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       RecordView v;
       for (size_t i = 0; i < n; ++i) {
         const double id = ids[i];
-        if (!std::isfinite(id) || std::floor(id) != id || id < 0 || id > kMaxSafe) {
+        if (!std::isfinite(id) || std::floor(id) != id || id < 0 || id > kMaxSafeDouble) {
           throw NativeError("INVALID_ARGUMENT", "getMany: ids[" + std::to_string(i) + "] is not a span id");
         }
         if (log->Read(static_cast<uint64_t>(id), &v)) out.Set(static_cast<uint32_t>(i), MakeSpan(env, v));
@@ -1287,7 +1286,7 @@ Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     SpanSource* src = UnwrapSpanSource(env, info.Length() > 0 ? info[0] : env.Undefined());
-    const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafe);
+    const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafeDouble);
     SpanView v;
     if (!src->read(static_cast<uint64_t>(id), &v)) return env.Undefined();
     Napi::Object o = Napi::Object::New(env);
