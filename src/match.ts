@@ -115,6 +115,12 @@ export interface QueryProfile {
   key: string | null;
   /** Per standalone value with content words next to it in the query: it must stand next to them in the candidate too. */
   contexts: RegExp[];
+  /**
+   * The same contexts one side at a time: a question's wording around a value is the
+   * asker's ("did runserver 0 print…"), so a question needs the value next to its words on
+   * one side only; a statement (a quoted fact) on both.
+   */
+  contextSides: RegExp[][];
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -168,6 +174,7 @@ export function profileQuery(query: string): QueryProfile {
   // neighbours in the query, at most 4 characters of punctuation away: `version = "1"`),
   // not just anywhere.
   const contexts: RegExp[] = [];
+  const contextSides: RegExp[][] = [];
   const content = (n: { w: string } | undefined) => !!n && /\p{L}/u.test(n.w) && !HAS_DIGIT.test(n.w) && !STOP.has(n.w);
   words.forEach((cur, i) => {
     if (!standalone.has(cur.w)) return;
@@ -175,7 +182,10 @@ export function profileQuery(query: string): QueryProfile {
     const next = words[i + 1];
     const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=(?<![${L}])${escape(prev!.w)}[^\\p{L}\\p{N}]{1,4})` : '';
     const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(next!.w)})` : '';
-    if (before || after) contexts.push(new RegExp(before + valueTest(cur.w) + after, 'u'));
+    if (before || after) {
+      contexts.push(new RegExp(before + valueTest(cur.w) + after, 'u'));
+      contextSides.push([before, after].filter(Boolean).map((side) => new RegExp(side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after, 'u')));
+    }
   });
   return {
     terms,
@@ -189,6 +199,7 @@ export function profileQuery(query: string): QueryProfile {
     lines: query.split('\n').length,
     key,
     contexts,
+    contextSides,
   };
 }
 
@@ -258,12 +269,21 @@ export function contradicts(profile: QueryProfile, text: string, whole: string =
   return false;
 }
 
+/**
+ * Every standalone value with words beside it in the query stands next to them in `text`,
+ * on at least one side: "rate limit 40 req/s" is held by "rate limit of 40 req/s" (`40 req`),
+ * and "collected 51 items" is not held by a log that says "collected 50 items".
+ */
+export function contextHolds(profile: QueryProfile, text: string): boolean {
+  return profile.contextSides.every((sides) => sides.some((re) => re.test(text)));
+}
+
 function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): boolean {
   // Every value required: a plain substring test rules most candidates out before any
   // regular expression runs (each value's test matches that very string, bounded).
   if (policy.minValueCoverage >= 1) for (const v of profile.values) if (!lower.includes(v)) return false;
   const c = coverage(profile, lower);
-  return c.terms >= policy.minCoverage && c.values >= policy.minValueCoverage && profile.contexts.every((re) => re.test(lower));
+  return c.terms >= policy.minCoverage && c.values >= policy.minValueCoverage && contextHolds(profile, lower);
 }
 
 /**
@@ -332,7 +352,7 @@ export function consistent(profile: QueryProfile, text: string): boolean {
       tried.add(a);
       const b = lineOf(at + part.length);
       const window = lines.slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1)).join('\n').toLowerCase();
-      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && profile.contexts.every((re) => re.test(window)) && !contradicts(profile, window, text)) return true;
+      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && contextHolds(profile, window) && !contradicts(profile, window, text)) return true;
       if (tried.size > 64) return false;
     }
   }

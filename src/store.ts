@@ -26,9 +26,11 @@ import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
 import type { GuardEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
-import { consistent, DEFAULT_MATCH_POLICY, matches, profileQuery, quotedParts, type MatchPolicy } from './match.js';
+import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
 import { Auditor, type AuditReport } from './audit.js';
+import { search as runSearch, type SearchContext } from './search.js';
+import type { Support } from './support.js';
 
 /** Host embedder: returns one vector of `dims` floats per text. */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
@@ -75,6 +77,8 @@ export interface TurnInput {
   turnEnd?: number;
   role: string;
   text: string;
+  /** Who said it, when the role is not enough (a person's name in a multi-party chat); searchable, and matched by "what did <name> say". */
+  speaker?: string;
   tokens?: number;
   /** true: always an anchor; false: never; absent: detected. */
   anchor?: boolean;
@@ -93,6 +97,8 @@ export interface Span {
   tokens: number;
   anchor: boolean;
   text: string;
+  /** The `speaker` given at append, if any. */
+  speaker?: string;
   meta: Record<string, unknown> | null;
 }
 
@@ -106,6 +112,12 @@ export interface Hit {
   score: number;
   via: MatchedVia;
   text: string;
+  /** The span's role, speaker and timestamp (ms), for "who said it" and "when". */
+  role?: string;
+  speaker?: string;
+  timestamp?: number;
+  /** What of the query this span holds (terms, values, names, party, time); search hits only. */
+  support?: Support;
   /** Verdict state when the query ran. */
   verdict: VerdictState;
   /** False unless the verdict is lossless: do not act on exact values from this hit. */
@@ -121,12 +133,20 @@ export interface SearchOptions {
   turns?: [number, number];
   /** `raw`: the caller needs a verbatim raw span; resolving only to a summary degrades the verdict. */
   expect?: 'raw' | 'any';
+  /** Only spans said by this speaker (or role), or any of these. */
+  speaker?: string | string[];
+  /** Only spans whose timestamp (ms since the epoch) lies in [from, to]. */
+  time?: [number, number];
 }
 
 export interface SearchResult {
   hits: Hit[];
-  /** True when nothing in the raw store matches: "not in transcript". */
+  /** "Not in transcript": the query's specific content (a value, an identifier, a name) is stated nowhere, or contradicted, or said only by another party than the one it names. */
   miss: boolean;
+  /** Why it is a miss: `value-not-stated`, `value-contradicted`, `name-not-stated`, `other-party`, `no-candidates`, `summary-only`. */
+  missReason?: string;
+  /** What was looked for and not found. */
+  missDetail?: string;
   verdict: VerdictState;
   trustExactRecall: boolean;
 }
@@ -164,8 +184,6 @@ const DEFAULTS = {
 };
 
 const APPEND_CHUNK = 4096;
-/** Weight of the vector path in the fusion (lexical: 1); see search(). */
-const VECTOR_WEIGHT = 0.5;
 
 function invalid(message: string): never {
   throw new SpanguardError(ErrorCode.INVALID_OPTIONS, message);
@@ -544,6 +562,11 @@ export class SpanStore {
       const roleCode = ROLE_CODES[t.role];
       let meta: Record<string, unknown> | undefined = t.meta;
       if (roleCode === undefined) meta = { ...(meta ?? {}), role: t.role };
+      if (t.speaker !== undefined) {
+        if (typeof t.speaker !== 'string' || t.speaker.length === 0 || t.speaker.length > 256)
+          throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: speaker must be a non-empty string of at most 256 characters`);
+        meta = { ...(meta ?? {}), speaker: t.speaker };
+      }
       let metaText: string | null = null;
       if (meta !== undefined) {
         if (meta === null || typeof meta !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: meta must be an object`);
@@ -657,134 +680,28 @@ export class SpanStore {
   }
 
   /**
-   * Hybrid search: exact phrase, BM25 and vector candidates fused by reciprocal rank, then
-   * held to the honest-miss rule. `miss` is true when nothing in the raw namespace matches.
+   * Hybrid search (src/search.ts): exact phrase, BM25 (stems, fields) and vector candidates
+   * fused by reciprocal rank, reranked by their support for the query; `miss` ("not in
+   * transcript") only when the query's specific content is stated nowhere (src/support.ts).
    */
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
     this.assertOpen();
-    if (typeof query !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'query must be a string');
-    const k = options.k ?? 10;
-    if (!Number.isInteger(k) || k <= 0 || k > 10_000) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `k must be an integer in 1..10000`);
-    const kinds = options.kinds ?? ['raw'];
-    for (const kind of kinds)
-      if (kind !== 'raw' && kind !== 'summary') throw new SpanguardError(ErrorCode.UNKNOWN_KIND, `unknown kind ${String(kind)}`);
-    const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
-    const verdictState = this.monitor.verdict().state;
-    const profile = profileQuery(query);
-    const quoted = quotedParts(query);
-    const depth = Math.max(50, 3 * k);
-    const qv = await this.embedQuery([query]);
-    type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: number; vec: number; score: number };
-    const cands = new Map<number, Cand>();
-    const touch = (id: number, kind: number): Cand => {
-      let c = cands.get(id);
-      if (!c) cands.set(id, (c = { id, kind, exact: false, quoted: false, lex: Infinity, vec: Infinity, score: 0 }));
-      return c;
+    return runSearch(this.searchContext(), query, options);
+  }
+
+  private searchContext(): SearchContext {
+    return {
+      log: this.log,
+      lexical: this.lexical,
+      vector: this.vector,
+      embedQuery: (t) => this.embedQuery(t),
+      verdictState: () => this.monitor.verdict().state,
+      superseded: this.state.superseded,
+      passes: this.state.passes,
+      readOnly: this.options.readOnly,
+      recordEvent: (e) => this.recordEvent(e),
+      matchPolicy: this.options.matchPolicy,
     };
-    for (const name of kinds) {
-      const kind = RecordKind[name];
-      const trimmed = query.trim();
-      if (trimmed.length >= 3) for (const id of this.lexical.phrase(this.log, trimmed, kind, depth)) touch(id, kind).exact = true;
-      // A quoted command may recur across a session (the same test run in many episodes):
-      // every occurrence is a candidate, and BM25 over the rest of the query (metadata
-      // included) decides among them.
-      for (const part of quoted) for (const id of this.lexical.phrase(this.log, part, kind, 4096)) touch(id, kind).quoted = true;
-      // Ranks with ties: equal scores (identical texts, identical vectors) share a rank, so
-      // the fusion is decided by the path that does tell them apart, not by id order.
-      const lex = this.lexical.search(query, depth, kind, tmin, tmax);
-      let rank = 0;
-      lex.ids.forEach((id, i) => {
-        if (i > 0 && lex.scores[i] !== lex.scores[i - 1]) rank = i;
-        const c = touch(id, kind);
-        c.lex = Math.min(c.lex, rank);
-      });
-      const vec = this.vector.search(qv, depth, kind);
-      rank = 0;
-      vec.ids.forEach((id, i) => {
-        if (i > 0 && vec.distances[i] !== vec.distances[i - 1]) rank = i;
-        const c = touch(id, kind);
-        c.vec = Math.min(c.vec, rank);
-      });
-    }
-    // Tiers first: the whole query verbatim, then a quoted part verbatim, then the rest.
-    // Within a tier, reciprocal-rank fusion (k=60), rank-based so BM25 and cosine need no
-    // shared scale. Among verbatim matches of a quoted command the texts are near-identical:
-    // what tells them apart is the rest of the query (an episode, a file), which BM25 sees,
-    // metadata included, and the built-in embedder's ranks are noise there, so the vector
-    // path only breaks ties in those tiers. Elsewhere it weighs VECTOR_WEIGHT.
-    for (const c of cands.values()) {
-      const tier = c.exact ? 2 : c.quoted ? 1 : 0;
-      const lexRrf = Number.isFinite(c.lex) ? 1 / (60 + c.lex) : 0;
-      const vecRrf = Number.isFinite(c.vec) ? 1 / (60 + c.vec) : 0;
-      c.score = tier + lexRrf + (tier > 0 ? 0.01 : VECTOR_WEIGHT) * vecRrf;
-    }
-    // Ranked and cut per namespace: summaries, often hit by both paths, must never crowd
-    // the raw candidates out of the window that the match check reads.
-    const byScore = (a: Cand, b: Cand) => b.score - a.score;
-    const all = [...cands.values()];
-    // A real match ranks near the top of the fused list; candidates below `checkDepth` are
-    // not read, which bounds the cost of an honest miss.
-    const checkDepth = Math.max(24, 2 * k);
-    const ranked = [
-      ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, checkDepth),
-      ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, checkDepth),
-    ];
-    // Raw spans are the evidence: a matching raw span always ranks above any summary, so a
-    // broad summary can never stand in for the verbatim turn it was made from.
-    const rawHits: Hit[] = [];
-    const summaryHits: Hit[] = [];
-    let rawMatched = false;
-    let summaryMatched = false;
-    const trust = verdictState === 'lossless';
-    // Texts are fetched in small batches, best-ranked first: most queries are decided by the
-    // first few candidates, and copying long tool outputs out of the log is the cost.
-    for (let at = 0; at < ranked.length; ) {
-      const batch: Cand[] = [];
-      for (; at < ranked.length && batch.length < 16; at++) {
-        const c = ranked[at]!;
-        if ((c.kind === RecordKind.raw ? rawHits.length : summaryHits.length) < k) batch.push(c);
-      }
-      if (batch.length === 0) break;
-      const spans = this.log.getMany(Float64Array.from(batch, (c) => c.id));
-      batch.forEach((c, i) => {
-        const s = spans[i];
-        if (!s || (c.kind === RecordKind.raw ? rawHits.length : summaryHits.length) >= k) return;
-        if (!Number.isNaN(tmin) && (s.turnEnd < tmin || s.turnStart > tmax)) return;
-        const ok = c.exact || (c.quoted ? consistent(profile, s.text) : matches(profile, s.text, this.options.matchPolicy));
-        if (!ok) return;
-        if (c.kind === RecordKind.raw) rawMatched = true;
-        else summaryMatched = true;
-        (c.kind === RecordKind.raw ? rawHits : summaryHits).push({
-          spanId: s.id,
-          kind: c.kind === RecordKind.raw ? 'raw' : 'summary',
-          turnStart: s.turnStart,
-          turnEnd: s.turnEnd,
-          score: c.score,
-          via: c.exact || c.quoted ? 'exact' : c.lex <= c.vec ? 'lexical' : 'vector',
-          text: s.text,
-          verdict: verdictState,
-          trustExactRecall: trust,
-          ...(c.kind === RecordKind.summary ? { superseded: this.state.superseded.has(s.id) } : {}),
-        });
-      });
-    }
-    const hits = [...rawHits, ...summaryHits].slice(0, k);
-    if (options.expect === 'raw' && !rawMatched && summaryMatched && !this.options.readOnly) {
-      await this.recordEvent({
-        type: 'degrade',
-        pass: this.state.passes,
-        reason: 'expected-raw-got-summary',
-        detail: `query ${JSON.stringify(query.slice(0, 120))} expected a raw span and resolved only to summary ${hits[0]?.spanId}`,
-        spanIds: hits.map((h) => h.spanId),
-      });
-      const v = this.monitor.verdict();
-      for (const h of hits) {
-        h.verdict = v.state;
-        h.trustExactRecall = false;
-      }
-      return { hits, miss: true, verdict: v.state, trustExactRecall: false };
-    }
-    return { hits, miss: !rawMatched, verdict: verdictState, trustExactRecall: trust };
   }
 
   /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
@@ -997,6 +914,7 @@ export function toSpan(r: NativeSpan): Span {
     tokens: r.tokens,
     anchor: (r.flags & RecordFlag.anchor) !== 0,
     text: r.text,
+    ...(meta && typeof meta.speaker === 'string' ? { speaker: meta.speaker } : {}),
     meta,
   };
 }

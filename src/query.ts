@@ -1,0 +1,208 @@
+/**
+ * What a query asks, read once before any candidate is fetched: its content terms (question
+ * words dropped, each with its normal form), its specific content (values, identifiers,
+ * quoted strings, names), the party it attributes a statement to, and the time it names.
+ * Search ranks by the terms and decides "not in transcript" from the specifics only
+ * (src/support.ts): a question whose words differ from its evidence is not a miss.
+ */
+import { addon } from './native.js';
+import { profileQuery, type QueryProfile } from './match.js';
+
+/**
+ * Words that carry no content in a question: function words, question words, and the
+ * verbs and fillers that frame a question ("what did the assistant say about …"). Applied
+ * to the BM25 query and to support; the exact-phrase path never drops anything.
+ */
+export const QUESTION_STOP = new Set(
+  (
+    'a about above after again against all also am an and any are as at be been before being below between both but by can could ' +
+    'did do does doing done down during each either else ever few for from further had has have having he her here hers herself him ' +
+    'himself his how i if in into is it its itself just least let like may me might more most much must my myself no nor not now of ' +
+    'off on once only or other ought our ours ourselves out over own per same shall she should so some such than that the their theirs ' +
+    'them themselves then there these they this those through thus to too under until up upon us very was we were what whatever when ' +
+    'whenever where whether which while who whom whose why will with within without would yes yet you your yours yourself ' +
+    // question framing: asking about something said, not content of it
+    'actually already anything back call called came come comes get gets getting go goes going got happen happened kind know mean ' +
+    'said say says tell told asked ask mention mentioned state stated describe described exactly really something thing things ' +
+    'time turn session use used using want wanted way one ones'
+  ).split(' '),
+);
+
+/** A party a question attributes a statement to. `user` and `agent` are roles; anything else is a speaker name. */
+export type Party = { kind: 'user' } | { kind: 'agent' } | { kind: 'name'; name: string };
+
+export interface TimeRange {
+  /** Inclusive, milliseconds since the epoch (UTC). */
+  from: number;
+  to: number;
+  /** As the question wrote it ("May 2023"). */
+  text: string;
+}
+
+export interface QueryAnalysis {
+  query: string;
+  /** The honest-miss profile of match.ts: values, identifiers, quoted parts, contexts. */
+  profile: QueryProfile;
+  /** Content terms (lower-cased, question words dropped), each with its normal form. */
+  terms: { term: string; norm: string }[];
+  /** Capitalized words that are not at the start of a sentence, nor `I`: names of people, products, tools. */
+  names: string[];
+  /** Numbers, digit identifiers and quoted parts: the claim a candidate must hold together. */
+  claim: string[];
+  /** Identifiers without digits and names: each must be held by some candidate. */
+  framing: string[];
+  party: Party | null;
+  time: TimeRange | null;
+  /** "day 12", "session 3": a numbered period named in the question, matched against fields. */
+  period: { unit: string; n: number } | null;
+  /** A question rather than a statement quoted from the transcript (see isQuestion). */
+  question: boolean;
+  /** The query handed to BM25: content terms and values, without question words. */
+  bm25: string;
+}
+
+let normalize: ((t: string) => string) | null = null;
+/** The lexical index's normal form of a folded token (Porter2 stem, diacritics folded, leading zeros dropped). */
+export function normalForm(term: string): string {
+  if (normalize === null) {
+    const a = addon() as unknown as { normalizeTerm?: (t: string) => string };
+    normalize = typeof a.normalizeTerm === 'function' ? (t) => a.normalizeTerm!(t) : (t) => t;
+  }
+  return normalize(term);
+}
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTH_RE = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const monthIndex = (m: string) => MONTHS.findIndex((x) => x.startsWith(m.toLowerCase().slice(0, 3)));
+
+/**
+ * The time a question names: an ISO date (2023-05-08), a day with a month and year (8 May
+ * 2023, May 8, 2023), a month and year (May 2023), or a year (in 2023). Relative dates
+ * ("yesterday", "last week") are not resolved: they need the time of asking, which a
+ * transcript question does not carry.
+ */
+export function parseTime(query: string): TimeRange | null {
+  const q = query.toLowerCase();
+  let m = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(q);
+  if (m) {
+    const from = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!);
+    return { from, to: from + 86_400_000 - 1, text: m[0] };
+  }
+  m = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\.?,?\\s+(\\d{4})\\b`).exec(q);
+  if (m) {
+    const from = Date.UTC(+m[3]!, monthIndex(m[2]!), +m[1]!);
+    return { from, to: from + 86_400_000 - 1, text: m[0] };
+  }
+  m = new RegExp(`\\b${MONTH_RE}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`).exec(q);
+  if (m) {
+    const from = Date.UTC(+m[3]!, monthIndex(m[1]!), +m[2]!);
+    return { from, to: from + 86_400_000 - 1, text: m[0] };
+  }
+  m = new RegExp(`\\b${MONTH_RE}\\.?,?\\s+(?:of\\s+)?(\\d{4})\\b`).exec(q);
+  if (m) {
+    const y = +m[2]!;
+    const mi = monthIndex(m[1]!);
+    return { from: Date.UTC(y, mi, 1), to: Date.UTC(y, mi + 1, 1) - 1, text: m[0] };
+  }
+  m = /\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b/.exec(q);
+  if (m) return { from: Date.UTC(+m[1]!, 0, 1), to: Date.UTC(+m[1]! + 1, 0, 1) - 1, text: m[1]! };
+  return null;
+}
+
+const PERIOD = /\b(day|session|week|episode|part|round|sprint|chapter|phase|iteration|run)\s+#?(\d{1,4})\b/i;
+
+/**
+ * The party a question attributes a statement to, by its first mention: "I", "me", "my",
+ * "the user" are the user; "you", "the assistant", "the agent", "the model" the agent side
+ * (its tool output included); a name given in `speakers` is that speaker.
+ */
+export function parseParty(query: string, speakers: ReadonlySet<string> = new Set()): Party | null {
+  let best: { at: number; party: Party } | null = null;
+  const consider = (re: RegExp, party: Party) => {
+    const m = re.exec(query);
+    if (m && (best === null || m.index < best.at)) best = { at: m.index, party };
+  };
+  consider(/\b(?:I|me|my|myself)\b|\bthe user\b/, { kind: 'user' });
+  consider(/\b(?:you|your)\b|\bthe (?:assistant|agent|model|bot|AI)\b/i, { kind: 'agent' });
+  for (const s of speakers) {
+    const esc = s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    consider(new RegExp(`(?<![\\p{L}\\p{N}])${esc}(?![\\p{L}\\p{N}])`, 'iu'), { kind: 'name', name: s });
+  }
+  return best === null ? null : (best as { party: Party }).party;
+}
+
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu;
+
+/** A question (not a statement quoted from the transcript): ends with `?` or opens with a question word. */
+export function isQuestion(query: string): boolean {
+  const q = query.trim();
+  return q.endsWith('?') || /^(?:who|whom|whose|what|which|when|where|why|how|did|do|does|is|are|was|were|has|have|had|can|could|should|would|will|in what|on what|at what)\b/i.test(q);
+}
+
+/** Single-quoted parts of a question ('or 0', 'Proper Git hygene'): apostrophes inside words are not quotes. */
+const SINGLE_QUOTED = /(?<![\p{L}\p{N}])['‘]([^'’\n]{2,}?)['’](?![\p{L}\p{N}])/gu;
+
+export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new Set()): QueryAnalysis {
+  const profile = profileQuery(query);
+  const question = isQuestion(query);
+  if (question) {
+    for (const m of query.matchAll(SINGLE_QUOTED)) {
+      const part = m[1]!;
+      if (!profile.allQuoted.includes(part)) profile.allQuoted.push(part);
+      if (part.length >= 6 && !profile.quoted.includes(part)) profile.quoted.push(part);
+    }
+  }
+  const terms: { term: string; norm: string }[] = [];
+  const seen = new Set<string>();
+  const names: string[] = [];
+  // Sentence starts: a capital there says nothing about a name.
+  const sentenceStart = (at: number) => /(?:^|[.?!:;]\s+|\n\s*|["'(`]\s*)$/.test(query.slice(Math.max(0, at - 4), at)) || at === 0;
+  for (const m of query.matchAll(WORD)) {
+    const raw = m[0].replace(/['’](?:s|d|ll|m|re|ve|t)$/iu, '').replace(/['’-]+$/u, '');
+    for (const part of raw.split(/[-'’]/u)) {
+      const t = part.toLowerCase();
+      if (t.length < 2 || QUESTION_STOP.has(t) || seen.has(t)) continue;
+      seen.add(t);
+      terms.push({ term: t, norm: /^\p{L}+$/u.test(t) ? normalForm(t) : t });
+    }
+    // Names: a capital inside a sentence (BookMinder, Vagrant, Caroline), not "I", not a
+    // word already taken as a value or identifier.
+    let at = m.index!;
+    for (const part of raw.split(/(?<=[-'’])/u)) {
+      const word = part.replace(/[-'’]+$/u, '');
+      if (/^\p{Lu}/u.test(word) && word !== 'I' && word.length >= 3 && !sentenceStart(at) && !/\d/.test(word)) {
+        const lower = word.toLowerCase();
+        if (!QUESTION_STOP.has(lower) && !profile.identifiers.includes(lower) && !names.includes(lower)) names.push(lower);
+      }
+      at += part.length;
+    }
+  }
+  const periodMatch = PERIOD.exec(query);
+  const period = periodMatch ? { unit: periodMatch[1]!.toLowerCase(), n: Number(periodMatch[2]) } : null;
+  // A numbered period ("day 12") says when, not what: it ranks and is reported as time
+  // support, but it is not part of the claim a miss is decided on.
+  const periodValue = periodMatch ? periodMatch[2]!.replace(/^0+(?=\d)/, '') : null;
+  if (periodValue !== null) {
+    const at = profile.contexts.findIndex((re) => re.source.includes(periodValue));
+    if (at >= 0) {
+      profile.contexts.splice(at, 1);
+      profile.contextSides.splice(at, 1);
+    }
+  }
+  const claim = [...profile.standalone.filter((v) => v !== periodValue), ...profile.digitIds, ...profile.quoted.map((q) => q.toLowerCase())];
+  const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
+  const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
+  return {
+    query,
+    profile,
+    terms,
+    names,
+    claim,
+    framing,
+    party: question ? parseParty(query, speakers) : null,
+    time: parseTime(query),
+    period,
+    question,
+    bm25: bm25Terms.join(' '),
+  };
+}

@@ -1,0 +1,267 @@
+/**
+ * Search: recall first, judge second.
+ *
+ * 1. Candidates. The whole query verbatim and its quoted parts (the exact-phrase path,
+ *    byte-exact against the raw text), BM25 over the query's content terms (normal forms:
+ *    stems, folded diacritics; text and metadata), the same BM25 limited to the turns of a
+ *    time the query names, and the vector path. Fused by reciprocal rank.
+ * 2. Support. The best fused candidates are read and each gets a `Support` record
+ *    (src/support.ts): terms, values, names, who said it, when. Support reranks them: a
+ *    span holding the query's claim, its names, the attributed party and the named time
+ *    rises above one that only shares words.
+ * 3. The miss decision (src/support.ts) from the query's specific content; a query that is
+ *    not a miss returns its best evidence even when its words differ from it.
+ */
+import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
+import { ErrorCode, SpanguardError } from './errors.js';
+import { analyzeQuery, parseParty, type QueryAnalysis } from './query.js';
+import { decideMiss, supportOf, type MissDecision, type Support } from './support.js';
+import { toSpan, type Hit, type SearchOptions, type SearchResult, type Span } from './store.js';
+import type { VerdictState } from './verdict.js';
+import type { GuardEvent } from './events.js';
+import type { MatchPolicy } from './match.js';
+
+/** What search needs of a store: its log and indexes, the verdict, and a way to record a degradation. */
+export interface SearchContext {
+  log: NativeSpanLog;
+  lexical: NativeLexicalIndex;
+  vector: NativeVectorIndex;
+  embedQuery(texts: string[]): Promise<Float32Array>;
+  verdictState(): VerdictState;
+  superseded: ReadonlySet<number>;
+  passes: number;
+  readOnly: boolean;
+  recordEvent(e: GuardEvent): Promise<number>;
+  matchPolicy: MatchPolicy;
+}
+
+/** Longest query accepted, in characters; cost is linear in it. */
+export const MAX_QUERY_CHARS = 16_384;
+
+/** Weight of the vector path in the fusion (lexical: 1). */
+const VECTOR_WEIGHT = 0.5;
+/** Candidates read and judged per namespace. */
+const JUDGE_DEPTH = 48;
+
+type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: number; vec: number; time: number; score: number };
+
+/** Reranking weights over support, on the scale of reciprocal-rank fusion (1/60 at rank 0). */
+const W = { terms: 0.02, claim: 0.03, names: 0.01, speaker: 0.006, time: 0.01 };
+
+function rerankScore(c: Cand, s: Support, a: QueryAnalysis): number {
+  let score = c.score;
+  const nt = a.terms.length;
+  if (nt > 0) score += (W.terms * s.terms.matched.length) / nt;
+  if (a.claim.length > 0 && s.claim) score += W.claim;
+  const nn = a.framing.length;
+  if (nn > 0) score += (W.names * s.names.matched.length) / nn;
+  if (s.speaker?.match) score += W.speaker;
+  if (s.time?.match) score += W.time;
+  return score;
+}
+
+/** The first raw id at or after `id`, or -1. */
+function rawAtOrAfter(log: NativeSpanLog, id: number, end: number): number {
+  for (let from = id; from < end; from += 256) {
+    const ids = log.scanIds(from, Math.min(256, end - from), 1 << RecordKind.raw, 0);
+    if (ids.length > 0) return ids[0]!;
+  }
+  return -1;
+}
+
+/**
+ * The turn range whose raw spans carry timestamps in [from, to], by binary search over ids:
+ * hosts append in time order. Null when no span falls inside.
+ */
+function turnsForTime(log: NativeSpanLog, from: number, to: number): [number, number] | null {
+  const first = log.firstId();
+  const end = log.nextId();
+  const firstAtOrAfter = (t: number) => {
+    let lo = first;
+    let hi = end;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const r = rawAtOrAfter(log, mid, end);
+      if (r < 0) {
+        hi = mid;
+        continue;
+      }
+      const s = log.get(r)!;
+      if (s.timestamp < t) lo = r + 1;
+      else hi = mid;
+    }
+    return rawAtOrAfter(log, lo, end);
+  };
+  const a = firstAtOrAfter(from);
+  if (a < 0) return null;
+  const sa = log.get(a)!;
+  if (sa.timestamp > to) return null;
+  const b = firstAtOrAfter(to + 1);
+  let lastTurn = Number.MAX_SAFE_INTEGER;
+  if (b >= 0) lastTurn = Math.max(sa.turnStart, log.get(b)!.turnStart - 1);
+  return [sa.turnStart, lastTurn];
+}
+
+export function checkSearchArgs(query: unknown, options: SearchOptions): { k: number; kinds: ('raw' | 'summary')[] } {
+  if (typeof query !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'query must be a string');
+  if (query.length > MAX_QUERY_CHARS)
+    throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `query is ${query.length} characters; the limit is ${MAX_QUERY_CHARS}`);
+  const k = options.k ?? 10;
+  if (!Number.isInteger(k) || k <= 0 || k > 10_000) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `k must be an integer in 1..10000, got ${String(k)}`);
+  const kinds = options.kinds ?? ['raw'];
+  for (const kind of kinds) if (kind !== 'raw' && kind !== 'summary') throw new SpanguardError(ErrorCode.UNKNOWN_KIND, `unknown kind ${String(kind)}`);
+  if (options.speaker !== undefined && typeof options.speaker !== 'string' && !Array.isArray(options.speaker))
+    throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'speaker must be a string or an array of strings');
+  if (options.time !== undefined && (!Array.isArray(options.time) || options.time.length !== 2 || !options.time.every((x) => typeof x === 'number' && !Number.isNaN(x))))
+    throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'time must be [fromMs, toMs]');
+  return { k, kinds };
+}
+
+export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
+  const { k, kinds } = checkSearchArgs(query, options);
+  if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
+  const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
+  const verdictState = ctx.verdictState();
+  const a = analyzeQuery(query);
+  const speakers = options.speaker === undefined ? null : new Set((Array.isArray(options.speaker) ? options.speaker : [options.speaker]).map((s) => s.toLowerCase()));
+  const [timeFrom, timeTo] = options.time ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
+  const filtered = speakers !== null || options.time !== undefined;
+  const depth = Math.max(filtered ? 200 : 100, 3 * k);
+  const qv = await ctx.embedQuery([query]);
+  const cands = new Map<number, Cand>();
+  const touch = (id: number, kind: number): Cand => {
+    let c = cands.get(id);
+    if (!c) cands.set(id, (c = { id, kind, exact: false, quoted: false, lex: Infinity, vec: Infinity, time: Infinity, score: 0 }));
+    return c;
+  };
+  const ranks = (ids: ArrayLike<number>, scores: ArrayLike<number>, set: (c: Cand, r: number) => void, kind: number) => {
+    // Ranks with ties: equal scores share a rank, so id order decides nothing.
+    let rank = 0;
+    for (let i = 0; i < ids.length; i++) {
+      if (i > 0 && scores[i] !== scores[i - 1]) rank = i;
+      set(touch(ids[i]!, kind), rank);
+    }
+  };
+  const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
+  for (const name of kinds) {
+    const kind = RecordKind[name];
+    const trimmed = query.trim();
+    if (trimmed.length >= 3) for (const id of ctx.lexical.phrase(ctx.log, trimmed, kind, depth)) touch(id, kind).exact = true;
+    // A quoted command may recur across a session: every occurrence is a candidate, and
+    // the rest of the query decides among them.
+    for (const part of a.profile.quoted) for (const id of ctx.lexical.phrase(ctx.log, part, kind, 4096)) touch(id, kind).quoted = true;
+    const bm25 = a.bm25.length > 0 ? a.bm25 : query;
+    const lex = ctx.lexical.search(bm25, depth, kind, tmin, tmax);
+    ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
+    if (timeTurns) {
+      const lo = Number.isNaN(tmin) ? timeTurns[0] : Math.max(tmin, timeTurns[0]);
+      const hi = Number.isNaN(tmax) ? timeTurns[1] : Math.min(tmax, timeTurns[1]);
+      if (lo <= hi) {
+        const t = ctx.lexical.search(bm25, depth, kind, lo, hi);
+        ranks(t.ids, t.scores, (c, r) => (c.time = Math.min(c.time, r)), kind);
+      }
+    }
+    const vec = ctx.vector.search(qv, depth, kind);
+    ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
+  }
+  // Tiers first: the whole query verbatim, then a quoted part verbatim, then the rest; within
+  // a tier, reciprocal-rank fusion (k = 60), rank-based so BM25 and cosine need no shared
+  // scale. Among verbatim matches of a quoted command the texts are near-identical, so the
+  // built-in embedder only breaks ties there.
+  const rrf = (r: number) => (Number.isFinite(r) ? 1 / (60 + r) : 0);
+  for (const c of cands.values()) {
+    const tier = c.exact ? 2 : c.quoted ? 1 : 0;
+    c.score = tier + rrf(Math.min(c.lex, c.time)) + 0.5 * rrf(c.time) + (tier > 0 ? 0.01 : VECTOR_WEIGHT) * rrf(c.vec);
+  }
+  const byScore = (x: { score: number }, y: { score: number }) => y.score - x.score;
+  const judgeDepth = Math.max(JUDGE_DEPTH, 2 * k);
+  const all = [...cands.values()];
+  const ranked = [
+    ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, filtered ? 4 * judgeDepth : judgeDepth),
+    ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, judgeDepth),
+  ];
+  const spans = ranked.length > 0 ? ctx.log.getMany(Float64Array.from(ranked, (c) => c.id)) : [];
+  type Judged = { c: Cand; span: Span; support: Support; score: number };
+  const judged: Judged[] = [];
+  const candidateSpeakers = new Set<string>();
+  const views: { c: Cand; span: Span }[] = [];
+  ranked.forEach((c, i) => {
+    const raw = spans[i];
+    if (!raw) return;
+    const span = toSpan(raw);
+    if (!Number.isNaN(tmin) && (span.turnEnd < tmin || span.turnStart > tmax)) return;
+    if (speakers !== null && !speakers.has((span.speaker ?? span.role).toLowerCase()) && !speakers.has(span.role)) return;
+    if (span.timestamp < timeFrom || span.timestamp > timeTo) return;
+    if (span.speaker) candidateSpeakers.add(span.speaker);
+    views.push({ c, span });
+  });
+  // Named speakers are known from the candidates themselves: no registry to keep.
+  if (candidateSpeakers.size > 0 && a.question) a.party = parseParty(query, candidateSpeakers);
+  for (const { c, span } of views) {
+    const support = supportOf(a, span, c.exact, ctx.matchPolicy);
+    judged.push({ c, span, support, score: rerankScore(c, support, a) });
+  }
+  const decide = (kind: number): MissDecision => {
+    const js = judged.filter((j) => j.c.kind === kind);
+    return decideMiss(
+      a,
+      js.map((j) => j.support),
+      js.some((j) => j.c.exact),
+    );
+  };
+  const rawDecision = decide(RecordKind.raw);
+  const summaryDecision = kinds.includes('summary') ? decide(RecordKind.summary) : { miss: true };
+  const trust = verdictState === 'lossless';
+  const toHit = (j: Judged): Hit => ({
+    spanId: j.span.id,
+    kind: j.c.kind === RecordKind.raw ? 'raw' : 'summary',
+    turnStart: j.span.turnStart,
+    turnEnd: j.span.turnEnd,
+    score: j.score,
+    via: j.c.exact || (j.c.quoted && j.support.claim) ? 'exact' : Math.min(j.c.lex, j.c.time) <= j.c.vec ? 'lexical' : 'vector',
+    text: j.span.text,
+    role: j.span.role,
+    ...(j.span.speaker ? { speaker: j.span.speaker } : {}),
+    timestamp: j.span.timestamp,
+    support: j.support,
+    verdict: verdictState,
+    trustExactRecall: trust,
+    ...(j.c.kind === RecordKind.summary ? { superseded: ctx.superseded.has(j.span.id) } : {}),
+  });
+  // Raw spans are the evidence: a raw hit always ranks above any summary, so a broad
+  // summary never stands in for the verbatim turn it was made from. A miss returns no hit
+  // of its namespace: the nearest neighbour is not passed off as an answer.
+  const pick = (kind: number, decision: MissDecision) => {
+    if (decision.miss) return [];
+    const js = judged.filter((j) => j.c.kind === kind);
+    // A claim-holding span outranks one without; an exact phrase outranks both (tier).
+    return js.sort(byScore).slice(0, k).map(toHit);
+  };
+  const hits = [...pick(RecordKind.raw, rawDecision), ...pick(RecordKind.summary, summaryDecision)].slice(0, k);
+  const rawMatched = !rawDecision.miss && kinds.includes('raw');
+  const miss = kinds.includes('raw') ? rawDecision.miss : summaryDecision.miss;
+  const missInfo = miss ? (kinds.includes('raw') ? rawDecision : summaryDecision) : null;
+  if (options.expect === 'raw' && !rawMatched && !summaryDecision.miss && !ctx.readOnly) {
+    await ctx.recordEvent({
+      type: 'degrade',
+      pass: ctx.passes,
+      reason: 'expected-raw-got-summary',
+      detail: `query ${JSON.stringify(query.slice(0, 120))} expected a raw span and resolved only to summary ${hits[0]?.spanId}`,
+      spanIds: hits.map((h) => h.spanId),
+    });
+    const v = ctx.verdictState();
+    for (const h of hits) {
+      h.verdict = v;
+      h.trustExactRecall = false;
+    }
+    return { hits, miss: true, missReason: 'summary-only', verdict: v, trustExactRecall: false };
+  }
+  return {
+    hits,
+    miss,
+    ...(missInfo?.reason ? { missReason: missInfo.reason } : {}),
+    ...(missInfo?.detail ? { missDetail: missInfo.detail } : {}),
+    verdict: verdictState,
+    trustExactRecall: trust,
+  };
+}
