@@ -129,6 +129,18 @@ const L = '\\p{L}\\p{N}_';
 /** A value or identifier with digits, bounded so that `40` does not match `140`, `40.5` or `float40`. */
 const valueTest = (v: string) => `(?<![${L}]|\\p{N}\\.)${escape(v)}(?![${L}]|\\.\\p{N})`;
 
+/** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
+const compiled = new Map<string, RegExp>();
+function cachedRegExp(source: string): RegExp {
+  let re = compiled.get(source);
+  if (re === undefined) {
+    if (compiled.size >= 8192) compiled.clear();
+    re = new RegExp(source, 'u');
+    compiled.set(source, re);
+  }
+  return re;
+}
+
 export function profileQuery(query: string): QueryProfile {
   const terms = [...new Set(matchTerms(query).filter((t) => !STOP.has(t) && t.length > 1))];
   const lowerQuery = query.toLowerCase();
@@ -167,7 +179,7 @@ export function profileQuery(query: string): QueryProfile {
   for (const t of terms) {
     // Values need both boundaries (40 must not match 140 or 40.5); words only a leading one,
     // which gives plain prefix stemming (allow matches allows).
-    tests.set(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? new RegExp(valueTest(t), 'u') : new RegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`, 'u'));
+    tests.set(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? cachedRegExp(valueTest(t)) : cachedRegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`));
   }
   const key = [...standalone].sort((a, b) => b.length - a.length)[0] ?? [...digitIds].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
   // "collected 50 items": 50 must stand next to collected and items (its content-word
@@ -251,13 +263,13 @@ const skeleton = (t: string) => t.replace(/\d+/g, '#');
  * `utf-8` stated): the transcript says something close but different, which is a miss,
  * not a match.
  */
-export function contradicts(profile: QueryProfile, text: string, whole: string = text): boolean {
+export function contradicts(profile: QueryProfile, text: string, whole: string = text, digitIdsOnly = false): boolean {
   // Only distinctive terms: identifiers (letters with `_`, digits or dots) of 5+ chars, or
   // words of 8+; short words have real one-edit neighbours (line/like) and standalone
   // numbers are checked by the value rules.
   const distinctive = (t: string) => /\p{L}/u.test(t) && (t.length >= 8 || (t.length >= 5 && /[_\d./-]/.test(t)));
   const lower = text.toLowerCase();
-  const missing = profile.terms.filter((t) => (distinctive(t) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower));
+  const missing = profile.terms.filter((t) => ((!digitIdsOnly && distinctive(t)) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower));
   if (missing.length === 0) return false;
   // Terms missing from the window, variants anywhere in the candidate: a window that says
   // "if the" at a line end and "separator" on the next must not let "sepauator" through.

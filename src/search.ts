@@ -41,7 +41,7 @@ export const MAX_QUERY_CHARS = 16_384;
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
 /** Candidates read and judged per namespace. */
-const JUDGE_DEPTH = 48;
+const JUDGE_DEPTH = 24;
 
 type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: number; vec: number; time: number; score: number };
 

@@ -52,6 +52,7 @@ export interface SupportSpan {
 }
 
 const L = '\\p{L}\\p{N}_';
+const TERM_SCAN_CHARS = 32_768;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** Field text, lower-cased, numbers without leading zeros (`day-012.md` holds day 12). */
@@ -81,19 +82,39 @@ export function saidBy(p: Party, span: SupportSpan): { said: string; match: bool
   return { said: span.speaker ?? said, match: said === p.kind };
 }
 
-/** A prefix test for a normal form: `enjoy` holds enjoyed/enjoying, `happi` holds happy. */
-const termTests = new Map<string, RegExp>();
-function termTest(norm: string, term: string): RegExp {
-  const key = `${norm}\u0000${term}`;
-  let re = termTests.get(key);
-  if (!re) {
-    if (termTests.size > 4096) termTests.clear();
-    const stem = norm.endsWith('i') && norm.length > 2 ? `${escape(norm.slice(0, -1))}(?:i|y)` : escape(norm);
-    re = /^\p{L}+$/u.test(norm) ? new RegExp(`(?<![${L}])(?:${stem}|${escape(term)})`, 'u') : new RegExp(`(?<![${L}])${escape(term)}(?![${L}])`, 'u');
-    termTests.set(key, re);
-  }
-  return re;
+/**
+ * A test for a term by its normal form: `enjoy` holds enjoyed/enjoying, `happi` holds happy.
+ * `literal` is a substring every match contains: a plain `includes` rules most texts out
+ * before the regular expression (with its Unicode look-behind) runs.
+ */
+interface TermTest {
+  literals: string[];
+  re: RegExp;
 }
+const termTests = new Map<string, TermTest>();
+function termTest(norm: string, term: string): TermTest {
+  const key = `${norm}\u0000${term}`;
+  let t = termTests.get(key);
+  if (!t) {
+    if (termTests.size > 4096) termTests.clear();
+    const letters = /^\p{L}+$/u.test(norm);
+    const base = letters && norm.endsWith('i') && norm.length > 2 ? norm.slice(0, -1) : norm;
+    const stem = base === norm ? escape(norm) : `${escape(base)}(?:i|y)`;
+    t = letters
+      ? { literals: [base, term], re: new RegExp(`(?<![${L}])(?:${stem}|${escape(term)})`, 'u') }
+      : { literals: [term], re: new RegExp(`(?<![${L}])${escape(term)}(?![${L}])`, 'u') };
+    termTests.set(key, t);
+  }
+  return t;
+}
+const perQuery = new WeakMap<QueryAnalysis, TermTest[]>();
+/** The tests of a query's terms, built once per query. */
+function testsOf(a: QueryAnalysis): TermTest[] {
+  let t = perQuery.get(a);
+  if (!t) perQuery.set(a, (t = a.terms.map((x) => termTest(x.norm, x.term))));
+  return t;
+}
+const holds = (t: TermTest, hay: string) => t.literals.some((l) => hay.includes(l)) && t.re.test(hay);
 
 /**
  * Whether the claim's values stand together in one window of `text` (the lines around an
@@ -109,7 +130,9 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
   const tryWindow = (win: string) => {
     const w = `${win}\n${fields}`;
     if (!holds(w)) return null;
-    return !contradicts(profile, w, text);
+    // A question's words are the asker's: only an identifier stated with other digits
+    // (`utf-15` asked, `utf-8` stated) contradicts it, not a one-edit neighbour of a word.
+    return !contradicts(profile, w, text, question);
   };
   if (key === null || lines.length <= profile.lines) {
     const r = tryWindow(lowerText);
@@ -136,10 +159,13 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
 export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, policy: MatchPolicy = DEFAULT_MATCH_POLICY): Support {
   const lowerText = span.text.toLowerCase();
   const fields = fieldText(span);
-  const hay = `${lowerText}\n${fields}`;
+  // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
+  // output of megabytes): they rank and explain; the claim is checked over the whole text.
+  const hay = `${lowerText.length > TERM_SCAN_CHARS ? lowerText.slice(0, TERM_SCAN_CHARS) : lowerText}\n${fields}`;
   const matched: string[] = [];
   const missing: string[] = [];
-  for (const t of a.terms) (termTest(t.norm, t.term).test(hay) ? matched : missing).push(t.term);
+  const tests = testsOf(a);
+  for (let i = 0; i < a.terms.length; i++) (holds(tests[i]!, hay) ? matched : missing).push(a.terms[i]!.term);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lowerText.includes(q.toLowerCase()));
   let claim: boolean;
@@ -164,7 +190,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const vMissing: string[] = [];
   for (const v of a.claim) {
     const t = p.tests.get(v);
-    const has = t ? t.test(hay) : hay.includes(v);
+    const has = hay.includes(v) && (t ? t.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
@@ -195,10 +221,10 @@ function normalFormCached(a: QueryAnalysis, name: string): string {
  * when both are.
  */
 function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
-  const t = a.profile.tests.get(n) ?? termTest(/^\p{L}+$/u.test(n) ? normalFormCached(a, n) : n, n);
-  if (t.test(hay)) return true;
+  const v = a.profile.tests.get(n);
+  if (v ? hay.includes(n) && v.test(hay) : holds(termTest(/^\p{L}+$/u.test(n) ? normalFormCached(a, n) : n, n), hay)) return true;
   if (a.question && /^[\p{L}\p{N}]+\/[\p{L}\p{N}]+$/u.test(n))
-    return n.split('/').every((part) => termTest(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part).test(hay));
+    return n.split('/').every((part) => holds(termTest(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), hay));
   return false;
 }
 
