@@ -28,6 +28,7 @@
 #include "hash.h"
 #include "errors.h"
 #include "io_seam.h"
+#include "stemmer.h"
 
 namespace spanguard {
 
@@ -650,6 +651,7 @@ struct LexicalIndex::Scratch {
 // ---- construction, ingest --------------------------------------------------------------
 
 LexicalIndex::LexicalIndex(std::string file) : file_(std::move(file)) {
+  norm_.reserve(kMaxTokenBytes);  // a normal form is never longer than its token
   raw_ = new Namespace(RecordKind::kRaw);
   summary_ = new Namespace(RecordKind::kSummary);
   scratch_ = new Scratch();
@@ -725,15 +727,35 @@ void LexicalIndex::Add(const IndexInput& in) {
     Tokenize(with_meta_, &stream_);
   }
 
-  // (term id << 32 | position), sorted: groups each term's positions in increasing order.
-  // Hash every token first and prefetch its slot: the dictionary is far larger than the
-  // cache, and issuing the misses together overlaps them instead of paying them in series.
+  // Normal forms beside the tokens (tokenizer version 4): a token whose NormalizeTerm
+  // differs is also indexed as that form at its own position, so BM25 finds "enjoyed" for
+  // "enjoying" while positions, and so the phrase path's alignments, stay the tokens'. A
+  // form equal to another token at the same position collapses with it below.
   const size_t ntokens = stream_.tokens.size();
-  hashes_.resize(ntokens);
+  norm_arena_.clear();
+  norms_.clear();
+  for (size_t i = 0; i < ntokens; ++i) {
+    if (!NormalizeTerm(stream_.token(i), &norm_)) continue;
+    norms_.push_back(TokenRef{static_cast<uint32_t>(norm_arena_.size()), static_cast<uint32_t>(norm_.size()),
+                              stream_.tokens[i].position, false});
+    norm_arena_.append(norm_);
+  }
+  const size_t nnorms = norms_.size();
+  auto norm = [&](size_t j) { return std::string_view(norm_arena_.data() + norms_[j].offset, norms_[j].length); };
+
+  // (term id << 32 | position), sorted: groups each term's positions in increasing order.
+  // Hash every term first and prefetch its slot: the dictionary is far larger than the
+  // cache, and issuing the misses together overlaps them instead of paying them in series.
+  hashes_.resize(ntokens + nnorms);
   for (size_t i = 0; i < ntokens; ++i) {
     const std::string_view t = stream_.token(i);
     hashes_[i] = HashBytes(t.data(), t.size());
     __builtin_prefetch(&n.slots[hashes_[i] & n.slot_mask]);
+  }
+  for (size_t j = 0; j < nnorms; ++j) {
+    const std::string_view t = norm(j);
+    hashes_[ntokens + j] = HashBytes(t.data(), t.size());
+    __builtin_prefetch(&n.slots[hashes_[ntokens + j] & n.slot_mask]);
   }
   pairs_.clear();
   bool has_truncated = false;
@@ -742,6 +764,10 @@ void LexicalIndex::Add(const IndexInput& in) {
     has_truncated |= t.truncated;
     const uint32_t id = n.InternHashed(stream_.token(i), hashes_[i]);
     pairs_.push_back((uint64_t(id) << 32) | t.position);
+  }
+  for (size_t j = 0; j < nnorms; ++j) {
+    const uint32_t id = n.InternHashed(norm(j), hashes_[ntokens + j]);
+    pairs_.push_back((uint64_t(id) << 32) | norms_[j].position);
   }
   std::sort(pairs_.begin(), pairs_.end());
   pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
@@ -756,12 +782,14 @@ void LexicalIndex::Add(const IndexInput& in) {
       positions_.push_back(static_cast<uint32_t>(pairs_[j]));
       ++j;
     }
+    // The document's length is its token count: normal forms do not change BM25's length
+    // normalization (nor the block bounds derived from it).
     n.AddPosting(term_id, doc, static_cast<uint32_t>(ntokens), positions_.data(),
                  static_cast<uint32_t>(positions_.size()));
     i = j;
   }
 
-  const auto length = static_cast<uint32_t>(stream_.tokens.size());
+  const auto length = static_cast<uint32_t>(ntokens);
   n.span_ids.push_back(in.span_id);
   n.turn_start.push_back(in.turn_start);
   n.turn_end.push_back(in.turn_end);
@@ -810,11 +838,15 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   const uint32_t docs = n.doc_count();
   if (docs == 0 || k == 0) return;
 
-  // Distinct query terms that exist in this namespace (a missing term scores nothing).
+  // Distinct query terms that exist in this namespace (a missing term scores nothing). Each
+  // token is looked up by its normal form, which every document holding the token, or
+  // another word of the same form, was indexed under (Add).
   Tokenize(query, &stream_);
   sc.query_terms.clear();
   for (size_t i = 0; i < stream_.tokens.size(); ++i) {
-    const uint32_t id = n.Find(stream_.token(i));
+    std::string_view term = stream_.token(i);
+    if (NormalizeTerm(term, &norm_)) term = norm_;
+    const uint32_t id = n.Find(term);
     if (id != kNotFound) sc.query_terms.push_back(id);
   }
   std::sort(sc.query_terms.begin(), sc.query_terms.end());

@@ -75,6 +75,9 @@ class LexicalIndex {
   void CheckBatch(const IndexInput* inputs, size_t count) const;
   /// Indexes one record (kinds raw and summary; events only advance the high water).
   /// The caller has checked it (CheckBatch). This is the single ingest path.
+  /// Each token whose normal form (NormalizeTerm: Porter2 stem, diacritics folded, leading
+  /// zeros dropped) differs is also indexed as that form, at the token's own position; the
+  /// document's length stays its count of tokens.
   void Add(const IndexInput& input);
 
   /// Indexes records [max(high_water, first_id), next_id) from `source`. Returns the number
@@ -82,12 +85,15 @@ class LexicalIndex {
   uint64_t CatchUp(const SpanSource& source);
 
   /// BM25 top-k (k1 = 1.2, b = 0.75) in one namespace; `turn_min`/`turn_max` NaN = open.
+  /// Each query token is looked up by its normal form ("enjoying" → "enjoy").
   /// Hits are by descending score, ties by ascending span id.
   void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
               std::vector<LexicalHit>* hits);
 
   /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
   /// `limit`. Candidates come from the index; each is verified against source's text.
+  /// Only the phrase's own tokens are looked up, never normal forms: a normal form indexed
+  /// under a token's bytes only adds candidates, which the text verification rejects.
   /// Words cut by the phrase's ends are matched by prefix/suffix against two in-memory
   /// sorted term-id arrays (8 bytes per term, built on first need, never saved; see
   /// docs/LEXICAL_FORMAT.md "Exact phrase").
@@ -129,8 +135,11 @@ class LexicalIndex {
   TokenStream stream_;
   std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
   std::vector<uint32_t> positions_;  // one term's positions in that doc
-  std::vector<uint64_t> hashes_;     // token hashes of that doc
+  std::vector<uint64_t> hashes_;     // token hashes of that doc, then its normal forms' hashes
   std::string with_meta_;           // text + "\n" + meta of the doc being added, when it has meta
+  std::string norm_;                // one token's normal form (NormalizeTerm), ingest and query
+  std::string norm_arena_;          // the normal forms of the doc being added, back to back
+  std::vector<TokenRef> norms_;     // each one's bytes in norm_arena_ and its token's position
   Scratch* scratch_ = nullptr;
 };
 

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "lexical_index.h"
 #include "span_source.h"
+#include "stemmer.h"
 
 namespace spanguard {
 
@@ -343,10 +344,23 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   std::vector<LexicalHit> hits_;
 };
 
+// normalizeTerm(token) → the form the index files the token under beside itself (Porter2
+// stem, diacritics folded, leading zeros dropped; the token itself when none applies).
+// Expects one token as the tokenizer emits it (case-folded), for tests and debugging.
+Napi::Value NormalizeTermJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "normalizeTerm expects a string");
+  const std::string token = info[0].As<Napi::String>().Utf8Value();
+  std::string out;
+  if (!NormalizeTerm(token, &out)) return info[0];
+  return Napi::String::New(env, out);
+}
+
 }  // namespace
 
 void InitLexicalIndex(Napi::Env env, Napi::Object exports) {
   exports.Set("LexicalIndex", LexicalIndexWrap::Define(env));
+  exports.Set("normalizeTerm", Napi::Function::New(env, NormalizeTermJs, "normalizeTerm"));
 }
 
 }  // namespace spanguard

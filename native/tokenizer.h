@@ -1,4 +1,5 @@
-// Tokenizer for agent transcripts (tokenizer version 2).
+// Tokenizer for agent transcripts (kTokenizerVersion below: the version of these rules plus
+// what the index derives from their output).
 //
 // Agent transcripts are full of identifiers, paths, shell and markdown punctuation,
 // numbers with units and error codes. A prose tokenizer either glues `` `fooBar` `` into
@@ -26,6 +27,11 @@
 // | version            | v2.26.2                                 | v2.26.2 2.26.2 (a leading v/V before a digit is split off, v dropped)|
 // | error codes        | E0425, ENOENT, HTTP 404, ERR_X           | e0425 (letter→digit is not a boundary) · enoent · http 404          |
 // | long tokens        | a 300-byte base64 blob                  | truncated to 96 bytes at a code point boundary                      |
+//
+// Normal forms (version 4) are not this tokenizer's output: the lexical index adds, beside
+// each token, its NormalizeTerm form (native/stemmer.h: enjoying → enjoy, café → cafe,
+// 012 → 12) at the token's position, and BM25 looks query tokens up by that form. Phrases
+// use the tokens only (test/lexical/stemmer.test.ts).
 //
 // Positions: every *atom* (the finest piece) takes the next position; a whole word, a path
 // component or a segment is emitted at the position of its first atom. Word boundaries
@@ -55,7 +61,9 @@
 
 namespace spanguard {
 
-constexpr uint32_t kTokenizerVersion = 3;  // 2: irregular Latin Extended-B / Greek foldings; 3: metadata indexed
+// 2: irregular Latin Extended-B / Greek foldings; 3: metadata indexed;
+// 4: normal forms (Porter2 stems, diacritics folded, leading zeros dropped) indexed beside each token
+constexpr uint32_t kTokenizerVersion = 4;
 /// Tokens longer than this (folded UTF-8 bytes) are cut at a code point boundary.
 constexpr size_t kMaxTokenBytes = 96;
 

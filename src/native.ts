@@ -268,6 +268,8 @@ export interface Addon {
   /** Recovery as a pure function over one segment's bytes. */
   recoverSegment(bytes: Uint8Array): RecoveryReport;
   LexicalIndex: new (file: string) => NativeLexicalIndex;
+  /** The form the lexical index files a (case-folded) token under beside itself: Porter2 stem, diacritics folded, leading zeros dropped. */
+  normalizeTerm(token: string): string;
   Embedder: new (dims: number) => NativeEmbedder;
   VectorIndex: new (dir: string, options: NativeVectorIndexOptions) => NativeVectorIndex;
   /** The SIMD instruction set NumKong dispatches to on this CPU. */
