@@ -29,7 +29,10 @@
  * probes". Every other near-true probe in the headline set counts as a failure.
  *
  * Usage: npm run quality -- [--dataset miniswe|bookminder|all|<folder>] [--unit exchange|turn] [--dir D] [--min-coverage X]
- *                           [--limit N] [--misses N] [--json]
+ *                           [--limit N] [--misses N] [--json] [--natural-only] [--failures]
+ * After the verbatim sets, the natural questions (bench/natural.ts) are measured on the same
+ * datasets, one span per turn, with SQLite FTS5 and MiniSearch as peers in the same run;
+ * `--natural-only` runs only those, `--failures` prints spanguard's failures on them.
  * `--unit exchange` (default) stores a tool call and its result as one raw span (a span may
  * cover a few consecutive turns); `--unit turn` stores one span per turn. The questions name
  * a command and ask for its output: with `--unit turn` the command and the output are two
@@ -46,6 +49,7 @@ import { detectAnchor, perturb } from '../src/anchors.js';
 import { prng } from '../src/audit.js';
 import { packageRoot } from '../src/native.js';
 import { parseQuestions, parseTranscript, readText, type Question } from '../src/transcript.js';
+import { runNatural } from './natural.js';
 
 const DATA = process.env.SPANGUARD_DATA ?? path.resolve(packageRoot, '..', 'shared', 'data');
 const DATASETS: Record<string, string> = { miniswe: 'miniswe-gemini3pro-verified', bookminder: 'bookminder-console' };
@@ -212,7 +216,8 @@ export async function measure(store: SpanStore, ds: Dataset, misses: number): Pr
   const times: number[] = [];
   const failures: QualityReport['failures'] = [];
   for (const q of ds.questions) {
-    if (store.findExact(q.answer).some((h) => covers(h, q.evidenceTurns))) exact++;
+    // Every verbatim question has an answer; a null one ("not in transcript") has no evidence to find.
+    if (q.answer !== null && store.findExact(q.answer).some((h) => covers(h, q.evidenceTurns))) exact++;
     const s0 = performance.now();
     const r = await store.search(q.question, { k: 10 });
     times.push(performance.now() - s0);
@@ -305,28 +310,51 @@ function format(r: QualityReport): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { dataset: { type: 'string', default: 'all' }, unit: { type: 'string', default: 'exchange' }, limit: { type: 'string' }, misses: { type: 'string', default: '1000' }, json: { type: 'boolean' }, dir: { type: 'string' }, 'min-coverage': { type: 'string' } },
+    options: {
+      dataset: { type: 'string', default: 'all' },
+      unit: { type: 'string', default: 'exchange' },
+      limit: { type: 'string' },
+      misses: { type: 'string', default: '1000' },
+      json: { type: 'boolean' },
+      dir: { type: 'string' },
+      'min-coverage': { type: 'string' },
+      'natural-only': { type: 'boolean' },
+      failures: { type: 'boolean' },
+    },
   });
   const names = values.dataset === 'all' ? Object.keys(DATASETS) : [values.dataset!];
-  const unit = values.unit === 'turn' ? 'turn' : 'exchange';
-  const reports: QualityReport[] = [];
-  for (const name of names) {
-    const r = await evaluate(name, {
-      unit,
-      misses: Number(values.misses),
-      ...(values.limit ? { limit: Number(values.limit) } : {}),
-      // --dir keeps the ingested store there and reuses it on the next run (threshold sweeps).
-      ...(values.dir ? { dir: names.length > 1 ? path.join(values.dir, name) : values.dir } : {}),
-      ...(values['min-coverage'] ? { matchPolicy: { ...DEFAULT_MATCH_POLICY, minCoverage: Number(values['min-coverage']) } } : {}),
-    });
-    reports.push(r);
-    if (!values.json) console.log(format(r));
+  const limit = values.limit ? Number(values.limit) : undefined;
+  if (!values['natural-only']) {
+    const unit = values.unit === 'turn' ? 'turn' : 'exchange';
+    const reports: QualityReport[] = [];
+    for (const name of names) {
+      const r = await evaluate(name, {
+        unit,
+        misses: Number(values.misses),
+        ...(limit ? { limit } : {}),
+        // --dir keeps the ingested store there and reuses it on the next run (threshold sweeps).
+        ...(values.dir ? { dir: names.length > 1 ? path.join(values.dir, name) : values.dir } : {}),
+        ...(values['min-coverage'] ? { matchPolicy: { ...DEFAULT_MATCH_POLICY, minCoverage: Number(values['min-coverage']) } } : {}),
+      });
+      reports.push(r);
+      if (!values.json) console.log(format(r));
+    }
+    const out = path.join(packageRoot, 'bench', 'results', `quality-${unit}.json`);
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(reports, null, 2));
+    if (values.json) console.log(JSON.stringify(reports, null, 2));
+    else console.log(`written ${path.relative(process.cwd(), out)}`);
   }
-  const out = path.join(packageRoot, 'bench', 'results', `quality-${unit}.json`);
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(reports, null, 2));
-  if (values.json) console.log(JSON.stringify(reports, null, 2));
-  else console.log(`written ${path.relative(process.cwd(), out)}`);
+  // The natural questions on the same datasets: one span per turn, in stores of their own
+  // (with --dir D: D-natural/<dataset>, beside the verbatim stores, never inside one), with
+  // the FTS5 and MiniSearch peers in the same run.
+  await runNatural({
+    datasets: names,
+    ...(values.dir ? { dir: `${path.resolve(values.dir)}-natural` } : {}),
+    ...(limit ? { limit } : {}),
+    failures: values.failures === true,
+    json: values.json === true,
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('bench', 'quality.js'))) {
