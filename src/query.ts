@@ -109,7 +109,7 @@ export function parseTime(query: string): TimeRange | null {
   return null;
 }
 
-const PERIOD = /\b(day|session|week|episode|part|round|sprint|chapter|phase|iteration|run)\s+#?(\d{1,4})\b/i;
+const PERIOD = /\b(day|session|week|episode|sprint|chapter|iteration)\s+#?(\d{1,4})\b/i;
 
 /**
  * The party a question attributes a statement to, by its first mention: "I", "me", "my",

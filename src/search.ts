@@ -202,7 +202,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     judged.push({ c, span, support, score: rerankScore(c, support, a) });
   }
   const decide = (kind: number): MissDecision => {
-    const js = judged.filter((j) => j.c.kind === kind);
+    const js = judged.filter((j) => j.c.kind === kind).sort(byScore);
     return decideMiss(
       a,
       js.map((j) => j.support),

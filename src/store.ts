@@ -619,11 +619,12 @@ export class SpanStore {
       return;
     }
     const next = this.log.nextId();
-    for (let from = this.vector.highWater(); from < next; ) {
-      const batch = this.log
-        .scan(from, Math.min(256, next - from))
-        .filter((r) => r.kind === RecordKind.raw || r.kind === RecordKind.summary);
-      from += Math.min(256, next - from);
+    // Ids start at the log's first id (1 in a new store), not at 0: a batch is scanned from
+    // there, and the next one starts after its last record.
+    for (let from = Math.max(this.vector.highWater(), this.log.firstId()); from < next; ) {
+      const records = this.log.scan(from, Math.min(256, next - from));
+      from = records.length > 0 ? records[records.length - 1]!.id + 1 : next;
+      const batch = records.filter((r) => r.kind === RecordKind.raw || r.kind === RecordKind.summary);
       if (batch.length === 0) continue;
       let vectors: Float32Array[];
       try {

@@ -13,8 +13,8 @@
  *    term, an identifier with other digits). "Did we set the timeout to 45 s?" when every
  *    candidate says 30 s is a miss.
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
- *    name (a capitalized word inside a sentence) must be held by some candidate. "Which
- *    Vagrant box…" when no span says Vagrant is a miss.
+ *    name (a capitalized word inside a sentence) must be held by one of the best-supported
+ *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
  * 3. The party. When the query attributes a claim to a party ("did I say 179 books?"), a
  *    candidate that holds the claim must have been said by that party; when only the other
  *    party's turns hold it, the answer is a miss and the hits' support says who said it.
@@ -53,6 +53,12 @@ export interface SupportSpan {
 
 const L = '\\p{L}\\p{N}_';
 const TERM_SCAN_CHARS = 32_768;
+/**
+ * The endings a word may carry beyond its normal form (`enjoy` + `ed`, `configur` +
+ * `ation`), so that a stem does not hold every longer word that begins like it (`redi`
+ * must not hold `redirect`).
+ */
+const SUFFIXES = '(?:e|s|es|ed|d|ing|ings|er|ers|est|ly|y|ies|ied|ion|ions|ation|ations|al|ally|ment|ments|ness|ity|ities|ive|able|ably|ise|ize|ised|ized|ising|izing)?';
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** Field text, lower-cased, numbers without leading zeros (`day-012.md` holds day 12). */
@@ -101,7 +107,7 @@ function termTest(norm: string, term: string): TermTest {
     const base = letters && norm.endsWith('i') && norm.length > 2 ? norm.slice(0, -1) : norm;
     const stem = base === norm ? escape(norm) : `${escape(base)}(?:i|y)`;
     t = letters
-      ? { literals: [base, term], re: new RegExp(`(?<![${L}])(?:${stem}|${escape(term)})`, 'u') }
+      ? { literals: [base, term], re: new RegExp(`(?<![${L}])(?:(?:${stem})${SUFFIXES}|${escape(term)})(?![${L}])`, 'u') }
       : { literals: [term], re: new RegExp(`(?<![${L}])${escape(term)}(?![${L}])`, 'u') };
     termTests.set(key, t);
   }
@@ -211,8 +217,15 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   return s;
 }
 
-function normalFormCached(a: QueryAnalysis, name: string): string {
-  return a.terms.find((t) => t.term === name)?.norm ?? name;
+const nameTests = new Map<string, RegExp>();
+function nameTest(n: string): RegExp {
+  let re = nameTests.get(n);
+  if (!re) {
+    if (nameTests.size > 4096) nameTests.clear();
+    re = new RegExp(`(?<![${L}])${escape(n)}(?:s|es|'s|’s)?(?![${L}])`, 'u');
+    nameTests.set(n, re);
+  }
+  return re;
 }
 
 /**
@@ -221,12 +234,17 @@ function normalFormCached(a: QueryAnalysis, name: string): string {
  * when both are.
  */
 function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
-  const v = a.profile.tests.get(n);
-  if (v ? hay.includes(n) && v.test(hay) : holds(termTest(/^\p{L}+$/u.test(n) ? normalFormCached(a, n) : n, n), hay)) return true;
+  // A name is held as written, or with a plural ending: `Vagrant` by vagrant(s), never by a
+  // longer word that shares its normal form's letters.
+  const v = a.profile.tests.get(n) ?? nameTest(n);
+  if (hay.includes(n) && v.test(hay)) return true;
   if (a.question && /^[\p{L}\p{N}]+\/[\p{L}\p{N}]+$/u.test(n))
     return n.split('/').every((part) => holds(termTest(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), hay));
   return false;
 }
+
+/** Candidates, best first, among which every name of the query must be held (rule 2). */
+const FRAMING_DEPTH = 10;
 
 export type MissReason = 'value-not-stated' | 'value-contradicted' | 'name-not-stated' | 'other-party' | 'nothing-in-common' | 'no-candidates';
 
@@ -242,6 +260,7 @@ export interface MissDecision {
  * `exact`: some candidate holds the whole query verbatim.
  */
 export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean): MissDecision {
+  // `supports` arrive best first (search's rerank order).
   if (exact) return { miss: false };
   if (supports.length === 0) return { miss: true, reason: 'no-candidates' };
   // Rule 5: not one of the query's content terms in any candidate — the nearest vectors of
@@ -257,7 +276,10 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
       return { miss: true, reason: 'value-contradicted', detail: a.claim.join(', ') };
     return { miss: true, reason: 'value-not-stated', detail: (everywhere.length > 0 ? everywhere : a.claim).join(', ') };
   }
-  const absent = a.framing.filter((n) => supports.every((s) => s.names.missing.includes(n)));
+  // Names are looked for among the best-supported candidates (they arrive ranked): a name
+  // held only by a span far down the list, about something else, does not hold the question.
+  const top = supports.slice(0, FRAMING_DEPTH);
+  const absent = a.framing.filter((n) => top.every((s) => s.names.missing.includes(n)));
   if (absent.length > 0) return { miss: true, reason: 'name-not-stated', detail: absent.join(', ') };
   if (specific && a.party && !supports.some((s) => s.claim && s.speaker?.match)) {
     const by = supports.find((s) => s.claim)?.speaker?.said;
