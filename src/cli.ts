@@ -12,9 +12,11 @@ import { parseArgs } from 'node:util';
 import { SpanStore } from './store.js';
 import { SpanguardError } from './errors.js';
 import { packageRoot, RecordKind } from './native.js';
-import { parseQuestions, parseTranscript, readText, TranscriptError } from './transcript.js';
-import { replay, type ReplayReport } from './replay.js';
-import { renderHtml } from './report.js';
+import { parseQuestions, parseTranscript, readText, TranscriptError, type Question } from './transcript.js';
+import { replay, type QuestionOutcome, type ReplayReport } from './replay.js';
+import { renderHtml, verdictMeaning } from './report.js';
+import type { Hit, SearchOptions, SearchResult } from './store.js';
+import type { Support } from './support.js';
 
 const EXIT = { ok: 0, error: 1, usage: 2, corrupt: 3, disagree: 4, notLossless: 5, badInput: 65 } as const;
 const tty = process.stdout.isTTY === true;
@@ -33,7 +35,8 @@ Commands:
   replay <turns.jsonl[.gz]> --store DIR --budget N [--questions Q.jsonl]
                          stream a transcript through a budgeted context window
   replay --sample        replay the bundled sample (what \`npm start\` runs)
-  search DIR "query"     hybrid search (exact + BM25 + vector) with provenance
+  search DIR "query"     hybrid search (exact + BM25 + vector): who said it, when,
+                         what of the query each hit holds, or "not in transcript" and why
   exact DIR "phrase"     every raw span containing the phrase verbatim
   verdict DIR [--explain] the verdict, its reasons and evidence
   audit DIR              run an audit now (takes the writer lock)
@@ -53,7 +56,11 @@ The whole file is checked first: a malformed line exits 65 with its line number,
 Options:
   --store DIR          store directory (must not already hold a store unless --append)
   --budget N           window budget in tokens (default 32000)
-  --questions FILE     JSONL of {question, answer, evidence_turns} to ask after the replay
+  --questions FILE     JSONL of {question, answer, evidence_turns, category?, session?} to ask
+                       after the replay through ContextWindow.recall. answer null with
+                       evidence_turns [] is a question the transcript does not answer: it
+                       counts as an honest miss when recall says "not in transcript".
+                       Questions naming another session than the transcript's are skipped.
   --keep-recent N      turns never evicted at the end of the window (default 8)
   --policy P           refuse | spill (default refuse)
   --durability D       sync | group | none (default none: a replay re-reads a transcript that
@@ -62,7 +69,21 @@ Options:
   --html FILE          also write the HTML report
   --sample             use the bundled sample (samples/miniswe-slice) and a fresh temp store
   --json               print the report as JSON`,
-  search: `Usage: spanguard search DIR "query" [--k N] [--kinds raw,summary] [--turns A-B] [--json]`,
+  search: `Usage: spanguard search DIR "query" [options]
+
+Each hit: span id, kind, turns, speaker (or role), time (ISO 8601), via, score, then what of
+the query it holds: terms matched/asked, values (numbers, identifiers with digits, quoted
+parts: ✓ held, ✗ missing, contradicted), names, who said it, the time asked about.
+A miss prints: not in transcript (<reason>: <what was looked for>).
+
+Options:
+  --k N                hits to return (default 10)
+  --kinds raw,summary  namespaces to search (default raw)
+  --turns A-B          only spans overlapping turns A..B
+  --speaker NAME       only spans said by NAME (a speaker or a role); repeat for several
+  --since ISO-DATE     only spans at or after this time (2024-05-01 or 2024-05-01T12:00:00Z)
+  --until ISO-DATE     only spans at or before this time (a date alone: through its end, UTC)
+  --json               the whole result: hits with their support, miss, missReason, missDetail`,
   exact: `Usage: spanguard exact DIR "phrase" [--limit N] [--json]`,
   verdict: `Usage: spanguard verdict DIR [--explain] [--json]
 Exits 5 when the verdict is not lossless.`,
@@ -75,8 +96,8 @@ Exit 0: clean · 3: log corruption (file and byte offset printed) · 4: log/inde
   report: `Usage: spanguard report DIR --html out.html [--json]`,
 };
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
-type Parsed = { values: Record<string, string | boolean | undefined>; positionals: string[] };
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
 
 function parse(argv: string[], options: OptionSpec): Parsed {
   try {
@@ -136,7 +157,8 @@ async function cmdReplay(argv: string[]): Promise<number> {
   const phaseStart = performance.now();
   let turns = parseTranscript(readText(file));
   if (v.limit !== undefined) turns = turns.slice(0, intOpt(v.limit, 'limit', turns.length));
-  const questions = questionsFile ? parseQuestions(readText(questionsFile)).filter((q) => q.evidenceTurns.every((t) => t <= (turns[turns.length - 1]?.turn ?? 0))) : undefined;
+  const picked = questionsFile ? pickQuestions(parseQuestions(readText(questionsFile)), turns) : undefined;
+  const questions = picked?.questions;
   const parseSeconds = (performance.now() - phaseStart) / 1000;
   const progress = process.stderr.isTTY && !json;
   const report = await replay(dir, turns, {
@@ -159,13 +181,32 @@ async function cmdReplay(argv: string[]): Promise<number> {
       : {}),
   });
   if (v.html) await writeReport(dir, v.html as string);
-  print(json, { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, store: dir }, () =>
-    formatReplay(report, dir!, parseSeconds),
+  const skipped = picked?.skipped;
+  print(json, { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir }, () =>
+    formatReplay(report, dir!, parseSeconds, skipped),
   );
   return EXIT.ok;
 }
 
-function formatReplay(r: ReplayReport, dir: string, parseSeconds: number): string {
+/**
+ * The questions that apply to this transcript: those about its session (when both name
+ * one) whose evidence lies within its turns. A question without evidence (not in
+ * transcript) applies to any prefix of its session: a prefix states less, never more.
+ */
+function pickQuestions(all: Question[], turns: { turn: number; meta?: Record<string, unknown> }[]): { questions: Question[]; skipped: { otherSession: number; pastLastTurn: number } } {
+  const lastTurn = turns[turns.length - 1]?.turn ?? 0;
+  const sessions = new Set<string>();
+  for (const t of turns) if (typeof t.meta?.session === 'string') sessions.add(t.meta.session);
+  const skipped = { otherSession: 0, pastLastTurn: 0 };
+  const questions = all.filter((q) => {
+    if (q.session !== undefined && sessions.size > 0 && !sessions.has(q.session)) return (skipped.otherSession++, false);
+    if (!q.evidenceTurns.every((t) => t <= lastTurn)) return (skipped.pastLastTurn++, false);
+    return true;
+  });
+  return { questions, skipped };
+}
+
+function formatReplay(r: ReplayReport, dir: string, parseSeconds: number, skipped?: { otherSession: number; pastLastTurn: number }): string {
   const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : 'n/a');
   const lines = [
     bold('spanguard replay report'),
@@ -177,16 +218,34 @@ function formatReplay(r: ReplayReport, dir: string, parseSeconds: number): strin
     `anchors            ${r.anchors}`,
     `audits run/passed  ${r.audits.run} / ${r.audits.passed}`,
     `verdict            ${stateColor(r.verdict.state)} — ${r.verdict.reasons[0] ?? ''}`,
+    `  ${r.verdict.state} means: ${verdictMeaning(r.verdict.state)}`,
     `hit rate per pass  min ${r.hitRate.min?.toFixed(3) ?? 'n/a'}  max ${r.hitRate.max?.toFixed(3) ?? 'n/a'}`,
   ];
   if (r.questions) {
     const q = r.questions;
-    lines.push(
-      `questions          ${q.total}`,
-      `  evidence recall  ${q.evidenceRecall}/${q.total} (${pct(q.evidenceRecall, q.total)})`,
-      `  verbatim answers ${q.verbatim}/${q.total} (${pct(q.verbatim, q.total)}), from an evicted turn ${q.answeredFromEvicted}`,
-      `  honest misses    ${q.honestMisses}/${q.total} never-stated values came back "not in transcript"`,
-    );
+    const a = q.answerable;
+    const n = q.notInTranscript;
+    const v = q.neverStatedVariants;
+    lines.push(`questions          ${q.total} asked: ${a.total} answerable, ${n.total} not in transcript`);
+    if (skipped && (skipped.otherSession > 0 || skipped.pastLastTurn > 0))
+      lines.push(`  skipped          ${skipped.otherSession} about another session, ${skipped.pastLastTurn} with evidence past the last turn`);
+    if (a.total > 0) {
+      lines.push(
+        `  evidence found   ${a.evidenceFound}/${a.total} answerable (${pct(a.evidenceFound, a.total)})`,
+        `  verbatim answers ${a.verbatim}/${a.total} (${pct(a.verbatim, a.total)}), from an evicted turn ${a.verbatimFromEvicted}`,
+        `  false misses     ${a.falseMisses}/${a.total} answerable came back "not in transcript"`,
+        ...examples(q.outcomes.filter((o) => o.falseMiss), (o) => `said not in transcript for a question that was answered in turn ${o.evidenceTurns.join(', ')}`),
+        `  never-stated variants ${v.missed}/${v.total} of the answers, changed so the transcript never states them, came back "not in transcript"`,
+      );
+    }
+    if (n.total > 0)
+      lines.push(
+        `  not in transcript: ${n.honestMisses} of ${n.total} answered as not in transcript (honest misses)`,
+        ...examples(
+          q.outcomes.filter((o) => o.answer === null && !o.honestMiss),
+          (o) => `answered from turn ${turnList(o.hitTurns)} a question the transcript does not answer`,
+        ),
+      );
   }
   lines.push(
     `bytes on disk      ${r.bytesOnDisk} (${(r.bytesOnDisk / 1048576).toFixed(1)} MiB)`,
@@ -194,6 +253,22 @@ function formatReplay(r: ReplayReport, dir: string, parseSeconds: number): strin
     `time               parse ${parseSeconds.toFixed(1)}s, ingest+compaction ${r.phases.ingestSeconds.toFixed(1)}s, questions ${r.phases.questionsSeconds.toFixed(1)}s, close ${r.phases.closeSeconds.toFixed(1)}s`,
   );
   return lines.join('\n');
+}
+
+/** The first three turn ranges, and how many more. */
+const turnList = (ranges: [number, number][]) =>
+  ranges.length === 0
+    ? '?'
+    : ranges
+        .slice(0, 3)
+        .map(([a, b]) => (a === b ? `${a}` : `${a}–${b}`))
+        .join(', ') + (ranges.length > 3 ? ` (+${ranges.length - 3} more)` : '');
+
+/** Up to five outcomes, each as `what: "question"` (the question clipped), and how many more. */
+function examples(list: QuestionOutcome[], what: (o: QuestionOutcome) => string): string[] {
+  const out = list.slice(0, 5).map((o) => `    ${what(o)}: ${JSON.stringify(o.question.length > 100 ? `${o.question.slice(0, 100)}…` : o.question)}`);
+  if (list.length > 5) out.push(`    … and ${list.length - 5} more (--json lists every outcome)`);
+  return out;
 }
 
 async function openReadOnly(dir: string): Promise<SpanStore> {
@@ -212,27 +287,101 @@ async function withReadOnly<T>(dir: string, fn: (store: SpanStore) => Promise<T>
 }
 
 async function cmdSearch(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, { k: { type: 'string' }, kinds: { type: 'string' }, turns: { type: 'string' } });
+  const { values: v, positionals: pos } = parse(argv, {
+    k: { type: 'string' },
+    kinds: { type: 'string' },
+    turns: { type: 'string' },
+    speaker: { type: 'string', multiple: true },
+    since: { type: 'string' },
+    until: { type: 'string' },
+  });
   if (v.help) return (console.log(HELP.search), EXIT.ok);
   const dir = needDir(pos, 'search');
   const query = pos[1];
   if (query === undefined) throw new UsageError(`search: missing the query\n${HELP.search}`);
   const kinds = ((v.kinds as string | undefined) ?? 'raw').split(',') as ('raw' | 'summary')[];
-  let turns: [number, number] | undefined;
+  const options: SearchOptions = { k: intOpt(v.k, 'k', 10), kinds };
   if (v.turns !== undefined) {
     const m = /^(\d+)-(\d+)$/.exec(v.turns as string);
     if (!m) throw new UsageError('--turns must look like 100-200');
-    turns = [Number(m[1]), Number(m[2])];
+    options.turns = [Number(m[1]), Number(m[2])];
+  }
+  const speakers = (v.speaker as string[] | undefined) ?? [];
+  if (speakers.some((x) => x.trim().length === 0)) throw new UsageError('--speaker needs a name');
+  if (speakers.length > 0) options.speaker = speakers.length === 1 ? speakers[0]! : speakers;
+  if (v.since !== undefined || v.until !== undefined) {
+    const from = v.since === undefined ? Number.NEGATIVE_INFINITY : isoTime(v.since as string, 'since', 'start');
+    const to = v.until === undefined ? Number.POSITIVE_INFINITY : isoTime(v.until as string, 'until', 'end');
+    if (from > to) throw new UsageError('--since is after --until');
+    options.time = [from, to];
   }
   return withReadOnly(dir, async (store) => {
-    const r = await store.search(query, { k: intOpt(v.k, 'k', 10), kinds, ...(turns ? { turns } : {}) });
-    print(v.json === true, r, () => {
-      if (r.miss && r.hits.length === 0) return `not in transcript (verdict ${stateColor(r.verdict)})`;
-      const head = r.trustExactRecall ? '' : c(31, `retrieval ${r.verdict}: do not trust exact values\n`);
-      return head + r.hits.map((h) => `${bold(`span ${h.spanId}`)} ${h.kind} turns ${h.turnStart}–${h.turnEnd} via ${h.via} score ${h.score.toFixed(4)}\n${indent(clip(h.text))}`).join('\n');
-    });
+    const r = await store.search(query, options);
+    const filters = [
+      ...(options.turns ? [`turns ${options.turns[0]}–${options.turns[1]}`] : []),
+      ...(speakers.length > 0 ? [`said by ${speakers.join(' or ')}`] : []),
+      ...(v.since !== undefined ? [`since ${v.since as string}`] : []),
+      ...(v.until !== undefined ? [`until ${v.until as string}`] : []),
+    ];
+    print(v.json === true, r, () => formatSearch(r, filters));
     return EXIT.ok;
   });
+}
+
+/**
+ * An ISO 8601 date or date-time as ms since the epoch. A date alone is a whole UTC day: its
+ * start for --since, its last millisecond for --until. A date-time without a zone is local
+ * time (as JavaScript reads it).
+ */
+function isoTime(s: string, name: string, edge: 'start' | 'end'): number {
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(s);
+  const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) ? Date.parse(s) : Number.NaN;
+  if (Number.isNaN(ms)) throw new UsageError(`--${name} must be an ISO 8601 date or date-time (2024-05-01, 2024-05-01T12:00:00Z), got ${JSON.stringify(s.slice(0, 40))}`);
+  return dateOnly && edge === 'end' ? ms + 86_400_000 - 1 : ms;
+}
+
+/** `filters`: the --turns/--speaker/--since/--until in effect, named on a miss (it is a miss among those spans only). */
+function formatSearch(r: SearchResult, filters: string[] = []): string {
+  const out: string[] = [];
+  if (r.verdict !== 'lossless') out.push(c(31, `verdict ${r.verdict}: ${verdictMeaning(r.verdict)}`));
+  if (r.miss)
+    out.push(
+      `not in transcript${r.missReason ? ` (${r.missReason}${r.missDetail ? `: ${r.missDetail}` : ''})` : ''}` +
+        (filters.length > 0 ? ` — among spans ${filters.join(', ')} only` : ''),
+    );
+  for (const h of r.hits) out.push(formatHit(h));
+  if (!r.miss && r.hits.length === 0) out.push('no hits');
+  if (r.verdict === 'lossless') out.push(c(2, `verdict lossless: ${verdictMeaning('lossless')}`));
+  return out.join('\n');
+}
+
+function formatHit(h: Hit): string {
+  const who = h.speaker ?? h.role;
+  const when = h.timestamp !== undefined && Number.isFinite(h.timestamp) ? new Date(h.timestamp).toISOString() : undefined;
+  const head = [
+    `${bold(`span ${h.spanId}`)} ${h.kind} turns ${h.turnStart}–${h.turnEnd}`,
+    ...(who ? [who] : []),
+    ...(when ? [when] : []),
+    `via ${h.via}`,
+    `score ${h.score.toFixed(4)}`,
+    ...(h.superseded ? ['superseded'] : []),
+  ].join(' · ');
+  const support = h.support ? `\n  ${supportSummary(h.support)}` : '';
+  return `${head}${support}\n${indent(clip(h.text))}`;
+}
+
+/** One line: `terms 4/6 · values ✓ 40 req/s · names ✓ BookMinder · said by user`. */
+export function supportSummary(s: Support): string {
+  const parts: string[] = [`terms ${s.terms.matched.length}/${s.terms.matched.length + s.terms.missing.length}`];
+  const held = (matched: string[], missing: string[]) =>
+    [...(matched.length > 0 ? [`✓ ${matched.join(', ')}`] : []), ...(missing.length > 0 ? [`✗ ${missing.join(', ')}`] : [])].join(' ');
+  if (s.values.matched.length + s.values.missing.length > 0 || s.values.contradicted)
+    parts.push(`values ${held(s.values.matched, s.values.missing)}${s.values.contradicted ? `${s.values.matched.length + s.values.missing.length > 0 ? ' ' : ''}contradicted` : ''}`);
+  if (s.names.matched.length + s.names.missing.length > 0) parts.push(`names ${held(s.names.matched, s.names.missing)}`);
+  if (s.speaker) parts.push(`said by ${s.speaker.said}${s.speaker.match ? '' : ` ✗ asked ${s.speaker.asked}`}`);
+  if (s.time) parts.push(`time ${s.time.match ? '✓' : '✗'} ${s.time.asked}`);
+  if (s.values.matched.length + s.values.missing.length > 0) parts.push(s.claim ? 'holds the claim' : 'not the whole claim');
+  return parts.join(' · ');
 }
 
 async function cmdExact(argv: string[]): Promise<number> {

@@ -22,14 +22,27 @@ export interface ReplayOptions {
 
 export interface QuestionOutcome {
   question: string;
+  /** null: the transcript does not answer the question; "not in transcript" is the right response. */
+  answer: string | null;
   evidenceTurns: number[];
-  evidenceFound: boolean;
-  verbatim: boolean;
-  evidenceEvicted: boolean;
+  category?: string;
+  /** What `ContextWindow.recall` said: found, not-in-transcript, or degraded (hits under a verdict other than lossless). */
   status: string;
-  /** The perturbed (never stated) answer came back as "not in transcript". */
+  /** The turns of the raw hits recall returned (empty on a miss). */
+  hitTurns: [number, number][];
+  /** Answerable: a raw hit covers an evidence turn. */
+  evidenceFound: boolean;
+  /** Answerable: a raw hit holds the answer verbatim. */
+  verbatim: boolean;
+  /** Answerable: every evidence turn had been evicted from the live window. */
+  evidenceEvicted: boolean;
+  /** Answerable, and recall said "not in transcript": the transcript answers it in `evidenceTurns`. */
+  falseMiss: boolean;
+  /** Answer null, and recall said "not in transcript". */
   honestMiss: boolean;
-  perturbed: string;
+  /** Answerable: a variant of the answer the transcript never states (perturbed digits or letters), and whether recall missed it. */
+  perturbed: string | null;
+  perturbedMissed: boolean | null;
 }
 
 export interface ReplayReport {
@@ -45,11 +58,32 @@ export interface ReplayReport {
   verdict: Verdict;
   hitRate: { min: number | null; max: number | null; perPass: { pass: number; hitRate: number }[] };
   questions: {
+    /** Every question asked. */
     total: number;
-    evidenceRecall: number;
-    verbatim: number;
-    answeredFromEvicted: number;
-    honestMisses: number;
+    /** Questions with an answer and its evidence turns. */
+    answerable: {
+      total: number;
+      /** A raw hit of recall covers an evidence turn. */
+      evidenceFound: number;
+      /** A raw hit holds the answer verbatim. */
+      verbatim: number;
+      /** Verbatim, and every evidence turn had been evicted. */
+      verbatimFromEvicted: number;
+      /** Recall said "not in transcript" although the evidence turns answer it. */
+      falseMisses: number;
+    };
+    /** Questions with answer null: the transcript does not answer them. */
+    notInTranscript: {
+      total: number;
+      /** Recall said "not in transcript". */
+      honestMisses: number;
+    };
+    /** One never-stated variant of each answerable question's answer, asked as a query. */
+    neverStatedVariants: {
+      total: number;
+      /** Recall said "not in transcript". */
+      missed: number;
+    };
     outcomes: QuestionOutcome[];
   } | null;
   bytesOnDisk: number;
@@ -100,35 +134,20 @@ export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions)
     let questions: ReplayReport['questions'] = null;
     if (o.questions && o.questions.length > 0) {
       const outcomes: QuestionOutcome[] = [];
-      for (const q of o.questions) {
-        const r = await window.recall(q.question, { k: 10 });
-        const evidenceFound = r.hits.some((h) => h.kind === 'raw' && q.evidenceTurns.some((ev) => h.turnStart <= ev && ev <= h.turnEnd));
-        const verbatim = r.hits.some((h) => h.kind === 'raw' && h.text.includes(q.answer));
-        const evidenceIds = q.evidenceTurns.map((ev) => findTurnId(store, ev));
-        const evidenceEvicted = evidenceIds.length > 0 && evidenceIds.every((id) => id !== undefined && store.state.evicted.has(id));
-        let perturbed = '';
-        for (let v = 0; v < 8; v++) {
-          perturbed = perturb(q.answer, v);
-          if (store.findExact(perturbed, { limit: 1 }).length === 0) break;
-        }
-        const miss = await window.recall(perturbed, { k: 10 });
-        outcomes.push({
-          question: q.question,
-          evidenceTurns: q.evidenceTurns,
-          evidenceFound,
-          verbatim,
-          evidenceEvicted,
-          status: r.status,
-          honestMiss: miss.status === 'not-in-transcript',
-          perturbed,
-        });
-      }
+      for (const q of o.questions) outcomes.push(await ask(store, window, q));
+      const answerable = outcomes.filter((x) => x.answer !== null);
+      const unanswerable = outcomes.filter((x) => x.answer === null);
       questions = {
         total: outcomes.length,
-        evidenceRecall: outcomes.filter((x) => x.evidenceFound).length,
-        verbatim: outcomes.filter((x) => x.verbatim).length,
-        answeredFromEvicted: outcomes.filter((x) => x.verbatim && x.evidenceEvicted).length,
-        honestMisses: outcomes.filter((x) => x.honestMiss).length,
+        answerable: {
+          total: answerable.length,
+          evidenceFound: answerable.filter((x) => x.evidenceFound).length,
+          verbatim: answerable.filter((x) => x.verbatim).length,
+          verbatimFromEvicted: answerable.filter((x) => x.verbatim && x.evidenceEvicted).length,
+          falseMisses: answerable.filter((x) => x.falseMiss).length,
+        },
+        notInTranscript: { total: unanswerable.length, honestMisses: unanswerable.filter((x) => x.honestMiss).length },
+        neverStatedVariants: { total: answerable.filter((x) => x.perturbed !== null).length, missed: answerable.filter((x) => x.perturbedMissed === true).length },
         outcomes,
       };
     }
@@ -170,6 +189,49 @@ export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions)
     await store.close().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * Asks one question through `recall`, as the agent would. An answerable question is scored
+ * on its evidence turns and answer, then a variant of its answer that the transcript never
+ * states is asked as well: it must come back "not in transcript". A question with answer
+ * null must come back "not in transcript" itself.
+ */
+async function ask(store: SpanStore, window: ContextWindow, q: Question): Promise<QuestionOutcome> {
+  const r = await window.recall(q.question, { k: 10 });
+  const raw = r.hits.filter((h) => h.kind === 'raw');
+  const base = {
+    question: q.question,
+    answer: q.answer,
+    evidenceTurns: q.evidenceTurns,
+    ...(q.category !== undefined ? { category: q.category } : {}),
+    status: r.status,
+    hitTurns: raw.map((h) => [h.turnStart, h.turnEnd] as [number, number]),
+  };
+  const missed = r.status === 'not-in-transcript';
+  if (q.answer === null)
+    return { ...base, evidenceFound: false, verbatim: false, evidenceEvicted: false, falseMiss: false, honestMiss: missed, perturbed: null, perturbedMissed: null };
+  const answer = q.answer;
+  const evidenceFound = raw.some((h) => q.evidenceTurns.some((ev) => h.turnStart <= ev && ev <= h.turnEnd));
+  const verbatim = raw.some((h) => h.text.includes(answer));
+  const evidenceIds = q.evidenceTurns.map((ev) => findTurnId(store, ev));
+  const evidenceEvicted = evidenceIds.length > 0 && evidenceIds.every((id) => id !== undefined && store.state.evicted.has(id));
+  let perturbed = '';
+  for (let v = 0; v < 8; v++) {
+    perturbed = perturb(answer, v);
+    if (store.findExact(perturbed, { limit: 1 }).length === 0) break;
+  }
+  const variant = await window.recall(perturbed, { k: 10 });
+  return {
+    ...base,
+    evidenceFound,
+    verbatim,
+    evidenceEvicted,
+    falseMiss: missed,
+    honestMiss: false,
+    perturbed,
+    perturbedMissed: variant.status === 'not-in-transcript',
+  };
 }
 
 /** Span id of the raw span covering `turn` (binary search over the id-ordered log). */

@@ -8,6 +8,25 @@ import type { ReplayReport } from './replay.js';
 import type { StoreStats } from './store.js';
 import type { Verdict } from './verdict.js';
 
+/**
+ * What each verdict state says, in words the CLI and the HTML report share. `lossless` is a
+ * statement about retrieval of evicted turns, never about whether an answer is right.
+ */
+export const VERDICT_MEANING: Record<string, string> = {
+  lossless:
+    'every evicted turn is kept verbatim and indexed, no check has failed, and the last passing audit ' +
+    '(pinned facts and a sample of evicted turns, each looked up by its own content) is recent enough. ' +
+    'It says evicted turns can be found again by their content, not that a hit answers a question or that an answer is right.',
+  unknown:
+    'too many compactions since the last passing audit, or retention is best-effort: ' +
+    'it is not established that every evicted turn can still be found by its content.',
+  degraded:
+    'a check failed (spanguard verdict DIR --explain): an evicted turn may not be found by its content, ' +
+    'so a "not in transcript" may be wrong and hits may leave out the turn that holds the answer.',
+};
+
+export const verdictMeaning = (state: string): string => VERDICT_MEANING[state] ?? 'unrecognized verdict state';
+
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 interface Series {
@@ -53,6 +72,32 @@ function lineChart(title: string, series: Series[], opts: { yMin?: number; yMax?
   svg += `<text x="14" y="${H / 2}" transform="rotate(-90 14 ${H / 2})" text-anchor="middle" font-size="12" fill="#374151">${esc(opts.yLabel)}</text></svg>`;
   const legend = series.map((s) => `<span><i style="background:${s.color}"></i>${esc(s.label)}</span>`).join(' ');
   return `<section><h2>${esc(title)}</h2>${svg}<div class="legend">${legend}</div></section>`;
+}
+
+/**
+ * The question rows of the summary table. A replay-report.json written before questions
+ * could be "not in transcript" has the older flat counts: shown under their own labels.
+ */
+function questionRows(q: NonNullable<ReplayReport['questions']>): [string, string][] {
+  if (!q.answerable) {
+    const old = q as unknown as { total: number; evidenceRecall?: number; verbatim?: number; answeredFromEvicted?: number; honestMisses?: number };
+    return [
+      ['questions: evidence found', `${old.evidenceRecall ?? '?'} / ${old.total}`],
+      ['questions: answered verbatim', `${old.verbatim ?? '?'} / ${old.total}`],
+      ['questions: verbatim from an evicted turn', `${old.answeredFromEvicted ?? '?'} / ${old.total}`],
+      ['never-stated variants of the answers: "not in transcript"', `${old.honestMisses ?? '?'} / ${old.total}`],
+    ];
+  }
+  const a = q.answerable;
+  const n = q.notInTranscript;
+  return [
+    ['questions asked', `${q.total} (${a.total} answerable, ${n.total} not in transcript)`],
+    ['answerable: evidence turn found', `${a.evidenceFound} / ${a.total}`],
+    ['answerable: answer verbatim in a hit', `${a.verbatim} / ${a.total} (${a.verbatimFromEvicted} from an evicted turn)`],
+    ['answerable: false misses ("not in transcript")', `${a.falseMisses} / ${a.total}`],
+    ['not in transcript: honest misses', `${n.honestMisses} / ${n.total}`],
+    ['never-stated variants of the answers: "not in transcript"', `${q.neverStatedVariants.missed} / ${q.neverStatedVariants.total}`],
+  ];
 }
 
 const STATE_COLOR: Record<string, string> = { lossless: '#16a34a', unknown: '#d97706', degraded: '#dc2626' };
@@ -111,12 +156,7 @@ export function renderHtml(input: {
     summary.push(['audits run / passed', `${replay.audits.run} / ${replay.audits.passed}`]);
     summary.push(['ingest seconds', replay.phases.ingestSeconds.toFixed(1)]);
   }
-  if (q) {
-    summary.push(['questions: evidence found', `${q.evidenceRecall} / ${q.total}`]);
-    summary.push(['questions: answered verbatim', `${q.verbatim} / ${q.total}`]);
-    summary.push(['questions: verbatim from an evicted turn', `${q.answeredFromEvicted} / ${q.total}`]);
-    summary.push(['never-stated values: honest misses', `${q.honestMisses} / ${q.total}`]);
-  }
+  if (q) summary.push(...questionRows(q));
   const windowChart = replay
     ? lineChart(
         'Live window tokens over turns',
@@ -136,7 +176,7 @@ table{border-collapse:collapse} th{text-align:left;font-weight:500;color:#374151
 </style></head><body>
 <h1>spanguard report</h1>
 <p>Verdict: <span class="state" style="background:${STATE_COLOR[verdict.state]}">${esc(verdict.state)}</span>
- ${verdict.trustExactRecall ? 'exact recall can be trusted' : '<b>do not trust exact recall</b>'}</p>
+ ${verdict.state === 'lossless' ? esc(verdictMeaning(verdict.state)) : `<b>${esc(verdictMeaning(verdict.state))}</b>`}</p>
 <ul>${verdict.reasons.map((r) => `<li>${esc(r)}</li>`).join('')}</ul>
 <table>${rows(summary)}</table>
 ${windowChart}

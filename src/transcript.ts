@@ -18,10 +18,18 @@ export class TranscriptError extends Error {
   }
 }
 
+/**
+ * One line of a questions file. `answer: null` with no evidence turns is a question the
+ * transcript does not answer: the right response is "not in transcript". A string answer
+ * comes with the turns that state it.
+ */
 export interface Question {
   question: string;
-  answer: string;
+  answer: string | null;
   evidenceTurns: number[];
+  category?: string;
+  /** The `session` the question is about, when the line names one. */
+  session?: string;
 }
 
 export function readText(file: string): string {
@@ -114,19 +122,52 @@ export function parseTranscript(text: string): WindowTurn[] {
   return out;
 }
 
+/**
+ * Parses a questions file: JSONL of `{question, answer, evidence_turns, category?, session?}`
+ * (other fields are ignored). `answer` is a non-empty string with at least one evidence turn,
+ * or null with none; an `answerable` field, when present, must agree. Throws a
+ * TranscriptError naming the first bad line and field; its message never quotes the file.
+ */
 export function parseQuestions(text: string): Question[] {
   const out: Question[] = [];
-  text.split('\n').forEach((raw, i) => {
-    if (!raw.trim()) return;
-    let q: Record<string, unknown>;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const lineNo = i + 1;
+    const raw = lines[i]!.trim();
+    if (raw.length === 0) continue;
+    const bad = (why: string): never => {
+      throw new TranscriptError(`questions line ${lineNo}: ${why}`, lineNo);
+    };
+    let parsed: unknown;
     try {
-      q = JSON.parse(raw) as Record<string, unknown>;
-    } catch (e) {
-      throw new TranscriptError(`questions line ${i + 1}: not valid JSON (${(e as Error).message})`, i + 1);
+      parsed = JSON.parse(raw);
+    } catch {
+      // JSON.parse's message quotes the line: say only where it broke.
+      bad('not valid JSON');
     }
-    if (typeof q.question !== 'string' || typeof q.answer !== 'string' || !Array.isArray(q.evidence_turns))
-      throw new TranscriptError(`questions line ${i + 1}: needs "question", "answer" and "evidence_turns"`, i + 1);
-    out.push({ question: q.question, answer: q.answer, evidenceTurns: q.evidence_turns as number[] });
-  });
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) bad('expected a JSON object');
+    const q = parsed as Record<string, unknown>;
+    if (typeof q.question !== 'string' || q.question.trim().length === 0) bad('"question" must be a non-empty string');
+    if (!('answer' in q)) bad('"answer" is missing (a string, or null for a question the transcript does not answer)');
+    const answer = q.answer;
+    if (answer !== null && (typeof answer !== 'string' || answer.length === 0)) bad('"answer" must be a non-empty string or null');
+    const ev = q.evidence_turns;
+    if (!Array.isArray(ev) || !ev.every((t) => typeof t === 'number' && Number.isSafeInteger(t) && t >= 0))
+      bad('"evidence_turns" must be an array of non-negative integers');
+    const evidenceTurns = ev as number[];
+    if (answer === null && evidenceTurns.length > 0) bad('"answer" is null but "evidence_turns" is not empty');
+    if (answer !== null && evidenceTurns.length === 0) bad('"answer" is given but "evidence_turns" is empty');
+    if (typeof q.answerable === 'boolean' && q.answerable !== (answer !== null))
+      bad(`"answerable" is ${String(q.answerable)} but "answer" is ${answer === null ? 'null' : 'given'}`);
+    if (q.category !== undefined && typeof q.category !== 'string') bad('"category" must be a string');
+    if (q.session !== undefined && typeof q.session !== 'string') bad('"session" must be a string');
+    out.push({
+      question: q.question as string,
+      answer: answer as string | null,
+      evidenceTurns,
+      ...(typeof q.category === 'string' ? { category: q.category } : {}),
+      ...(typeof q.session === 'string' ? { session: q.session } : {}),
+    });
+  }
   return out;
 }

@@ -69,6 +69,147 @@ describe('spanguard search, exact, verdict, verify, stats, report on the result'
   });
 });
 
+describe('spanguard search shows who said each hit, when, and what of the query it holds', () => {
+  it('prints the role, an ISO time and a support summary on each hit', () => {
+    const r = run('search', dir, 'did the user say 16 skipped in 0.16s?', '--k', '2');
+    expect(r.status).toBe(0);
+    const head = r.stdout.split('\n')[0]!;
+    expect(head).toMatch(/^span \d+ raw turns \d+–\d+ · (user|assistant|system|tool) · \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z · via \w+ · score /);
+    expect(r.stdout).toMatch(/^ {2}terms \d+\/\d+ · values ✓ 16, 0\.16s · said by user · holds the claim$/m);
+  });
+  it('--json prints the whole result, support included', () => {
+    const out = JSON.parse(run('search', dir, 'did the user say 16 skipped in 0.16s?', '--json').stdout);
+    expect(out).toHaveProperty('trustExactRecall');
+    const hit = out.hits[0];
+    expect(hit.role).toBe('user');
+    expect(typeof hit.timestamp).toBe('number');
+    expect(hit.support.terms.matched.length).toBeGreaterThan(0);
+    expect(hit.support.values).toMatchObject({ matched: ['16', '0.16s'], missing: [], contradicted: false });
+    expect(hit.support.speaker).toMatchObject({ said: 'user', match: true });
+  });
+  it('says what lossless means, and never that answers can be trusted', () => {
+    const r = run('search', dir, 'what did pytest astropy/io/ascii/tests/test_html.py print?');
+    expect(r.stdout).toMatch(/verdict lossless: every evicted turn is kept verbatim/);
+    expect(r.stdout).toMatch(/not that a hit answers a question/);
+    const ours = r.stdout.split('\n').filter((l) => /^(verdict|not in transcript|span \d|  terms)/.test(l));
+    expect(ours.join('\n')).not.toMatch(/trust/i);
+  });
+});
+
+describe('a search miss prints its reason', () => {
+  it('not in transcript (<reason>: <what was looked for>)', () => {
+    const r = run('search', dir, 'the staging cluster quota is 7731 pods per namespace');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^not in transcript \(value-not-stated: the staging cluster quota is 7731 pods per namespace\)$/m);
+    const named = run('search', dir, 'Which Vagrant box do we use to test astropy?');
+    expect(named.stdout).toMatch(/^not in transcript \(name-not-stated: vagrant\)$/im);
+    const json = JSON.parse(run('search', dir, 'the staging cluster quota is 7731 pods per namespace', '--json').stdout);
+    expect(json).toMatchObject({ miss: true, hits: [], missReason: 'value-not-stated' });
+  });
+});
+
+describe('search --speaker, --since and --until limit the spans searched', () => {
+  it('--speaker keeps only that role or speaker', () => {
+    const out = JSON.parse(run('search', dir, 'astropy html test', '--speaker', 'assistant', '--k', '5', '--json').stdout);
+    expect(out.hits.length).toBeGreaterThan(0);
+    expect(out.hits.every((h: { role: string }) => h.role === 'assistant')).toBe(true);
+  });
+  it('--since/--until select by time, and a miss names the filter', () => {
+    const now = new Date().toISOString().slice(0, 10);
+    const within = JSON.parse(run('search', dir, 'astropy html test', '--since', '2000-01-01', '--until', now, '--json').stdout);
+    expect(within.hits.length).toBeGreaterThan(0);
+    const future = run('search', dir, 'astropy html test', '--since', '2999-01-01');
+    expect(future.stdout).toMatch(/^not in transcript \(no-candidates\) — among spans since 2999-01-01 only$/m);
+  });
+  it('a malformed date or an empty window is a usage error (exit 2)', () => {
+    expect(run('search', dir, 'x', '--since', '2024-13-01').status).toBe(2);
+    expect(run('search', dir, 'x', '--since', 'yesterday').status).toBe(2);
+    expect(run('search', dir, 'x', '--since', '2024-05-02', '--until', '2024-05-01').status).toBe(2);
+  });
+});
+
+describe('replay --questions: a question with answer null is answered by "not in transcript"', () => {
+  let out: ReturnType<typeof run>;
+  let report: {
+    questions: {
+      total: number;
+      answerable: { total: number; evidenceFound: number; falseMisses: number };
+      notInTranscript: { total: number; honestMisses: number };
+    };
+    questionsSkipped: { otherSession: number; pastLastTurn: number };
+  };
+  beforeAll(() => {
+    const work = tmpDir('spanguard-questions-');
+    const turns = path.join(work, 'turns.jsonl');
+    fs.writeFileSync(
+      turns,
+      realTurns(400)
+        .map((t) => JSON.stringify({ session: 'miniswe-all', turn: t.turn, role: t.role, text: t.text, kind: t.kind }))
+        .join('\n') + '\n',
+    );
+    const questions = path.join(work, 'questions.jsonl');
+    const q = (o: object) => JSON.stringify(o);
+    fs.writeFileSync(
+      questions,
+      [
+        q({
+          question: 'In episode astropy__astropy-13453, what test-summary line did the command `pytest astropy/io/ascii/tests/test_html.py` print?',
+          answer: '======================== 9 passed, 16 skipped in 0.16s =========================',
+          evidence_turns: [332],
+        }),
+        // Labelled answerable, but the value it asks about is stated nowhere: a false miss.
+        q({ question: 'Did the astropy dev server listen on port 8123?', answer: '8123', evidence_turns: [5] }),
+        q({ session: 'miniswe-all', question: 'What TCP port does the BookMinder MCP server listen on?', answer: null, evidence_turns: [], answerable: false, category: 'never-stated' }),
+        q({ question: 'Which Vagrant box do we use to test astropy on a clean macOS?', answer: null, evidence_turns: [] }),
+        q({ session: 'bookminder-all', question: 'Which Vagrant box do we use?', answer: null, evidence_turns: [] }),
+        q({ question: 'What was printed at turn 9000?', answer: 'x', evidence_turns: [9000] }),
+      ].join('\n') + '\n',
+    );
+    const store = path.join(work, 'store');
+    out = run('replay', turns, '--store', store, '--budget', '4000', '--questions', questions);
+    report = { ...JSON.parse(fs.readFileSync(path.join(store, 'replay-report.json'), 'utf8')) };
+    const json = run('replay', turns, '--store', path.join(work, 'store2'), '--budget', '4000', '--questions', questions, '--json');
+    report.questionsSkipped = JSON.parse(json.stdout).questionsSkipped;
+  });
+  it('exits 0 and counts questions the transcript does not answer apart', () => {
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    expect(report.questions.total).toBe(4);
+    expect(report.questions.notInTranscript).toEqual({ total: 2, honestMisses: 2 });
+    expect(report.questions.answerable).toMatchObject({ total: 2, evidenceFound: 1, falseMisses: 1 });
+    expect(report.questionsSkipped).toEqual({ otherSession: 1, pastLastTurn: 1 });
+  });
+  it('reports honest misses and false misses in words', () => {
+    expect(out.stdout).toMatch(/questions +4 asked: 2 answerable, 2 not in transcript/);
+    expect(out.stdout).toMatch(/not in transcript: 2 of 2 answered as not in transcript \(honest misses\)/);
+    expect(out.stdout).toMatch(/false misses +1\/2 answerable/);
+    expect(out.stdout).toMatch(/said not in transcript for a question that was answered in turn 5: "Did the astropy dev server listen on port 8123\?"/);
+    expect(out.stdout).toMatch(/skipped +1 about another session, 1 with evidence past the last turn/);
+  });
+});
+
+describe('a malformed questions line exits 65 naming the line, without quoting it', () => {
+  const good = JSON.stringify({ question: 'q?', answer: null, evidence_turns: [] });
+  it.each([
+    ['answer null but evidence given', JSON.stringify({ question: 'SECRET-QUESTION?', answer: null, evidence_turns: [12] }), /"answer" is null but "evidence_turns" is not empty/],
+    ['evidence not an array of integers', JSON.stringify({ question: 'SECRET-QUESTION?', answer: 'SECRET-ANSWER', evidence_turns: ['12'] }), /"evidence_turns" must be an array of non-negative integers/],
+    ['evidence a fraction', JSON.stringify({ question: 'SECRET-QUESTION?', answer: 'SECRET-ANSWER', evidence_turns: [1.5] }), /"evidence_turns" must be an array/],
+    ['answer given without evidence', JSON.stringify({ question: 'SECRET-QUESTION?', answer: 'SECRET-ANSWER', evidence_turns: [] }), /"answer" is given but "evidence_turns" is empty/],
+    ['not JSON', '{"question": "SECRET-QUESTION?", "answer": SECRET-ANSWER}', /not valid JSON/],
+  ])('%s', (_what, line, why) => {
+    const work = tmpDir('spanguard-badq-');
+    const questions = path.join(work, 'q.jsonl');
+    fs.writeFileSync(questions, `${good}\n\n${line}\n`);
+    const store = path.join(work, 'store');
+    const r = run('replay', transcript, '--store', store, '--budget', '4000', '--questions', questions);
+    expect(r.status).toBe(65);
+    expect(r.stderr).toMatch(/questions line 3: /);
+    expect(r.stderr).toMatch(why);
+    expect(r.stderr).not.toMatch(/SECRET/);
+    expect(fs.existsSync(path.join(store, 'log'))).toBe(false);
+  });
+});
+
 describe('a corrupted store makes verify fail with the file and offset', () => {
   it('exits 3 and names the segment and byte offset', () => {
     const copy = tmpDir('spanguard-corrupt-');
