@@ -141,6 +141,30 @@ function cachedRegExp(source: string): RegExp {
   return re;
 }
 
+/**
+ * Term tests compiled on first use: a question's words are matched by search's own word
+ * sets, so most of them are never needed as patterns.
+ */
+class LazyTests extends Map<string, RegExp> {
+  private readonly sources = new Map<string, string>();
+  define(key: string, source: string): void {
+    this.sources.set(key, source);
+  }
+  override get(key: string): RegExp | undefined {
+    let re = super.get(key);
+    if (re === undefined) {
+      const source = this.sources.get(key);
+      if (source === undefined) return undefined;
+      re = cachedRegExp(source);
+      super.set(key, re);
+    }
+    return re;
+  }
+  override has(key: string): boolean {
+    return this.sources.has(key);
+  }
+}
+
 export function profileQuery(query: string): QueryProfile {
   const terms = [...new Set(matchTerms(query).filter((t) => !STOP.has(t) && t.length > 1))];
   const lowerQuery = query.toLowerCase();
@@ -175,11 +199,11 @@ export function profileQuery(query: string): QueryProfile {
   }
   const values = [...standalone, ...digitIds, ...identifiers];
   for (const v of values) if (!terms.includes(v)) terms.push(v);
-  const tests = new Map<string, RegExp>();
+  const tests = new LazyTests();
   for (const t of terms) {
     // Values need both boundaries (40 must not match 140 or 40.5); words only a leading one,
     // which gives plain prefix stemming (allow matches allows).
-    tests.set(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? cachedRegExp(valueTest(t)) : cachedRegExp(`(?<![\\p{L}\\p{N}])${escape(t)}`));
+    tests.define(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? valueTest(t) : `(?<![\\p{L}\\p{N}])${escape(t)}`);
   }
   const key = [...standalone].sort((a, b) => b.length - a.length)[0] ?? [...digitIds].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
   // "collected 50 items": 50 must stand next to collected and items (its content-word

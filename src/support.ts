@@ -52,13 +52,13 @@ export interface SupportSpan {
 }
 
 const L = '\\p{L}\\p{N}_';
-const TERM_SCAN_CHARS = 32_768;
+const TERM_SCAN_CHARS = 16_384;
 /**
  * The endings a word may carry beyond its normal form (`enjoy` + `ed`, `configur` +
  * `ation`), so that a stem does not hold every longer word that begins like it (`redi`
  * must not hold `redirect`).
  */
-const SUFFIXES = '(?:e|s|es|ed|d|ing|ings|er|ers|est|ly|y|ies|ied|ion|ions|ation|ations|al|ally|ment|ments|ness|ity|ities|ive|able|ably|ise|ize|ised|ized|ising|izing)?';
+const SUFFIX_LIST = ['e', 's', 'es', 'ed', 'd', 'ing', 'ings', 'er', 'ers', 'est', 'ly', 'y', 'ies', 'ied', 'ion', 'ions', 'ation', 'ations', 'al', 'ally', 'ment', 'ments', 'ness', 'ity', 'ities', 'ive', 'able', 'ably', 'ise', 'ize', 'ised', 'ized', 'ising', 'izing', 'ful', 'less'];
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** Field text, lower-cased, numbers without leading zeros (`day-012.md` holds day 12). */
@@ -89,38 +89,41 @@ export function saidBy(p: Party, span: SupportSpan): { said: string; match: bool
 }
 
 /**
- * A test for a term by its normal form: `enjoy` holds enjoyed/enjoying, `happi` holds happy.
- * `literal` is a substring every match contains: a plain `includes` rules most texts out
- * before the regular expression (with its Unicode look-behind) runs.
+ * The forms of a term that hold it, built once per term: the term itself, its normal form
+ * with each usual ending (`enjoy` → enjoy, enjoyed, enjoying…; `happi` → happy, happiness),
+ * so that a stem never holds a longer word that merely begins like it (`redi` / `redirect`).
  */
-interface TermTest {
-  literals: string[];
-  re: RegExp;
-}
-const termTests = new Map<string, TermTest>();
-function termTest(norm: string, term: string): TermTest {
+const formsCache = new Map<string, string[]>();
+function formsOf(norm: string, term: string): string[] {
   const key = `${norm}\u0000${term}`;
-  let t = termTests.get(key);
-  if (!t) {
-    if (termTests.size > 4096) termTests.clear();
-    const letters = /^\p{L}+$/u.test(norm);
-    const base = letters && norm.endsWith('i') && norm.length > 2 ? norm.slice(0, -1) : norm;
-    const stem = base === norm ? escape(norm) : `${escape(base)}(?:i|y)`;
-    t = letters
-      ? { literals: [base, term], re: new RegExp(`(?<![${L}])(?:(?:${stem})${SUFFIXES}|${escape(term)})(?![${L}])`, 'u') }
-      : { literals: [term], re: new RegExp(`(?<![${L}])${escape(term)}(?![${L}])`, 'u') };
-    termTests.set(key, t);
+  let forms = formsCache.get(key);
+  if (!forms) {
+    if (formsCache.size > 8192) formsCache.clear();
+    const set = new Set([term, norm]);
+    if (/^\p{L}+$/u.test(norm)) {
+      const bases = norm.endsWith('i') && norm.length > 2 ? [norm, `${norm.slice(0, -1)}y`] : [norm];
+      for (const base of bases) for (const sfx of SUFFIX_LIST) set.add(base + sfx);
+      // Doubled final consonant before an ending: run → running, stop → stopped.
+      const last = norm[norm.length - 1]!;
+      if (!/[aeiouy]/.test(last)) for (const sfx of ['ed', 'ing', 'er', 'ers', 'ings']) set.add(norm + last + sfx);
+    }
+    forms = [...set];
+    formsCache.set(key, forms);
   }
-  return t;
+  return forms;
 }
-const perQuery = new WeakMap<QueryAnalysis, TermTest[]>();
-/** The tests of a query's terms, built once per query. */
-function testsOf(a: QueryAnalysis): TermTest[] {
-  let t = perQuery.get(a);
-  if (!t) perQuery.set(a, (t = a.terms.map((x) => termTest(x.norm, x.term))));
-  return t;
+const perQuery = new WeakMap<QueryAnalysis, string[][]>();
+/** Each term's forms, built once per query. */
+function formsOfQuery(a: QueryAnalysis): string[][] {
+  let f = perQuery.get(a);
+  if (!f) perQuery.set(a, (f = a.terms.map((x) => formsOf(x.norm, x.term))));
+  return f;
 }
-const holds = (t: TermTest, hay: string) => t.literals.some((l) => hay.includes(l)) && t.re.test(hay);
+/** The words of a text (letters, digits and `_`), lower-cased input: one pass, then set lookups. */
+// ASCII separators only: a non-ASCII letter is a word character, and the pattern runs
+// without Unicode property tables (several times faster on long tool output).
+const wordsOf = (lowerHay: string) => new Set(lowerHay.split(/[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\s\u2000-\u206f]+/));
+const holdsAny = (forms: readonly string[], words: ReadonlySet<string>) => forms.some((f) => words.has(f));
 
 /**
  * Whether the claim's values stand together in one window of `text` (the lines around an
@@ -170,8 +173,9 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const hay = `${lowerText.length > TERM_SCAN_CHARS ? lowerText.slice(0, TERM_SCAN_CHARS) : lowerText}\n${fields}`;
   const matched: string[] = [];
   const missing: string[] = [];
-  const tests = testsOf(a);
-  for (let i = 0; i < a.terms.length; i++) (holds(tests[i]!, hay) ? matched : missing).push(a.terms[i]!.term);
+  const forms = formsOfQuery(a);
+  const words = wordsOf(hay);
+  for (let i = 0; i < a.terms.length; i++) (holdsAny(forms[i]!, words) ? matched : missing).push(a.terms[i]!.term);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lowerText.includes(q.toLowerCase()));
   let claim: boolean;
@@ -201,7 +205,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   }
   const nMatched: string[] = [];
   const nMissing: string[] = [];
-  for (const n of a.framing) (framingHeld(a, n, hay) ? nMatched : nMissing).push(n);
+  for (const n of a.framing) (framingHeld(a, n, hay, words) ? nMatched : nMissing).push(n);
   const s: Support = {
     terms: { matched, missing },
     values: { matched: vMatched, missing: vMissing, contradicted },
@@ -217,29 +221,18 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   return s;
 }
 
-const nameTests = new Map<string, RegExp>();
-function nameTest(n: string): RegExp {
-  let re = nameTests.get(n);
-  if (!re) {
-    if (nameTests.size > 4096) nameTests.clear();
-    re = new RegExp(`(?<![${L}])${escape(n)}(?:s|es|'s|’s)?(?![${L}])`, 'u');
-    nameTests.set(n, re);
-  }
-  return re;
-}
-
 /**
- * A name or identifier is held verbatim (bounded), or by its normal form; a pair joined by
- * a slash in a question (`Avg/Sum`, `usernames/passwords`) names two things and is held
- * when both are.
+ * A name is held as written, or with a plural or possessive ending: `Vagrant` by vagrant(s),
+ * never by a longer word that shares its letters. An identifier (a path, a dotted name) is
+ * held bounded, as the value tests of match.ts hold it. A pair joined by a slash in a
+ * question (`Avg/Sum`, `usernames/passwords`) names two things and is held when both are.
  */
-function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
-  // A name is held as written, or with a plural ending: `Vagrant` by vagrant(s), never by a
-  // longer word that shares its normal form's letters.
-  const v = a.profile.tests.get(n) ?? nameTest(n);
-  if (hay.includes(n) && v.test(hay)) return true;
+function framingHeld(a: QueryAnalysis, n: string, hay: string, words: ReadonlySet<string>): boolean {
+  if (words.has(n) || words.has(`${n}s`) || words.has(`${n}es`)) return true;
+  const v = a.profile.tests.get(n);
+  if (v && hay.includes(n) && v.test(hay)) return true;
   if (a.question && /^[\p{L}\p{N}]+\/[\p{L}\p{N}]+$/u.test(n))
-    return n.split('/').every((part) => holds(termTest(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), hay));
+    return n.split('/').every((part) => holdsAny(formsOf(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), words));
   return false;
 }
 
