@@ -46,7 +46,7 @@ const JUDGE_DEPTH = 24;
 type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: number; vec: number; time: number; score: number };
 
 /** Reranking weights over support, on the scale of reciprocal-rank fusion (1/60 at rank 0). */
-const W = { terms: 0.02, claim: 0.03, names: 0.01, speaker: 0.006, time: 0.01 };
+const W = { terms: 0.005, claim: 0.03, names: 0.01, speaker: 0.006, time: 0.01 };
 
 function rerankScore(c: Cand, s: Support, a: QueryAnalysis): number {
   let score = c.score;
