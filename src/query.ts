@@ -189,7 +189,19 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
       profile.contextSides.splice(at, 1);
     }
   }
-  const claim = [...profile.standalone.filter((v) => v !== periodValue), ...profile.digitIds, ...profile.quoted.map((q) => q.toLowerCase())];
+  // Likewise the numbers of a date the question names: they are matched against timestamps.
+  const time = parseTime(query);
+  const timeValues = new Set(time ? (time.text.match(/\d+/g) ?? []).map((d) => d.replace(/^0+(?=\d)/, '')) : []);
+  if (time) {
+    const iso = /^\d{4}-\d{2}-\d{2}$/.test(time.text);
+    for (let i = profile.contexts.length - 1; i >= 0; i--)
+      if ([...timeValues].some((v) => profile.contexts[i]!.source.includes(v))) {
+        profile.contexts.splice(i, 1);
+        profile.contextSides.splice(i, 1);
+      }
+    if (iso) timeValues.add(time.text);
+  }
+  const claim = [...profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v)), ...profile.digitIds.filter((v) => !timeValues.has(v)), ...profile.quoted.map((q) => q.toLowerCase())];
   const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
   const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
   return {
@@ -200,7 +212,7 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     claim,
     framing,
     party: question ? parseParty(query, speakers) : null,
-    time: parseTime(query),
+    time,
     period,
     question,
     bm25: bm25Terms.join(' '),
