@@ -32,7 +32,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import MiniSearch from 'minisearch';
-import type { SpanStore, TurnInput } from '../src/store.js';
+import { SpanStore, type TurnInput } from '../src/store.js';
+import { fitStandInModel } from './standin-model.js';
 import { packageRoot } from '../src/native.js';
 import { readText } from '../src/transcript.js';
 import { ingest, loadDataset } from './quality.js';
@@ -380,6 +381,7 @@ export function formatFailures(t: NaturalTranscriptReport): string {
 // ---------------------------------------------------------------- the run
 
 export interface NaturalTranscriptReport {
+  hostModel?: HostModelReport;
   dataset: string;
   session: string;
   turns: number;
@@ -406,7 +408,55 @@ export interface NaturalRun {
  * loaded and answerable questions whose evidence lies beyond them are dropped (an
  * unanswerable question stays unanswerable on a prefix).
  */
-export async function runNatural(o: { datasets: string[]; dir?: string; limit?: number; failures?: boolean; json?: boolean; questionsFile?: string }): Promise<NaturalRun> {
+/** The same questions on a store whose vectors come from a host model (the stand-in of bench/standin-model.ts). */
+export interface HostModelReport {
+  model: string;
+  dims: number;
+  /** Embedder calls made while ingesting and asking, and texts embedded: a host model is called in batches. */
+  batches: number;
+  texts: number;
+  fitSeconds: number;
+  ingestSeconds: number;
+  metrics: SystemMetrics;
+}
+
+async function withHostModel(spans: TurnInput[], questions: NaturalQuestion[]): Promise<HostModelReport> {
+  const f0 = performance.now();
+  const model = fitStandInModel(spans.map((s) => s.text));
+  const fitSeconds = (performance.now() - f0) / 1000;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-natural-host-'));
+  const store = await SpanStore.open(dir, { durability: 'none', embedder: (texts) => model.embed(texts), dims: model.dims });
+  try {
+    const i0 = performance.now();
+    for (let i = 0; i < spans.length; i += 4096) await store.appendMany(spans.slice(i, i + 4096));
+    const ingestSeconds = (performance.now() - i0) / 1000;
+    const report = await evaluateNatural(store, spans, questions, { peers: [] });
+    return {
+      model: 'stand-in: random indexing fitted on the transcript (bench/standin-model.ts)',
+      dims: model.dims,
+      batches: model.calls.batches,
+      texts: model.calls.texts,
+      fitSeconds,
+      ingestSeconds,
+      metrics: report.overall.find((m) => m.system === SPANGUARD)!,
+    };
+  } finally {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatHostModel(h: HostModelReport, base: NaturalReport): string {
+  const f = (x: number | null) => (x === null ? '—' : x.toFixed(3));
+  const b = base.overall.find((m) => m.system === SPANGUARD)!;
+  const m = h.metrics;
+  return [
+    `  with a host embedding model (${h.model}, ${h.dims} dims; ${h.batches} embedder calls for ${h.texts} texts):`,
+    `    recall@10 ${f(m.recallAt10)} (built-in embedder ${f(b.recallAt10)})  recall@1 ${f(m.recallAt1)} (${f(b.recallAt1)})  MRR ${f(m.mrr)} (${f(b.mrr)})  false-miss ${f(m.falseMiss)} (${f(b.falseMiss)})  honest-miss ${f(m.honestMiss)} (${f(b.honestMiss)})`,
+  ].join('\n');
+}
+
+export async function runNatural(o: { datasets: string[]; dir?: string; limit?: number; failures?: boolean; json?: boolean; questionsFile?: string; hostModel?: boolean }): Promise<NaturalRun> {
   const t0 = performance.now();
   const file = o.questionsFile ?? NATURAL_QUESTIONS;
   const all = loadNaturalQuestions(file);
@@ -426,9 +476,11 @@ export async function runNatural(o: { datasets: string[]; dir?: string; limit?: 
     try {
       const report = await evaluateNatural(store, ds.spans, questions);
       const t: NaturalTranscriptReport = { dataset: ds.label, session, turns: ds.turns, spans: ds.spans.length, ingestSeconds, report };
+      if (o.hostModel !== false) t.hostModel = await withHostModel(ds.spans, questions);
       transcripts.push(t);
       if (!o.json) {
         console.log(formatNatural(t));
+        if (t.hostModel) console.log(formatHostModel(t.hostModel, t.report));
         if (o.failures) console.log(formatFailures(t));
       }
     } finally {

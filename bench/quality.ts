@@ -320,6 +320,7 @@ async function main(): Promise<void> {
       'min-coverage': { type: 'string' },
       'natural-only': { type: 'boolean' },
       failures: { type: 'boolean' },
+      'no-host-model': { type: 'boolean' },
     },
   });
   const names = values.dataset === 'all' ? Object.keys(DATASETS) : [values.dataset!];
@@ -354,6 +355,7 @@ async function main(): Promise<void> {
     ...(limit ? { limit } : {}),
     failures: values.failures === true,
     json: values.json === true,
+    hostModel: values['no-host-model'] !== true,
   });
 }
 

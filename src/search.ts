@@ -233,9 +233,18 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // of its namespace: the nearest neighbour is not passed off as an answer.
   const pick = (kind: number, decision: MissDecision) => {
     if (decision.miss) return [];
-    const js = judged.filter((j) => j.c.kind === kind);
-    // A claim-holding span outranks one without; an exact phrase outranks both (tier).
-    return js.sort(byScore).slice(0, k).map(toHit);
+    const js = judged.filter((j) => j.c.kind === kind).sort(byScore);
+    // Who said it: the attributed party's spans are preferred (the speaker bonus), but the
+    // first hit is the best evidence by content alone. When that was said by the other
+    // party and the asked party has nothing as good, it leads, and its support says who
+    // said it: a question that puts words in the wrong mouth is flagged, not answered.
+    if (a.party && js.length > 1) {
+      const content = (j: Judged) => j.score - (j.support.speaker?.match ? W.speaker : 0);
+      let best = 0;
+      for (let i = 1; i < js.length; i++) if (content(js[i]!) > content(js[best]!)) best = i;
+      if (best > 0 && js[best]!.support.speaker?.match === false) js.unshift(...js.splice(best, 1));
+    }
+    return js.slice(0, k).map(toHit);
   };
   const hits = [...pick(RecordKind.raw, rawDecision), ...pick(RecordKind.summary, summaryDecision)].slice(0, k);
   const rawMatched = !rawDecision.miss && kinds.includes('raw');
