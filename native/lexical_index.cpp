@@ -115,6 +115,9 @@ constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kNotFound = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kSkipEvery = 64;
 constexpr uint32_t kNoSkips = std::numeric_limits<uint32_t>::max();
+// Namespace::normal_of entries besides a term id.
+constexpr uint32_t kSameForm = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kFormUnknown = std::numeric_limits<uint32_t>::max() - 1;
 constexpr float kK1 = 1.2f;
 // Phrase: a rarest interior word with fewer docs than this is walked without an affix filter.
 constexpr uint32_t kAffixFilterMinDf = 512;
@@ -244,6 +247,25 @@ struct LexicalIndex::Namespace {
     // Keep the load factor under 0.7 so probes stay short.
     if (uint64_t(terms.size()) * 10 > slots.size() * 7) Rehash(slots.size() * 2);
     return id;
+  }
+
+  // The normal form of each term as a token (tokenizer version 4): the term id of
+  // NormalizeTerm(term) when that differs, kSameForm when it does not, kFormUnknown until
+  // first needed. A term's form depends on its bytes only, so ingest stems each distinct
+  // term once instead of every occurrence. In memory only (4 bytes per term): a loaded
+  // index fills it again as its terms recur.
+  std::vector<uint32_t> normal_of;
+
+  /// The term id of `id`'s normal form, or kSameForm. May intern the form (a new term).
+  uint32_t NormalOf(uint32_t id, std::string* scratch) {
+    if (id >= normal_of.size()) normal_of.resize(terms.size(), kFormUnknown);
+    uint32_t form = normal_of[id];
+    if (form == kFormUnknown) {
+      // NormalizeTerm has copied the form out of term_bytes before Intern may grow it.
+      form = NormalizeTerm(term(id), scratch) ? Intern(*scratch) : kSameForm;
+      normal_of[id] = form;
+    }
+    return form;
   }
 
   void Rehash(size_t size) {
@@ -421,7 +443,7 @@ struct LexicalIndex::Namespace {
                      doc_len.capacity() * 4 + long_docs.capacity() * 4 + term_bytes.capacity() +
                      term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) + slots.capacity() * 8 +
                      skip_lists.capacity() * sizeof(std::vector<Skip>) + by_prefix.capacity() * 4 +
-                     by_suffix.capacity() * 4;
+                     by_suffix.capacity() * 4 + normal_of.capacity() * 4;
     for (const Term& t : terms) bytes += t.docs.capacity + t.pos.capacity;
     for (const auto& s : skip_lists) bytes += s.capacity() * sizeof(Skip);
     return bytes;
@@ -727,36 +749,20 @@ void LexicalIndex::Add(const IndexInput& in) {
     Tokenize(with_meta_, &stream_);
   }
 
-  // Normal forms beside the tokens (tokenizer version 4): a token whose NormalizeTerm
-  // differs is also indexed as that form at its own position, so BM25 finds "enjoyed" for
-  // "enjoying" while positions, and so the phrase path's alignments, stay the tokens'. A
-  // form equal to another token at the same position collapses with it below.
-  const size_t ntokens = stream_.tokens.size();
-  norm_arena_.clear();
-  norms_.clear();
-  for (size_t i = 0; i < ntokens; ++i) {
-    if (!NormalizeTerm(stream_.token(i), &norm_)) continue;
-    norms_.push_back(TokenRef{static_cast<uint32_t>(norm_arena_.size()), static_cast<uint32_t>(norm_.size()),
-                              stream_.tokens[i].position, false});
-    norm_arena_.append(norm_);
-  }
-  const size_t nnorms = norms_.size();
-  auto norm = [&](size_t j) { return std::string_view(norm_arena_.data() + norms_[j].offset, norms_[j].length); };
-
   // (term id << 32 | position), sorted: groups each term's positions in increasing order.
-  // Hash every term first and prefetch its slot: the dictionary is far larger than the
+  // Hash every token first and prefetch its slot: the dictionary is far larger than the
   // cache, and issuing the misses together overlaps them instead of paying them in series.
-  hashes_.resize(ntokens + nnorms);
+  const size_t ntokens = stream_.tokens.size();
+  hashes_.resize(ntokens);
   for (size_t i = 0; i < ntokens; ++i) {
     const std::string_view t = stream_.token(i);
     hashes_[i] = HashBytes(t.data(), t.size());
     __builtin_prefetch(&n.slots[hashes_[i] & n.slot_mask]);
   }
-  for (size_t j = 0; j < nnorms; ++j) {
-    const std::string_view t = norm(j);
-    hashes_[ntokens + j] = HashBytes(t.data(), t.size());
-    __builtin_prefetch(&n.slots[hashes_[ntokens + j] & n.slot_mask]);
-  }
+  // Normal forms beside the tokens (tokenizer version 4): a token whose NormalizeTerm
+  // differs is also filed under that form at its own position, so BM25 finds "enjoyed" for
+  // "enjoying" while positions, and so the phrase path's alignments, stay the tokens'. A
+  // form equal to another token at the same position collapses with it below.
   pairs_.clear();
   bool has_truncated = false;
   for (size_t i = 0; i < ntokens; ++i) {
@@ -764,10 +770,8 @@ void LexicalIndex::Add(const IndexInput& in) {
     has_truncated |= t.truncated;
     const uint32_t id = n.InternHashed(stream_.token(i), hashes_[i]);
     pairs_.push_back((uint64_t(id) << 32) | t.position);
-  }
-  for (size_t j = 0; j < nnorms; ++j) {
-    const uint32_t id = n.InternHashed(norm(j), hashes_[ntokens + j]);
-    pairs_.push_back((uint64_t(id) << 32) | norms_[j].position);
+    const uint32_t form = n.NormalOf(id, &norm_);
+    if (form != kSameForm) pairs_.push_back((uint64_t(form) << 32) | t.position);
   }
   std::sort(pairs_.begin(), pairs_.end());
   pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());

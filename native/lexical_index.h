@@ -135,11 +135,9 @@ class LexicalIndex {
   TokenStream stream_;
   std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
   std::vector<uint32_t> positions_;  // one term's positions in that doc
-  std::vector<uint64_t> hashes_;     // token hashes of that doc, then its normal forms' hashes
+  std::vector<uint64_t> hashes_;     // token hashes of that doc
   std::string with_meta_;           // text + "\n" + meta of the doc being added, when it has meta
-  std::string norm_;                // one token's normal form (NormalizeTerm), ingest and query
-  std::string norm_arena_;          // the normal forms of the doc being added, back to back
-  std::vector<TokenRef> norms_;     // each one's bytes in norm_arena_ and its token's position
+  std::string norm_;                // one term's normal form (NormalizeTerm), ingest and query
   Scratch* scratch_ = nullptr;
 };
 

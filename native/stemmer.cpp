@@ -12,31 +12,38 @@ namespace spanguard {
 namespace {
 
 // The working word: letters a–z plus 'Y' (a y marked as a consonant by the prelude).
+// Suffixes are string literals, so every comparison has a compile-time length; each step
+// dispatches on the last letter and tries its suffixes longest first.
 struct Word {
   char* w;
   int len;
   int p1;  // R1 = [p1, len)
   int p2;  // R2 = [p2, len)
 
-  static bool Vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' || c == 'y'; }
-
-  bool Ends(const char* suffix, int n) const { return len >= n && std::memcmp(w + len - n, suffix, size_t(n)) == 0; }
-
-  /// The longest of `suffixes` (listed longest first) the word ends with: its length, or 0.
-  template <size_t N>
-  int Longest(const char* const (&suffixes)[N]) const {
-    for (const char* s : suffixes) {
-      const int n = static_cast<int>(std::strlen(s));
-      if (Ends(s, n)) return n;
-    }
-    return 0;
+  // a e i o u y (not the marked Y): bits 0, 4, 8, 14, 20, 24 of the letter index.
+  static bool Vowel(char c) {
+    const unsigned i = static_cast<unsigned>(c - 'a');
+    return i < 26 && ((0x1104111u >> i) & 1) != 0;
   }
 
-  /// Replaces the last `n` letters by `repl`.
-  void Replace(int n, const char* repl) {
-    const int m = static_cast<int>(std::strlen(repl));
-    std::memcpy(w + len - n, repl, size_t(m));
-    len += m - n;
+  template <size_t N>
+  bool Ends(const char (&suffix)[N]) const {
+    constexpr int n = static_cast<int>(N - 1);
+    return len >= n && std::memcmp(w + len - n, suffix, N - 1) == 0;
+  }
+
+  /// The step's rule for `suffix`: false when the word does not end with it (try the next,
+  /// shorter suffix); else the step is decided, and the suffix is replaced by `repl` when it
+  /// starts at or after `region`.
+  template <size_t N, size_t M>
+  bool Rule(const char (&suffix)[N], const char (&repl)[M], int region) {
+    if (!Ends(suffix)) return false;
+    const int start = len - static_cast<int>(N - 1);
+    if (start >= region) {
+      std::memcpy(w + start, repl, M - 1);
+      len = start + static_cast<int>(M - 1);
+    }
+    return true;
   }
 
   /// Whether w[0, k) ends in a short syllable: (a) a vowel followed by a non-vowel other
@@ -55,6 +62,14 @@ struct Word {
       if (Vowel(w[i])) return true;
     }
     return false;
+  }
+
+  /// The position just past the first non-vowel that follows a vowel, from `from`; -1 if none.
+  int AfterVowelConsonant(int from) const {
+    int i = from;
+    while (i < len && !Vowel(w[i])) ++i;
+    while (i < len && Vowel(w[i])) ++i;
+    return i < len ? i + 1 : -1;
   }
 
   // R1 is the region after the first non-vowel following a vowel (or the end of the word);
@@ -76,26 +91,23 @@ struct Word {
     if (j >= 0) p2 = j;
   }
 
-  /// The position just past the first non-vowel that follows a vowel, from `from`; -1 if none.
-  int AfterVowelConsonant(int from) const {
-    int i = from;
-    while (i < len && !Vowel(w[i])) ++i;
-    while (i < len && Vowel(w[i])) ++i;
-    return i < len ? i + 1 : -1;
-  }
-
   // Step 1a. sses → ss; ied, ies → i if preceded by more than one letter, else ie; s →
   // delete if the preceding word part contains a vowel not immediately before the s;
   // us, ss → nothing.
   void Step1a() {
-    if (Ends("sses", 4)) {
-      len -= 2;
-    } else if (Ends("ied", 3) || Ends("ies", 3)) {
+    const char last = w[len - 1];
+    if (last == 's') {
+      if (Ends("sses")) {
+        len -= 2;
+      } else if (Ends("ies")) {
+        len -= len - 3 > 1 ? 2 : 1;
+      } else if (Ends("us") || Ends("ss")) {
+        // unchanged
+      } else if (HasVowelBefore(len - 2)) {
+        len -= 1;
+      }
+    } else if (last == 'd' && Ends("ied")) {
       len -= len - 3 > 1 ? 2 : 1;
-    } else if (Ends("us", 2) || Ends("ss", 2)) {
-      // unchanged
-    } else if (Ends("s", 1)) {
-      if (HasVowelBefore(len - 2)) len -= 1;
     }
   }
 
@@ -104,20 +116,41 @@ struct Word {
   // rr tt) → drop its last letter; a short word (R1 empty, ends in a short syllable) →
   // add e.
   void Step1b() {
-    static const char* const kSuffixes[] = {"eedly", "ingly", "edly", "eed", "ing", "ed"};
-    const int n = Longest(kSuffixes);
-    if (n == 0) return;
-    const int start = len - n;
-    if ((n == 5 && Ends("eedly", 5)) || (n == 3 && Ends("eed", 3))) {
-      if (start >= p1) Replace(n, "ee");
-      return;
+    int n;
+    switch (w[len - 1]) {
+      case 'y':
+        if (Ends("eedly")) {
+          if (len - 5 >= p1) len -= 3;
+          return;
+        }
+        if (Ends("ingly")) n = 5;
+        else if (Ends("edly")) n = 4;
+        else return;
+        break;
+      case 'd':
+        if (Ends("eed")) {
+          if (len - 3 >= p1) len -= 1;
+          return;
+        }
+        if (Ends("ed")) n = 2;
+        else return;
+        break;
+      case 'g':
+        if (Ends("ing")) n = 3;
+        else return;
+        break;
+      default:
+        return;
     }
+    const int start = len - n;
     if (!HasVowelBefore(start)) return;
     len = start;
-    if (Ends("at", 2) || Ends("bl", 2) || Ends("iz", 2)) {
+    const char last = w[len - 1];
+    if (Ends("at") || Ends("bl") || Ends("iz")) {
       w[len++] = 'e';
-    } else if (len >= 2 && w[len - 1] == w[len - 2] &&
-               std::strchr("bdfgmnprt", w[len - 1]) != nullptr) {
+    } else if (len >= 2 && last == w[len - 2] &&
+               (last == 'b' || last == 'd' || last == 'f' || last == 'g' || last == 'm' || last == 'n' ||
+                last == 'p' || last == 'r' || last == 't')) {
       len -= 1;
     } else if (len == p1 && ShortSyllableAt(len)) {
       w[len++] = 'e';
@@ -135,91 +168,116 @@ struct Word {
   // preceded by l; fulli → ful; lessli → less; li → delete if preceded by a valid li-ending
   // (c d e g h k m n r t).
   void Step2() {
-    if (len == 0) return;
-    struct Rule {
-      const char* suffix;
-      const char* repl;
-    };
-    // By last letter, each group longest first.
-    static const Rule kL[] = {{"ational", "ate"}, {"tional", "tion"}};
-    static const Rule kI[] = {{"biliti", "ble"}, {"lessli", "less"}, {"aliti", "al"}, {"entli", "ent"},
-                              {"fulli", "ful"},  {"iviti", "ive"},   {"ousli", "ous"}, {"abli", "able"},
-                              {"alli", "al"},    {"anci", "ance"},   {"enci", "ence"}, {"bli", "ble"},
-                              {"ogi", "og"},     {"li", ""}};
-    static const Rule kN[] = {{"ization", "ize"}, {"ation", "ate"}};
-    static const Rule kR[] = {{"izer", "ize"}, {"ator", "ate"}};
-    static const Rule kM[] = {{"alism", "al"}};
-    static const Rule kS[] = {{"fulness", "ful"}, {"iveness", "ive"}, {"ousness", "ous"}};
-    const Rule* rules = nullptr;
-    size_t count = 0;
     switch (w[len - 1]) {
-      case 'l': rules = kL, count = sizeof(kL) / sizeof(Rule); break;
-      case 'i': rules = kI, count = sizeof(kI) / sizeof(Rule); break;
-      case 'n': rules = kN, count = sizeof(kN) / sizeof(Rule); break;
-      case 'r': rules = kR, count = sizeof(kR) / sizeof(Rule); break;
-      case 'm': rules = kM, count = sizeof(kM) / sizeof(Rule); break;
-      case 's': rules = kS, count = sizeof(kS) / sizeof(Rule); break;
-      default: return;
+      case 'l':
+        Rule("ational", "ate", p1) || Rule("tional", "tion", p1);
+        return;
+      case 'n':
+        Rule("ization", "ize", p1) || Rule("ation", "ate", p1);
+        return;
+      case 'r':
+        Rule("izer", "ize", p1) || Rule("ator", "ate", p1);
+        return;
+      case 'm':
+        Rule("alism", "al", p1);
+        return;
+      case 's':
+        Rule("fulness", "ful", p1) || Rule("iveness", "ive", p1) || Rule("ousness", "ous", p1);
+        return;
+      case 'i':
+        break;
+      default:
+        return;
     }
-    for (size_t r = 0; r < count; ++r) {
-      const int n = static_cast<int>(std::strlen(rules[r].suffix));
-      if (!Ends(rules[r].suffix, n)) continue;
-      const int start = len - n;
-      if (start < p1) return;
-      if (std::strcmp(rules[r].suffix, "ogi") == 0) {
-        if (start >= 1 && w[start - 1] == 'l') Replace(n, "og");
-      } else if (std::strcmp(rules[r].suffix, "li") == 0) {
-        if (start >= 1 && std::strchr("cdeghkmnrt", w[start - 1]) != nullptr) len = start;
-      } else {
-        Replace(n, rules[r].repl);
-      }
+    if (Rule("biliti", "ble", p1) || Rule("lessli", "less", p1) || Rule("aliti", "al", p1) ||
+        Rule("entli", "ent", p1) || Rule("fulli", "ful", p1) || Rule("iviti", "ive", p1) ||
+        Rule("ousli", "ous", p1) || Rule("abli", "able", p1) || Rule("alli", "al", p1) ||
+        Rule("anci", "ance", p1) || Rule("enci", "ence", p1) || Rule("bli", "ble", p1)) {
       return;
+    }
+    if (Ends("ogi")) {
+      const int start = len - 3;
+      if (start >= p1 && start >= 1 && w[start - 1] == 'l') len -= 1;
+    } else if (Ends("li")) {
+      const int start = len - 2;
+      if (start >= p1 && start >= 1) {
+        const char c = w[start - 1];
+        if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' || c == 'k' || c == 'm' || c == 'n' ||
+            c == 'r' || c == 't') {
+          len = start;
+        }
+      }
     }
   }
 
   // Step 3, in R1: tional → tion; ational → ate; alize → al; icate, iciti, ical → ic;
   // ful, ness → delete; ative → delete if in R2.
   void Step3() {
-    static const char* const kSuffixes[] = {"ational", "tional", "alize", "icate", "iciti", "ative", "ical", "ness", "ful"};
-    const int n = Longest(kSuffixes);
-    if (n == 0) return;
-    const int start = len - n;
-    if (start < p1) return;
-    if (Ends("ational", 7)) {
-      Replace(n, "ate");
-    } else if (Ends("tional", 6)) {
-      Replace(n, "tion");
-    } else if (Ends("alize", 5)) {
-      Replace(n, "al");
-    } else if (Ends("ative", 5)) {
-      if (start >= p2) len = start;
-    } else if (Ends("icate", 5) || Ends("iciti", 5) || Ends("ical", 4)) {
-      Replace(n, "ic");
-    } else {
-      len = start;  // ful, ness
+    switch (w[len - 1]) {
+      case 'l':
+        Rule("ational", "ate", p1) || Rule("tional", "tion", p1) || Rule("ical", "ic", p1) || Rule("ful", "", p1);
+        return;
+      case 'e':
+        if (Ends("ative")) {
+          if (len - 5 >= p1 && len - 5 >= p2) len -= 5;
+          return;
+        }
+        Rule("alize", "al", p1) || Rule("icate", "ic", p1);
+        return;
+      case 'i':
+        Rule("iciti", "ic", p1);
+        return;
+      case 's':
+        Rule("ness", "", p1);
+        return;
+      default:
+        return;
     }
   }
 
   // Step 4, in R2: al ance ence er ic able ible ant ement ment ent ism ate iti ous ive ize →
   // delete; ion → delete if preceded by s or t.
   void Step4() {
-    static const char* const kSuffixes[] = {"ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism",
-                                            "ate",   "iti",  "ous",  "ive",  "ize",  "ion",  "al",  "er",  "ic"};
-    const int n = Longest(kSuffixes);
-    if (n == 0) return;
-    const int start = len - n;
-    if (start < p2) return;
-    if (Ends("ion", 3)) {
-      if (start >= 1 && (w[start - 1] == 's' || w[start - 1] == 't')) len = start;
-    } else {
-      len = start;
+    switch (w[len - 1]) {
+      case 'l':
+        Rule("al", "", p2);
+        return;
+      case 'e':
+        Rule("ance", "", p2) || Rule("ence", "", p2) || Rule("able", "", p2) || Rule("ible", "", p2) ||
+            Rule("ate", "", p2) || Rule("ive", "", p2) || Rule("ize", "", p2);
+        return;
+      case 'r':
+        Rule("er", "", p2);
+        return;
+      case 'c':
+        Rule("ic", "", p2);
+        return;
+      case 't':
+        Rule("ement", "", p2) || Rule("ment", "", p2) || Rule("ant", "", p2) || Rule("ent", "", p2);
+        return;
+      case 'm':
+        Rule("ism", "", p2);
+        return;
+      case 'i':
+        Rule("iti", "", p2);
+        return;
+      case 's':
+        Rule("ous", "", p2);
+        return;
+      case 'n':
+        if (Ends("ion")) {
+          const int start = len - 3;
+          if (start >= p2 && start >= 1 && (w[start - 1] == 's' || w[start - 1] == 't')) len = start;
+        }
+        return;
+      default:
+        return;
     }
   }
 
   // Step 5: e → delete if in R2, or in R1 and not preceded by a short syllable; l →
   // delete if in R2 and preceded by l.
   void Step5() {
-    if (len == 0) return;
     const int start = len - 1;
     if (w[start] == 'e') {
       if (start >= p2 || (start >= p1 && !ShortSyllableAt(start))) len = start;
@@ -232,33 +290,49 @@ struct Word {
 /// exception1: whole words with a fixed stem (itself for the invariant forms). Returns the
 /// stem's length, or -1 when `w` is not one of them.
 int Exception1(char* w, size_t length) {
-  struct Entry {
-    const char* word;
-    const char* stem;
+  auto is = [&](const char* word, size_t n) { return length == n && std::memcmp(w, word, n) == 0; };
+  auto set = [&](const char* stem, size_t n) {
+    std::memcpy(w, stem, n);
+    return static_cast<int>(n);
   };
-  static const Entry kEntries[] = {
-      {"skis", "ski"},   {"skies", "sky"},   {"dying", "die"}, {"lying", "lie"},   {"tying", "tie"},
-      {"idly", "idl"},   {"gently", "gentl"}, {"ugly", "ugli"}, {"early", "earli"}, {"only", "onli"},
-      {"singly", "singl"}, {"sky", "sky"},   {"news", "news"}, {"howe", "howe"},   {"atlas", "atlas"},
-      {"cosmos", "cosmos"}, {"bias", "bias"}, {"andes", "andes"},
-  };
-  if (length > 6) return -1;
-  for (const Entry& e : kEntries) {
-    if (std::strlen(e.word) == length && std::memcmp(w, e.word, length) == 0) {
-      const size_t n = std::strlen(e.stem);
-      std::memcpy(w, e.stem, n);
-      return static_cast<int>(n);
-    }
+  switch (length) {
+    case 3:
+      if (is("sky", 3)) return 3;
+      return -1;
+    case 4:
+      if (is("skis", 4)) return set("ski", 3);
+      if (is("idly", 4)) return set("idl", 3);
+      if (is("ugly", 4)) return set("ugli", 4);
+      if (is("only", 4)) return set("onli", 4);
+      if (is("news", 4) || is("howe", 4) || is("bias", 4)) return 4;
+      return -1;
+    case 5:
+      if (is("skies", 5)) return set("sky", 3);
+      if (is("dying", 5)) return set("die", 3);
+      if (is("lying", 5)) return set("lie", 3);
+      if (is("tying", 5)) return set("tie", 3);
+      if (is("early", 5)) return set("earli", 5);
+      if (is("atlas", 5) || is("andes", 5)) return 5;
+      return -1;
+    case 6:
+      if (is("gently", 6)) return set("gentl", 5);
+      if (is("singly", 6)) return set("singl", 5);
+      if (is("cosmos", 6)) return 6;
+      return -1;
+    default:
+      return -1;
   }
-  return -1;
 }
 
 /// exception2 (checked after step 1a): words left as they are.
 bool Exception2(const char* w, int length) {
-  static const char* const kWords[] = {"inning", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"};
-  if (length < 6 || length > 7) return false;
-  for (const char* s : kWords) {
-    if (std::strlen(s) == size_t(length) && std::memcmp(w, s, size_t(length)) == 0) return true;
+  if (length == 6) {
+    return std::memcmp(w, "inning", 6) == 0 || std::memcmp(w, "outing", 6) == 0 || std::memcmp(w, "exceed", 6) == 0;
+  }
+  if (length == 7) {
+    return std::memcmp(w, "canning", 7) == 0 || std::memcmp(w, "herring", 7) == 0 ||
+           std::memcmp(w, "earring", 7) == 0 || std::memcmp(w, "proceed", 7) == 0 ||
+           std::memcmp(w, "succeed", 7) == 0;
   }
   return false;
 }
@@ -297,10 +371,10 @@ static_assert(sizeof(kFold) / sizeof(kFold[0]) == kFoldLast - kFoldFirst + 1, "o
 
 }  // namespace
 
-size_t Porter2Stem(char* word, size_t length) {
-  for (size_t i = 0; i < length; ++i) {
-    if (word[i] < 'a' || word[i] > 'z') return length;
-  }
+namespace {
+
+/// Porter2Stem for a word known to be letters a–z only.
+size_t StemLetters(char* word, size_t length) {
   const int special = Exception1(word, length);
   if (special >= 0) return static_cast<size_t>(special);
   if (length <= 2) return length;
@@ -327,6 +401,15 @@ size_t Porter2Stem(char* word, size_t length) {
   return static_cast<size_t>(s.len);
 }
 
+}  // namespace
+
+size_t Porter2Stem(char* word, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    if (word[i] < 'a' || word[i] > 'z') return length;
+  }
+  return StemLetters(word, length);
+}
+
 bool NormalizeTerm(std::string_view token, std::string* out) {
   const size_t n = token.size();
   if (n == 0) return false;
@@ -334,25 +417,32 @@ bool NormalizeTerm(std::string_view token, std::string* out) {
 
   // (c) digits only: drop leading zeros, keeping one digit.
   if (p[0] >= '0' && p[0] <= '9') {
-    size_t i = 0;
-    while (i < n && p[i] >= '0' && p[i] <= '9') ++i;
-    if (i < n || p[0] != '0' || n == 1) return false;
+    if (p[0] != '0' || n == 1) return false;
+    for (size_t i = 1; i < n; ++i) {
+      if (p[i] < '0' || p[i] > '9') return false;
+    }
     size_t z = 0;
     while (z + 1 < n && p[z] == '0') ++z;
     out->assign(token.data() + z, n - z);
     return true;
   }
 
-  // (a) fold diacritics, then (b) stem when only a–z remain.
+  // (a) fold diacritics, then (b) stem when only a–z remain. The work happens in a stack
+  // buffer (tokens are at most 96 bytes; a longer string uses `out`), and `out` is written
+  // only when the form differs.
   bool letters = true;
   bool non_ascii = false;
   for (size_t i = 0; i < n; ++i) {
     if (p[i] >= 0x80) non_ascii = true;
     else if (p[i] < 'a' || p[i] > 'z') letters = false;
   }
-  if (!non_ascii && !letters) return false;
-  out->resize(n);
-  char* o = &(*out)[0];
+  if (!non_ascii && (!letters || n <= 2)) return false;
+  char stack[128];
+  char* o = stack;
+  if (n > sizeof(stack)) {
+    out->resize(n);
+    o = &(*out)[0];
+  }
   size_t m = 0;
   bool folded = false;
   if (non_ascii) {
@@ -384,9 +474,14 @@ bool NormalizeTerm(std::string_view token, std::string* out) {
     std::memcpy(o, token.data(), n);
     m = n;
   }
-  if (letters) m = Porter2Stem(o, m);
-  out->resize(m);
-  return folded || m != n || std::memcmp(o, token.data(), n) != 0;
+  if (letters) m = StemLetters(o, m);
+  if (!folded && m == n && std::memcmp(o, token.data(), n) == 0) return false;
+  if (o == stack) {
+    out->assign(o, m);
+  } else {
+    out->resize(m);
+  }
+  return true;
 }
 
 }  // namespace spanguard
