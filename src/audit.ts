@@ -3,13 +3,15 @@
  * spans from across the whole session are run against the store. A fact passes only if
  * its expected raw span comes back from retrieval and contains the fact verbatim.
  *
- * The check goes through the exact-phrase path of the lexical index (the same index the
- * agent's queries use), then re-reads the span from the log and compares bytes, so an
- * index that lost, re-keyed or replaced a raw entry fails the audit.
+ * The check goes through the agent's own retrieval path — the search `ContextWindow.recall`
+ * makes, with its k and its miss decision (`agentFinds`) — and re-reads the span from the
+ * log and compares bytes, so an index that lost, re-keyed or replaced a raw entry fails the
+ * audit, and so does a ranking or miss rule that would hide the fact from the agent.
  */
 import { detectAnchor, lineAround } from './anchors.js';
 import { RecordKind, ROLE_NAMES } from './native.js';
 import type { SpanStore } from './store.js';
+import { RECALL_K } from './search.js';
 
 export interface PinnedFact {
   fact: string;
@@ -18,8 +20,11 @@ export interface PinnedFact {
 }
 
 export interface AuditReport {
+  /** Every fact checked came back, and at least one was checked: an audit that checks nothing does not pass. */
   passed: boolean;
   checked: number;
+  /** Facts checked that belong to evicted spans: only an audit with at least one vouches for evicted turns. */
+  checkedEvicted: number;
   failures: { fact: string; spanId: number; why: string }[];
   sampledEvicted: number;
   /** Event id of the recorded audit (absent until recorded). */
@@ -94,6 +99,16 @@ export class Auditor {
         const id = lo + Math.floor(rand() * Math.max(1, hi - lo));
         if (state.evicted.has(id)) pickEvicted.push(id);
       }
+      // Few evicted spans in a large id space: the stratified draw can miss them all. Pick
+      // among the evicted ids themselves, evenly spaced, so an audit always checks some.
+      if (pickEvicted.length < want) {
+        const all = [...state.evicted.ids()];
+        const have = new Set(pickEvicted);
+        for (let i = 0; i < all.length && pickEvicted.length < want; i++) {
+          const id = all[Math.floor((i * all.length) / want) % all.length]!;
+          if (!have.has(id)) (have.add(id), pickEvicted.push(id));
+        }
+      }
     }
     const ids = [...pickAnchors, ...pickEvicted];
     const spans = this.store.log.getMany(Float64Array.from(ids));
@@ -110,24 +125,24 @@ export class Auditor {
   }
 
   /** Checks facts against the store without recording anything. */
-  check(full: boolean): AuditReport {
+  async check(full: boolean): Promise<AuditReport> {
     const { facts, sampledEvicted } = this.sample(full, this.store.state.passes * 2654435761);
-    const results = this.checkFacts(facts);
+    const results = await this.checkFacts(facts);
     const failures: AuditReport['failures'] = [];
+    let checkedEvicted = 0;
     facts.forEach((f, i) => {
       const why = results[i];
       if (why) failures.push({ fact: f.fact.slice(0, 200), spanId: f.spanId, why });
+      else if (this.store.state.evicted.has(f.spanId)) checkedEvicted++;
     });
-    return { passed: failures.length === 0, checked: facts.length, failures, sampledEvicted };
+    return { passed: facts.length > 0 && failures.length === 0, checked: facts.length, checkedEvicted, failures, sampledEvicted };
   }
 
   /**
-   * Per fact, null when it comes back verbatim from its span, otherwise why not. The
-   * retrieval question — does the exact-phrase index return this span for this fact? — is
-   * asked for all facts in one native call that seeks each fact's postings to its span, so
-   * a fact that a thousand other spans also contain costs no more than a rare one.
+   * Per fact, null when it comes back verbatim from its span through the agent's path,
+   * otherwise why not.
    */
-  checkFacts(facts: readonly { fact: string; spanId: number }[]): (string | null)[] {
+  async checkFacts(facts: readonly { fact: string; spanId: number }[]): Promise<(string | null)[]> {
     const out: (string | null)[] = new Array<string | null>(facts.length).fill(null);
     const spans = this.store.log.getMany(Float64Array.from(facts, (f) => f.spanId));
     const ask: number[] = [];
@@ -139,17 +154,10 @@ export class Auditor {
       else if (!s.text.includes(f.fact)) out[i] = 'fact not verbatim in the span';
       else ask.push(i);
     });
-    if (ask.length > 0) {
-      const returned = this.store.lexical.phraseHas(
-        this.store.log,
-        ask.map((i) => facts[i]!.fact),
-        Float64Array.from(ask, (i) => facts[i]!.spanId),
-        RecordKind.raw,
-      );
-      ask.forEach((i, j) => {
-        if (returned[j] !== 1) out[i] = 'retrieval did not return the span';
-      });
-    }
+    const found = await agentFinds(this.store, ask.map((i) => facts[i]!));
+    ask.forEach((i, j) => {
+      if (!found[j]!.found) out[i] = 'retrieval did not return the span';
+    });
     return out;
   }
 
@@ -161,11 +169,52 @@ export class Auditor {
       passed: report.passed,
       failures: report.failures.slice(0, 50),
       sampledEvicted: report.sampledEvicted,
+      checkedEvicted: report.checkedEvicted,
     });
     return report;
   }
 
   async run(full: boolean): Promise<AuditReport> {
-    return this.record(this.check(full));
+    return this.record(await this.check(full));
   }
+}
+
+export interface AgentFind {
+  /** The agent's recall returns the span (or, for a fact stated in more spans than it returns, only spans stating it verbatim). */
+  found: boolean;
+  /** The first hit's span id and whether it states the fact verbatim (divergence is measured against it). */
+  topId: number | null;
+  topHolds: boolean;
+}
+
+/**
+ * Does the agent's own retrieval — `search(fact, { k: RECALL_K, kinds: ['raw'] })`, the call
+ * `ContextWindow.recall` makes — return this span for this fact?
+ *
+ * Provably equal shortcut: search ranks every span holding the whole query verbatim above
+ * every other candidate (the exact tier) and never calls such a query a miss. So when the
+ * exact-phrase path finds the fact in at most RECALL_K spans and this span is one of them,
+ * search returns it: one phrase lookup answers, with no ranking to run. Otherwise the real
+ * search runs. A fact stated verbatim in more spans than the agent is shown passes when
+ * every hit states it: the agent gets the fact back, from a span that says the same thing.
+ */
+export async function agentFinds(store: SpanStore, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
+  const out: AgentFind[] = [];
+  for (const { fact, spanId } of facts) {
+    const trimmed = fact.trim();
+    if (trimmed.length >= 3) {
+      const ids = store.lexical.phrase(store.log, trimmed, RecordKind.raw, RECALL_K + 1);
+      if (ids.length <= RECALL_K && ids.includes(spanId)) {
+        out.push({ found: true, topId: spanId, topHolds: true });
+        continue;
+      }
+    }
+    // Search reads the query trimmed, so the hits are judged by the trimmed fact too.
+    const r = await store.search(trimmed, { k: RECALL_K, kinds: ['raw'] });
+    const top = r.hits[0];
+    const holds = (h: { text: string }) => h.text.includes(trimmed);
+    const found = !r.miss && (r.hits.some((h) => h.spanId === spanId && holds(h)) || (r.hits.length === RECALL_K && r.hits.every(holds)));
+    out.push({ found, topId: top?.spanId ?? null, topHolds: top ? holds(top) : false });
+  }
+  return out;
 }

@@ -26,8 +26,14 @@ export interface PassEvent {
 export interface RefusalEvent {
   type: 'refusal';
   pass: number;
+  /** Anchors refused (empty for a refusal of the request itself). */
   anchors: number[];
+  /** The largest divergence measured (0 when none was). */
   divergence: number;
+  /** Absent in refusals recorded before the field existed (anchor-not-retrievable). */
+  reason?: 'anchor-not-retrievable' | 'divergence' | 'invalid-request' | 'summary-range';
+  detail?: string;
+  spanIds?: number[];
 }
 
 /** A breach of the lossless boundary (rule 1 or 2): sticky degradation. */
@@ -52,6 +58,18 @@ export interface AuditEvent {
   passed: boolean;
   failures: { fact: string; spanId: number; why: string }[];
   sampledEvicted: number;
+  /** Facts checked that belong to evicted spans; absent in audits recorded before the field existed (read as 0). */
+  checkedEvicted?: number;
+}
+
+/** The retention a store was opened with, recorded when it differs from the last one recorded. */
+export interface RetentionEvent {
+  type: 'retention';
+  pass: number;
+  horizonSeconds: number;
+  /** null: raw spans are kept forever. */
+  rawTtlSeconds: number | null;
+  bestEffort: boolean;
 }
 
 /** A degradation that is not a boundary breach: hit-rate jump, expect-raw miss, log/index disagreement. */
@@ -98,6 +116,7 @@ export type GuardEvent =
   | DegradeEvent
   | RepairEvent
   | RecoveryEvent
+  | RetentionEvent
   | VerdictEvent;
 
 /** Compresses sorted ids into inclusive ranges. */

@@ -14,7 +14,7 @@
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
-import { anchorFact } from './audit.js';
+import { agentFinds, anchorFact } from './audit.js';
 import { perturb } from './anchors.js';
 import { answers, profileQuery, type QueryProfile } from './match.js';
 import type { SpanStore } from './store.js';
@@ -168,41 +168,41 @@ export class CompactionGuard {
 
     mark('check');
 
-    // Rule 4: anchors need a probe from their own content that returns them, before eviction.
-    // The exact path answers almost every probe, all of them in one native call; only the
-    // anchors it does not return go on to the BM25 path, which measures the divergence.
+    // Rule 4: anchors need a probe from their own content that the agent's own retrieval
+    // (the search ContextWindow.recall makes) returns them for, before eviction; and what the
+    // probe returned first must lie within maxDivergence of the anchor.
     const anchors = evictRaw.filter((id) => (byId.get(id)!.flags & RecordFlag.anchor) !== 0);
-    const unverified: number[] = [];
-    let divergence = 0;
     const probed: { id: number; probe: string }[] = [];
     for (const id of anchors) {
       const s = byId.get(id)!;
       const probe = anchorFact(s.text, s.role);
       if (probe !== null) probed.push({ id, probe }); // an empty span holds no value to lose
     }
-    if (probed.length > 0) {
-      const exact = store.lexical.phraseHas(store.log, probed.map((p) => p.probe), Float64Array.from(probed, (p) => p.id), RecordKind.raw);
-      for (let i = 0; i < probed.length; i++) {
-        if (exact[i] === 1) continue;
-        const { id, probe } = probed[i]!;
-        const d = await this.lexicalDivergence(id, probe, byId.get(id)!.text);
-        if (d === null) unverified.push(id);
-        else divergence = Math.max(divergence, d);
-      }
+    const finds = await agentFinds(store, probed.map((p) => ({ fact: p.probe, spanId: p.id })));
+    const measured: AnchorProbe[] = [];
+    for (let i = 0; i < probed.length; i++) {
+      const f = finds[i]!;
+      const { id } = probed[i]!;
+      const d = !f.found ? null : f.topHolds || f.topId === id || f.topId === null ? 0 : await this.distance(byId.get(id)!.text, f.topId);
+      measured.push({ id, found: f.found, divergence: d });
     }
+    const { unverified, diverged, divergence } = judgeAnchors(measured, store.options.maxDivergence);
     mark('anchors');
     let spilled: number[] = [];
-    if (unverified.length > 0) {
+    const refused = [...unverified, ...diverged];
+    if (refused.length > 0) {
       if (policy === 'refuse') {
-        await store.recordEvent({ type: 'refusal', pass, anchors: unverified, divergence: 1 });
+        await store.recordEvent({ type: 'refusal', pass, anchors: refused, divergence, reason: unverified.length > 0 ? 'anchor-not-retrievable' : 'divergence' });
         // (A refusal throws: its timing is not reported.)
         throw new CompactionRefusedError(
-          `compaction refused: anchor span(s) ${unverified.slice(0, 10).join(', ')} are not returned by the pre-compaction index for a probe of their own content`,
-          unverified,
+          unverified.length > 0
+            ? `compaction refused: anchor span(s) ${unverified.slice(0, 10).join(', ')} are not returned by the agent's retrieval for a probe of their own content`
+            : `compaction refused: for anchor span(s) ${diverged.slice(0, 10).join(', ')} the probe returned a span at divergence ${divergence.toFixed(3)} > maxDivergence ${store.options.maxDivergence}`,
+          refused,
           { pass },
         );
       }
-      spilled = unverified;
+      spilled = refused;
     }
     const spilledSet = new Set(spilled);
     const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
@@ -257,19 +257,10 @@ export class CompactionGuard {
     };
   }
 
-  /**
-   * For an anchor the exact path did not return: null when BM25 on its probe does not
-   * return it either; otherwise the distance between the anchor and the top span the probe
-   * returned (0 when that is the anchor itself).
-   */
-  private async lexicalDivergence(id: number, probe: string, anchorText: string): Promise<number | null> {
-    const store = this.store;
-    const lex = store.lexical.search(probe, 10, RecordKind.raw, Number.NaN, Number.NaN);
-    if (!lex.ids.includes(id)) return null;
-    const top = lex.ids[0]!;
-    if (top === id) return 0;
-    const topText = store.log.get(top)?.text ?? '';
-    const v = await store.embedQuery([anchorText, topText]);
+  /** Cosine distance between an anchor's text and the span its probe returned first. */
+  private async distance(anchorText: string, topId: number): Promise<number> {
+    const topText = this.store.log.get(topId)?.text ?? '';
+    const v = await this.store.embedQuery([anchorText, topText]);
     const dims = v.length / 2;
     let dot = 0;
     for (let i = 0; i < dims; i++) dot += v[i]! * v[dims + i]!;
@@ -325,4 +316,31 @@ function checkIds(name: string, ids: unknown): number[] {
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} contains ${String(id)}, which is not a span id`);
   if (new Set(ids).size !== ids.length) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} names an id twice`);
   return ids as number[];
+}
+
+/** One evicted anchor's probe: whether the agent's retrieval returned it, and the divergence (null when not returned). */
+export interface AnchorProbe {
+  id: number;
+  found: boolean;
+  divergence: number | null;
+}
+
+/**
+ * The seed's acceptance rule for a pass's anchors: each must be returned by a probe of its
+ * own content (else unverified), and what that probe returned first must lie within
+ * `maxDivergence` of it (else diverged). `divergence` is the largest measured.
+ */
+export function judgeAnchors(probes: readonly AnchorProbe[], maxDivergence: number): { unverified: number[]; diverged: number[]; divergence: number } {
+  const unverified: number[] = [];
+  const diverged: number[] = [];
+  let divergence = 0;
+  for (const p of probes) {
+    if (!p.found || p.divergence === null) {
+      unverified.push(p.id);
+      continue;
+    }
+    divergence = Math.max(divergence, p.divergence);
+    if (p.divergence > maxDivergence) diverged.push(p.id);
+  }
+  return { unverified, diverged, divergence };
 }

@@ -35,6 +35,9 @@ export interface SearchContext {
   matchPolicy: MatchPolicy;
 }
 
+/** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
+export const RECALL_K = 5;
+
 /** Longest query accepted, in characters; cost is linear in it. */
 export const MAX_QUERY_CHARS = 16_384;
 

@@ -24,7 +24,7 @@ import {
 } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
-import type { GuardEvent } from './events.js';
+import type { GuardEvent, RetentionEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
@@ -54,6 +54,12 @@ export interface SpanStoreOptions {
   unknownAfter?: number;
   /** What compaction does with anchors it cannot verify: throw (`refuse`, default) or keep them in the window (`spill`). */
   policy?: 'refuse' | 'spill';
+  /**
+   * The seed's ε: the largest cosine distance allowed between an evicted anchor and the span
+   * its probe returns first (0 when that span states the probe verbatim); above it the anchor
+   * is refused (or spilled). Default 0.1; 0..2.
+   */
+  maxDivergence?: number;
   /** Open without the writer lock; no writes. Sees records other processes append after `refresh()`. */
   readOnly?: boolean;
   /** Segment size in bytes (default 64 MiB). */
@@ -176,6 +182,7 @@ const DEFAULTS = {
   auditEvery: 50,
   unknownAfter: 50,
   policy: 'refuse' as const,
+  maxDivergence: 0.1,
   segmentBytes: 64 * 1024 * 1024,
   maxTextBytes: 16 * 1024 * 1024,
   vectorScalar: 'f16' as const,
@@ -204,7 +211,7 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
   if (options === null || typeof options !== 'object') invalid('options must be an object');
   const known = new Set([
     'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
-    'policy', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
+    'policy', 'maxDivergence', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
   if (options.durability !== undefined && !(options.durability in DurabilityCode))
@@ -215,6 +222,8 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
     invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
   if (options.embedder !== undefined && typeof options.embedder !== 'function') invalid('embedder must be a function');
   if (options.embedder !== undefined && options.dims === undefined) invalid('dims is required with a host embedder');
+  if (options.maxDivergence !== undefined && (typeof options.maxDivergence !== 'number' || !(options.maxDivergence >= 0 && options.maxDivergence <= 2)))
+    invalid(`maxDivergence must be a number in 0..2, got ${String(options.maxDivergence)}`);
   checkPositiveInt('horizonSeconds', options.horizonSeconds);
   checkPositiveInt('rawTtlSeconds', options.rawTtlSeconds);
   checkPositiveInt('dims', options.dims, 4096);
@@ -235,6 +244,7 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
     auditEvery: options.auditEvery ?? DEFAULTS.auditEvery,
     unknownAfter: options.unknownAfter ?? DEFAULTS.unknownAfter,
     policy: options.policy ?? DEFAULTS.policy,
+    maxDivergence: options.maxDivergence ?? DEFAULTS.maxDivergence,
     readOnly: options.readOnly ?? false,
     segmentBytes: options.segmentBytes ?? DEFAULTS.segmentBytes,
     maxTextBytes: options.maxTextBytes ?? DEFAULTS.maxTextBytes,
@@ -260,12 +270,21 @@ function vectorOptions(o: Resolved) {
 }
 
 /** A growable bitset over span ids. */
-class IdSet {
+export class IdSet {
   private bits = new Uint8Array(1024);
   size = 0;
   has(id: number): boolean {
     const byte = id >>> 3;
     return byte < this.bits.length && (this.bits[byte]! & (1 << (id & 7))) !== 0;
+  }
+  /** The ids held, ascending (a scan of the bitset that skips empty bytes). */
+  *ids(): Generator<number> {
+    const bits = this.bits;
+    for (let byte = 0; byte < bits.length; byte++) {
+      const b = bits[byte]!;
+      if (b === 0) continue;
+      for (let bit = 0; bit < 8; bit++) if (b & (1 << bit)) yield byte * 8 + bit;
+    }
   }
   add(id: number): void {
     const byte = id >>> 3;
@@ -308,6 +327,8 @@ export class SpanStore {
   private readonly guard: CompactionGuard;
   private readonly auditor: Auditor;
   private closed = false;
+  /** The retention declaration still to record (see replay()). */
+  private retentionPending: RetentionEvent | null = null;
   private pending = new Set<Promise<unknown>>();
   private lastVerdictState: VerdictState;
 
@@ -425,7 +446,21 @@ export class SpanStore {
     }
     for (const [id, e] of events) this.applyEvent(id, e);
     this.lastVerdictState = this.monitor.verdict().state;
+    // The retention this store is opened with is a declaration: recorded when it differs
+    // from the last one recorded, so a best-effort past is never forgotten on reopen.
+    const declared = events.filter(([, e]) => e.type === 'retention').at(-1)?.[1] as RetentionEvent | undefined;
+    const ttl = Number.isFinite(this.options.rawTtlSeconds) ? this.options.rawTtlSeconds : null;
+    const bestEffort = this.options.bestEffort || (ttl !== null && ttl < this.options.horizonSeconds);
+    const retentionChanged =
+      !declared || declared.horizonSeconds !== this.options.horizonSeconds || declared.rawTtlSeconds !== ttl || declared.bestEffort !== bestEffort;
     await this.catchUpIndexes();
+    if (!this.options.readOnly && retentionChanged) {
+      this.retentionPending = { type: 'retention', pass: this.state.passes, horizonSeconds: this.options.horizonSeconds, rawTtlSeconds: ttl, bestEffort };
+      // A best-effort declaration is recorded at once: it must never be lost. Otherwise the
+      // record waits for the first compaction or the close (the verdict only concerns
+      // evicted turns), so a new store's turns keep contiguous ids from 1.
+      if (bestEffort || this.log.nextId() > this.log.firstId()) await this.recordRetention();
+    }
     if (!this.options.readOnly) {
       // The log only reports a torn tail; recording it keeps the trail complete.
       for (const r of this.log.stats().recoveries)
@@ -463,6 +498,13 @@ export class SpanStore {
         break;
     }
     this.monitor.apply(id, e);
+  }
+
+  private async recordRetention(): Promise<void> {
+    const e = this.retentionPending;
+    if (e === null) return;
+    this.retentionPending = null;
+    await this.recordEvent({ ...e, pass: this.state.passes });
   }
 
   /** @internal Appends a guard event to the log and applies it; records a verdict change too. */
@@ -741,8 +783,11 @@ export class SpanStore {
    */
   async compact(request: CompactionRequest): Promise<CompactionReceipt> {
     this.assertWritable();
+    await this.recordRetention();
     const receipt = await this.guard.compact(request);
-    if (this.state.passes % this.options.auditEvery === 0) await this.audit();
+    // Scheduled audits, and the first audit as soon as anything is evicted: until one
+    // confirms a fact from an evicted span the verdict is unknown, not lossless.
+    if (this.state.passes % this.options.auditEvery === 0 || this.monitor.needsFirstAudit) await this.audit();
     return receipt;
   }
 
@@ -792,7 +837,10 @@ export class SpanStore {
     // The monitor's probes were measured against the old indexes: measure them afresh.
     this.guard.resetProbes();
     const report = await this.auditor.check(true);
-    await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: report.passed });
+    // Only an audit that checked something, and a fact from an evicted span when any was
+    // evicted, can vouch for the rebuilt indexes.
+    const vouches = report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
+    await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: vouches });
     if (report.passed) await this.auditor.record(report);
     return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
   }
@@ -868,8 +916,11 @@ export class SpanStore {
   async close(): Promise<void> {
     if (this.closed) return;
     await Promise.allSettled([...this.pending]);
+    let declared: unknown = null;
+    if (!this.options.readOnly && this.retentionPending !== null && !this.log.stats().failed) await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
     try {
+      if (declared !== null) throw declared;
       if (!this.options.readOnly && !this.log.stats().failed) {
         await this.log.flush();
         this.lexical.save();

@@ -6,10 +6,14 @@
  * - degraded (sticky): a boundary breach, a failed audit, an expect-raw retrieval that
  *   resolved only to a summary, a log/index disagreement, or a hit-rate rise of more than
  *   15% over one pass. Only a repair (indexes rebuilt from the log + a passing audit) clears it.
- * - unknown: more than `unknownAfter` compactions since the last passing audit, or a
- *   configuration that cannot claim lossless (best-effort retention, audits rarer than 1/500).
- * - lossless otherwise. Store creation counts as the baseline: a store that has compacted
- *   nothing has evicted nothing.
+ * - unknown: turns were evicted and no audit has yet confirmed a fact from an evicted span;
+ *   more than `unknownAfter` compactions since the last such audit; or a configuration that
+ *   cannot claim lossless (best-effort retention, declared now or ever before; audits rarer
+ *   than 1/500).
+ * - lossless otherwise. Creating a store is not an audit: a store that has evicted nothing
+ *   has nothing to vouch for, and once anything is evicted only a passing audit that checked
+ *   at least one fact from an evicted span vouches for it. An audit that checked nothing
+ *   does not pass (and does not fail).
  */
 import type { GuardEvent } from './events.js';
 
@@ -30,7 +34,7 @@ export interface Verdict {
   /** The events that decided it (breaches, the last audit, the last repair). */
   evidence: Evidence[];
   compactionsSinceAudit: number;
-  lastAudit: { eventId: number; pass: number; passed: boolean; checked: number } | null;
+  lastAudit: { eventId: number; pass: number; passed: boolean; checked: number; checkedEvicted: number } | null;
   bestEffort: boolean;
   /** False whenever state is not lossless: exact values from retrieval must not be trusted. */
   trustExactRecall: boolean;
@@ -50,7 +54,12 @@ export const MAX_AUDIT_INTERVAL = 500;
 
 export class VerdictMonitor {
   private passes = 0;
-  private passAtLastGoodAudit = 0;
+  /** Pass of the last audit that passed and confirmed at least one fact from an evicted span; null before any. */
+  private passAtLastGoodAudit: number | null = null;
+  /** The first pass that evicted a raw span; null while nothing has been evicted. */
+  private firstEviction: number | null = null;
+  /** Best-effort retention declared by an earlier open (retention events): it is never forgotten. */
+  private bestEffortPast: string | null = null;
   private lastAudit: Verdict['lastAudit'] = null;
   private breaches: Evidence[] = [];
   private lastRepair: Evidence | null = null;
@@ -62,6 +71,11 @@ export class VerdictMonitor {
     switch (e.type) {
       case 'pass':
         this.passes = Math.max(this.passes, e.pass);
+        if (this.firstEviction === null && e.evicted.length > 0) this.firstEviction = e.pass;
+        break;
+      case 'retention':
+        if (e.bestEffort && this.bestEffortPast === null)
+          this.bestEffortPast = `declared best-effort retention at pass ${e.pass} (raw TTL ${e.rawTtlSeconds ?? 'none'}s, horizon ${e.horizonSeconds}s)`;
         break;
       case 'boundary':
         this.breaches.push({
@@ -75,8 +89,10 @@ export class VerdictMonitor {
         this.breaches.push({ eventId, type: e.type, summary: `pass ${e.pass}: ${e.reason}: ${e.detail}`, spanIds: e.spanIds });
         break;
       case 'audit':
-        this.lastAudit = { eventId, pass: e.pass, passed: e.passed, checked: e.checked };
-        if (e.passed) this.passAtLastGoodAudit = e.pass;
+        this.lastAudit = { eventId, pass: e.pass, passed: e.passed, checked: e.checked, checkedEvicted: e.checkedEvicted ?? 0 };
+        // Only an audit that passed and checked a fact from an evicted span vouches.
+        if (e.passed && e.checked > 0 && (e.checkedEvicted ?? 0) > 0) this.passAtLastGoodAudit = e.pass;
+        else if (e.failures.length === 0) break; // checked nothing (or nothing evicted): neither vouches nor fails
         else
           this.breaches.push({
             eventId,
@@ -106,10 +122,15 @@ export class VerdictMonitor {
     return this.passes;
   }
 
+  /** Turns were evicted and no audit has vouched for them yet: the store should audit now. */
+  get needsFirstAudit(): boolean {
+    return this.firstEviction !== null && this.passAtLastGoodAudit === null;
+  }
+
   verdict(): Verdict {
     const reasons: string[] = [];
     const evidence: Evidence[] = [];
-    const since = this.passes - this.passAtLastGoodAudit;
+    const since = this.passes - (this.passAtLastGoodAudit ?? this.firstEviction ?? this.passes);
     let state: VerdictState = 'lossless';
     if (this.breaches.length > 0) {
       state = 'degraded';
@@ -121,12 +142,18 @@ export class VerdictMonitor {
     if (this.config.bestEffort) {
       if (state === 'lossless') state = 'unknown';
       reasons.push(`best-effort retention: ${this.config.bestEffortReason ?? 'opened bestEffort'}; never lossless`);
+    } else if (this.bestEffortPast !== null) {
+      if (state === 'lossless') state = 'unknown';
+      reasons.push(`${this.bestEffortPast}; turns evicted since may have expired, and a longer retention now cannot show they did not: never lossless`);
     }
     if (this.config.auditEvery > MAX_AUDIT_INTERVAL) {
       if (state === 'lossless') state = 'unknown';
       reasons.push(`audits every ${this.config.auditEvery} compactions is rarer than 1 per ${MAX_AUDIT_INTERVAL}`);
     }
-    if (since > this.config.unknownAfter) {
+    if (this.firstEviction !== null && this.passAtLastGoodAudit === null) {
+      if (state === 'lossless') state = 'unknown';
+      reasons.push(`turns were evicted (first at pass ${this.firstEviction}) and no audit has yet confirmed a fact from an evicted span; creating a store is not an audit`);
+    } else if (since > this.config.unknownAfter) {
       if (state === 'lossless') state = 'unknown';
       reasons.push(
         `${since} compactions since the last passing audit (more than ${this.config.unknownAfter}); retrieval status is unknown, not lossless`,
@@ -134,8 +161,8 @@ export class VerdictMonitor {
     }
     if (state === 'lossless') {
       reasons.push(
-        this.passes === 0
-          ? 'no compaction yet: nothing has been evicted'
+        this.firstEviction === null
+          ? 'nothing has been evicted: every turn is still in the window or the log'
           : `raw spans immutable and keyed by span id; last passing audit ${since} compaction(s) ago`,
       );
     }
@@ -144,7 +171,7 @@ export class VerdictMonitor {
       evidence.push({
         eventId: a.eventId,
         type: 'audit',
-        summary: `last audit at pass ${a.pass}: ${a.passed ? 'passed' : 'failed'} (${a.checked} fact(s))`,
+        summary: `last audit at pass ${a.pass}: ${a.passed ? 'passed' : a.checked === 0 ? 'checked nothing' : 'failed'} (${a.checked} fact(s), ${a.checkedEvicted} from evicted spans)`,
         spanIds: [],
       });
     }
@@ -155,7 +182,7 @@ export class VerdictMonitor {
       evidence,
       compactionsSinceAudit: since,
       lastAudit: this.lastAudit,
-      bestEffort: this.config.bestEffort,
+      bestEffort: this.config.bestEffort || this.bestEffortPast !== null,
       trustExactRecall: state === 'lossless',
       passes: this.passes,
     };

@@ -8,6 +8,7 @@ import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CompactionRefusedError } from './errors.js';
 import { anchorFact } from './audit.js';
 import { ROLE_CODES } from './native.js';
+import { RECALL_K } from './search.js';
 import type { CompactionReceipt } from './guard.js';
 import type { Hit, SpanStore, TurnInput } from './store.js';
 import type { VerdictState } from './verdict.js';
@@ -309,7 +310,9 @@ export class ContextWindow {
    * verdict is not lossless.
    */
   async recall(query: string, options: { k?: number } = {}): Promise<RecallResult> {
-    const r = await this.store.search(query, { k: options.k ?? 5, kinds: ['raw'], expect: 'raw' });
+    // Raw spans and summaries: a query that only a summary answers is the seed's failure,
+    // and `expect: 'raw'` makes it degrade the verdict instead of passing unseen.
+    const r = await this.store.search(query, { k: options.k ?? RECALL_K, kinds: ['raw', 'summary'], expect: 'raw' });
     if (r.miss || r.hits.length === 0) return { status: 'not-in-transcript', verdict: r.verdict, hits: [], text: 'not in transcript' };
     const seen = new Set(r.hits.map((h) => h.spanId));
     const extra: number[] = [];
