@@ -33,9 +33,9 @@ export interface AnchorMatch {
 /** Returns the first anchor rule that matches, with the fact to pin; null if none. */
 export function detectAnchor(text: string, role: string): AnchorMatch | null {
   if (text.length === 0) return null;
-  // Only the head of a very long tool output is scanned: anchors there are the ones a later
-  // turn quotes, and a full regex pass over megabytes of output would dominate append time.
-  const head = text.length > 65_536 ? text.slice(0, 65_536) : text;
+  // The whole text is scanned, however long: a constraint stated at the end of a long tool
+  // output is as much an anchor as one at its head (one linear pass per rule).
+  const head = text;
   const q = QUANTITY.exec(head);
   if (q) return { rule: 'quantity', fact: lineAround(text, q.index, q[0].length) };
   const k = CONFIG.exec(head);

@@ -26,6 +26,7 @@ export const ErrorCode = {
   RETENTION_TOO_SHORT: 'RETENTION_TOO_SHORT',
   LOSSLESS_BOUNDARY: 'LOSSLESS_BOUNDARY',
   COMPACTION_REFUSED: 'COMPACTION_REFUSED',
+  SUMMARY_RANGE: 'SUMMARY_RANGE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

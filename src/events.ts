@@ -99,6 +99,12 @@ export interface RecoveryEvent {
   zerosOnly?: boolean;
 }
 
+/** The host appended spans with `anchor: false` that detection flags: they were protected anyway. */
+export interface AnchorVetoEvent {
+  type: 'anchor-veto';
+  spanIds: number[];
+}
+
 export interface VerdictEvent {
   type: 'verdict';
   pass: number;
@@ -117,6 +123,7 @@ export type GuardEvent =
   | RepairEvent
   | RecoveryEvent
   | RetentionEvent
+  | AnchorVetoEvent
   | VerdictEvent;
 
 /** Compresses sorted ids into inclusive ranges. */

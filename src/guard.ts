@@ -86,7 +86,33 @@ export class CompactionGuard {
 
   constructor(private readonly store: SpanStore) {}
 
+  /**
+   * One pass. Every refusal — a malformed request, an unknown id, a summary range that does
+   * not match what it evicts, an anchor that cannot be verified — is recorded as an event
+   * before it throws, so the trail explains every pass that did not happen.
+   */
   async compact(req: CompactionRequest): Promise<CompactionReceipt> {
+    try {
+      return await this.compactChecked(req);
+    } catch (e) {
+      // Boundary breaches and anchor refusals record themselves; every other refusal here.
+      if (e instanceof SpanguardError && !(e instanceof LosslessRetrievalBoundaryError) && !(e instanceof CompactionRefusedError) && e.code !== ErrorCode.CLOSED && e.code !== ErrorCode.READ_ONLY) {
+        const spanIds = Array.isArray((e.details as { spanIds?: unknown })?.spanIds) ? ((e.details as { spanIds: number[] }).spanIds) : typeof (e.details as { spanId?: unknown })?.spanId === 'number' ? [(e.details as { spanId: number }).spanId] : [];
+        await this.store.recordEvent({
+          type: 'refusal',
+          pass: this.store.state.passes + 1,
+          anchors: [],
+          divergence: 0,
+          reason: e.code === ErrorCode.SUMMARY_RANGE ? 'summary-range' : 'invalid-request',
+          detail: `${e.code}: ${e.message.slice(0, 300)}`,
+          spanIds: spanIds.slice(0, 64),
+        });
+      }
+      throw e;
+    }
+  }
+
+  private async compactChecked(req: CompactionRequest): Promise<CompactionReceipt> {
     const store = this.store;
     const { state } = store;
     if (req === null || typeof req !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'compact expects { evict, rewrite, summary }');
@@ -123,12 +149,14 @@ export class CompactionGuard {
       );
     }
     const unknown = all.filter((id) => !byId.get(id));
-    if (unknown.length > 0)
+    if (unknown.length > 0) {
+      await store.recordEvent({ type: 'refusal', pass, anchors: [], divergence: 0, reason: 'invalid-request', detail: `unknown span id(s) ${unknown.slice(0, 10).join(', ')}`, spanIds: unknown.slice(0, 64) });
       throw new LosslessRetrievalBoundaryError(
         `span id(s) ${unknown.slice(0, 10).join(', ')} are not in the store: the eviction set must be a subset of the retention set`,
         unknown,
         { pass },
       );
+    }
     for (const id of all) {
       const s = byId.get(id)!;
       if (s.kind === RecordKind.event) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `span ${id} is an event record, not a window entry`, { spanId: id });
@@ -164,6 +192,21 @@ export class CompactionGuard {
         unretained,
         { pass },
       );
+    }
+
+    // The summary must cover exactly what it replaces: the hull of the evicted raw spans'
+    // and the re-summarized summaries' turn ranges. A summary that claims turns 9000–9999
+    // for evicted turns 1–10 would be found for questions about turns it never saw.
+    const covered = [...evict, ...rewrite].map((id) => byId.get(id)!);
+    if (covered.length > 0) {
+      const lo = Math.min(...covered.map((x) => x.turnStart));
+      const hi = Math.max(...covered.map((x) => x.turnEnd));
+      if (summary.turnStart !== lo || summary.turnEnd !== hi)
+        throw new SpanguardError(
+          ErrorCode.SUMMARY_RANGE,
+          `summary claims turns ${summary.turnStart}..${summary.turnEnd} but replaces turns ${lo}..${hi}: a summary covers exactly what it evicts`,
+          { turnStart: summary.turnStart, turnEnd: summary.turnEnd, evictedStart: lo, evictedEnd: hi },
+        );
     }
 
     mark('check');

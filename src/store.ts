@@ -550,19 +550,24 @@ export class SpanStore {
     this.assertWritable();
     if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'appendMany expects an array of turns');
     const ids: number[] = [];
+    const vetoedIds: number[] = [];
     for (let i = 0; i < turns.length; i += APPEND_CHUNK) {
       const chunk = turns.slice(i, i + APPEND_CHUNK);
-      const cols = this.columns(chunk, i);
+      const vetoed: number[] = [];
+      const cols = this.columns(chunk, i, vetoed);
       const first = await this.track(this.log.append(cols));
+      for (const j of vetoed) vetoedIds.push(first + j);
       for (let j = 0; j < chunk.length; j++) ids.push(first + j);
       for (let j = 0; j < chunk.length; j++) if (cols.flags[j]! & RecordFlag.anchor) this.state.anchors.push(first + j);
       this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[chunk.length - 1] ?? -1);
       await this.catchUpIndexes();
     }
+    // After the whole batch, so its ids stay contiguous.
+    if (vetoedIds.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoedIds.slice(0, 4096) });
     return ids;
   }
 
-  private columns(turns: readonly TurnInput[], offset: number): AppendColumns {
+  private columns(turns: readonly TurnInput[], offset: number, vetoed: number[] = []): AppendColumns {
     const n = turns.length;
     const cols: AppendColumns = {
       kinds: new Uint8Array(n).fill(RecordKind.raw),
@@ -615,7 +620,11 @@ export class SpanStore {
         metaText = JSON.stringify(meta);
         if (!metaText.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: meta is not valid UTF-8`);
       }
-      const anchor = t.anchor ?? detectAnchor(t.text, t.role) !== null;
+      // Detection runs whatever the host says: a host may add anchors, not remove them. A
+      // veto of a detected anchor is recorded (see appendMany) and the anchor kept.
+      const detected = detectAnchor(t.text, t.role) !== null;
+      const anchor = t.anchor === true || detected;
+      if (t.anchor === false && detected) vetoed.push(i);
       cols.flags[i] = anchor ? RecordFlag.anchor : 0;
       cols.roles[i] = roleCode ?? 0;
       cols.turnStart[i] = t.turn;

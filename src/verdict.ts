@@ -61,6 +61,8 @@ export class VerdictMonitor {
   /** Best-effort retention declared by an earlier open (retention events): it is never forgotten. */
   private bestEffortPast: string | null = null;
   private lastAudit: Verdict['lastAudit'] = null;
+  /** Detected anchors the host asked not to protect (they were protected anyway). */
+  private vetoes = 0;
   private breaches: Evidence[] = [];
   private lastRepair: Evidence | null = null;
 
@@ -72,6 +74,9 @@ export class VerdictMonitor {
       case 'pass':
         this.passes = Math.max(this.passes, e.pass);
         if (this.firstEviction === null && e.evicted.length > 0) this.firstEviction = e.pass;
+        break;
+      case 'anchor-veto':
+        this.vetoes += e.spanIds.length;
         break;
       case 'retention':
         if (e.bestEffort && this.bestEffortPast === null)
@@ -166,6 +171,8 @@ export class VerdictMonitor {
           : `raw spans immutable and keyed by span id; last passing audit ${since} compaction(s) ago`,
       );
     }
+    if (this.vetoes > 0)
+      reasons.push(`the host appended ${this.vetoes} span(s) with anchor: false that detection flags; they are protected as anchors anyway`);
     if (this.lastAudit) {
       const a = this.lastAudit;
       evidence.push({
