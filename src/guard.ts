@@ -14,9 +14,11 @@
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
-import { agentFinds, anchorFact } from './audit.js';
+import { agentFinds, anchorFact, prng } from './audit.js';
 import { perturb } from './anchors.js';
-import { answers, profileQuery, type QueryProfile } from './match.js';
+import { answersText } from './support.js';
+import { analyzeQuery, type QueryAnalysis } from './query.js';
+import { RECALL_K } from './search.js';
 import type { SpanStore } from './store.js';
 
 export interface CompactionRequest {
@@ -66,23 +68,32 @@ export interface PassTiming {
 }
 
 /**
- * A probe of the hit-rate monitor. A probe hits when the raw namespace or some summary
- * answers it. The raw part is measured once, when the probe joins the set: no pass can
- * change the raw namespace (rules 1 and 5; audits check that it still returns what it
- * holds). The summary part is what a pass can change, and only by adding a summary, so
- * each pass asks just that summary, by the rule search() verifies candidates with.
+ * A probe of the hit-rate monitor: a stated anchor fact (positive) or a perturbation of it
+ * that the transcript never states (negative). A probe hits when the agent's search over
+ * raw spans or over summaries does not answer "not in transcript". The raw part is
+ * measured when the probe joins the set: no pass can change the raw namespace (rules 1 and
+ * 5; audits check that it still returns what it holds). The summary part is what a pass
+ * can change, and only by adding a summary (superseded ones stay searchable), so each pass
+ * asks just that summary, by the rule search's miss decision applies to one candidate
+ * (`answersText`). That is equal to re-running the whole set except where the new summary
+ * would not have ranked among search's judged candidates: the check errs towards a hit,
+ * the direction that raises the rate.
  */
 interface Probe {
   query: string;
   positive: boolean;
-  profile: QueryProfile;
+  analysis: QueryAnalysis;
   raw: boolean;
   summary: boolean;
 }
 
+/** Evicted anchors probed per pass, besides the session-wide set. */
+const LOCAL_PROBES = 16;
+
 export class CompactionGuard {
   private probeSet: Probe[] = [];
-  private probeCursor = 0;
+  /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
+  private anchorsAtDraw = 0;
 
   constructor(private readonly store: SpanStore) {}
 
@@ -250,9 +261,17 @@ export class CompactionGuard {
     const spilledSet = new Set(spilled);
     const evictedRaw = evictRaw.filter((id) => !spilledSet.has(id));
 
-    // The hit rate before this pass, over the same probes as after it.
-    if (this.probeSet.length < 2 * store.options.hitRateProbes && this.probeCursor < state.anchors.length) await this.fillProbeSet(store.options.hitRateProbes);
-    const before = this.probeHits();
+    // The hit rate before this pass, over the same probes as after it. The set is drawn
+    // across the whole session and drawn again as the session grows.
+    if (this.probeSet.length === 0 || state.anchors.length >= 2 * Math.max(1, this.anchorsAtDraw)) await this.drawProbeSet(store.options.hitRateProbes);
+    // And this pass's own evicted anchors, whose facts the new summary speaks for: each
+    // stated fact (a raw hit: rule 4 just verified it) and a never-stated perturbation of it
+    // (a miss unless the summary states it). A summary that writes plausible wrong values
+    // for the turns it replaces moves these, however large the session-wide set.
+    const local = this.localProbes(probed, evictedRaw);
+    const probes = [...this.probeSet, ...local];
+    const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
+    const before = probes.length === 0 ? null : hitsOf(probes);
     mark('monitor');
 
     // Rules 3 and 5: the summary is a new record in its own namespace.
@@ -260,9 +279,10 @@ export class CompactionGuard {
     mark('summary');
     // The pass changed the searchable state by exactly this summary (superseded summaries
     // stay searchable, marked): a probe starts to hit only if the summary answers it.
-    for (const p of this.probeSet) if (!p.raw && !p.summary && answers(p.query, p.profile, summary.text, store.options.matchPolicy)) p.summary = true;
-    const after = this.probeHits();
-    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, this.probeSet.length, before / this.probeSet.length);
+    const lowered = summary.text.toLowerCase();
+    for (const p of probes) if (!p.raw && !p.summary && answersText(p.analysis, summary.text, store.options.matchPolicy, lowered)) p.summary = true;
+    const after = probes.length === 0 ? null : hitsOf(probes);
+    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, probes.length, before / probes.length);
     mark('monitor');
     const eventId = await store.recordEvent({
       type: 'pass',
@@ -318,35 +338,72 @@ export class CompactionGuard {
     return hits;
   }
 
-  /** Forgets the probe set; the next pass rebuilds and re-measures it (after a repair). */
+  /**
+   * Probes for this pass's evicted anchors (at most LOCAL_PROBES): the stated fact, and its
+   * first perturbation when the transcript never states it. Raw hits are known without a
+   * search: rule 4 verified each fact through the agent's path, and findExact finds no span
+   * stating the perturbation.
+   */
+  private localProbes(probed: readonly { id: number; probe: string }[], evicted: readonly number[]): Probe[] {
+    const out: Probe[] = [];
+    const gone = new Set(evicted);
+    const global = new Set(this.probeSet.map((p) => p.query));
+    for (const { id, probe } of probed) {
+      if (out.length >= 2 * LOCAL_PROBES) break;
+      const fact = probe.trim();
+      if (!gone.has(id) || fact.length < 8 || global.has(fact)) continue;
+      const negative = perturb(fact, 0);
+      if (negative === fact || this.store.findExact(negative, { limit: 1 }).length > 0) continue;
+      out.push({ query: fact, positive: true, analysis: analyzeQuery(fact), raw: true, summary: false });
+      out.push({ query: negative, positive: false, analysis: analyzeQuery(negative), raw: false, summary: false });
+    }
+    return out;
+  }
+
+  /** Forgets the probe set; the next pass draws and measures a new one (after a repair). */
   resetProbes(): void {
     this.probeSet = [];
-    this.probeCursor = 0;
+    this.anchorsAtDraw = 0;
   }
 
   /**
-   * Anchors are scanned once, in session order, until the probe set is full: each stated
-   * anchor fact, and a perturbation of it that the transcript never states. A probe joining
-   * the set is measured whole, by search() itself, raw and summary namespaces apart.
+   * Draws `want` anchors stratified over the whole session (one from each of `want` equal
+   * slices of the anchor list, seeded by their count so a reopened store draws the same),
+   * each giving its stated fact and a perturbation the transcript never states, and
+   * measures every probe through the agent's own search, raw and summary namespaces apart.
    */
-  private async fillProbeSet(want: number): Promise<void> {
+  private async drawProbeSet(want: number): Promise<void> {
     const store = this.store;
     const anchors = store.state.anchors;
-    for (; this.probeCursor < anchors.length && this.probeSet.length < 2 * want; this.probeCursor++) {
-      const s = store.log.get(anchors[this.probeCursor]!);
-      if (!s) continue;
-      const fact = anchorFact(s.text, s.role);
-      if (!fact || fact.length < 8 || this.probeSet.some((p) => p.query === fact)) continue;
-      let negative: string | null = null;
-      for (let v = 0; v < 8 && negative === null; v++) {
-        const candidate = perturb(fact, v);
-        if (candidate !== fact && store.findExact(candidate, { limit: 1 }).length === 0) negative = candidate;
-      }
-      if (negative === null) continue;
-      for (const [query, positive] of [[fact, true], [negative, false]] as const) {
-        const raw = (await store.search(query, { k: 1, kinds: ['raw'] })).hits.length > 0;
-        const summary = !raw && (await store.search(query, { k: 1, kinds: ['summary'] })).hits.length > 0;
-        this.probeSet.push({ query, positive, profile: profileQuery(query), raw, summary });
+    this.anchorsAtDraw = anchors.length;
+    this.probeSet = [];
+    if (anchors.length === 0) return;
+    const rand = prng(anchors.length * 2654435761);
+    const seen = new Set<string>();
+    for (let slice = 0; slice < want; slice++) {
+      const lo = Math.floor((slice * anchors.length) / want);
+      const hi = Math.max(lo + 1, Math.floor(((slice + 1) * anchors.length) / want));
+      if (lo >= anchors.length) break;
+      // A few tries per slice: an anchor whose fact is too short or has no never-stated variant is skipped.
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const id = anchors[Math.min(anchors.length - 1, lo + Math.floor(rand() * (hi - lo)))]!;
+        const s = store.log.get(id);
+        if (!s) continue;
+        const fact = anchorFact(s.text, s.role)?.trim();
+        if (!fact || fact.length < 8 || seen.has(fact)) continue;
+        let negative: string | null = null;
+        for (let v = 0; v < 8 && negative === null; v++) {
+          const candidate = perturb(fact, v);
+          if (candidate !== fact && store.findExact(candidate, { limit: 1 }).length === 0) negative = candidate;
+        }
+        if (negative === null) continue;
+        seen.add(fact);
+        for (const [query, positive] of [[fact, true], [negative, false]] as const) {
+          const raw = !(await store.search(query, { k: RECALL_K, kinds: ['raw'] })).miss;
+          const summary = !raw && !(await store.search(query, { k: RECALL_K, kinds: ['summary'] })).miss;
+          this.probeSet.push({ query, positive, analysis: analyzeQuery(query), raw, summary });
+        }
+        break;
       }
     }
   }

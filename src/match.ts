@@ -329,8 +329,8 @@ function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): bool
  * tells "collected 50 items" (never printed) from a long log that says "collected" on one
  * line, "50" on another and "items" on a third.
  */
-export function matches(profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY): boolean {
-  const lower = text.toLowerCase();
+export function matches(profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY, lowered?: string): boolean {
+  const lower = lowered ?? text.toLowerCase();
   if (!passes(profile, lower, policy)) return false;
   const lines = lower.split('\n');
   if (profile.key === null || lines.length <= profile.lines) return !contradicts(profile, text);

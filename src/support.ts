@@ -186,7 +186,6 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     // held when one window of the span holds its values next to their words and enough of
     // its terms, with nothing contradicting it (match.ts).
     claim = quotedHeld && (p.quoted.length > 0 ? consistent(p, span.text) : matches(p, span.text, policy));
-    contradicted = !claim && contradicts(p, lowerText, span.text);
   } else if (p.quoted.length > 0 && quotedHeld) {
     claim = consistent(p, span.text);
     contradicted = !claim;
@@ -279,4 +278,25 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };
   }
   return { miss: false };
+}
+
+/**
+ * Whether one text answers the query by search's own rules, as the only candidate: it holds
+ * the whole query verbatim, or its support passes the miss decision. The hit-rate monitor
+ * asks it of each new summary, so the monitor and search agree on what an answer is.
+ */
+export function answersText(a: QueryAnalysis, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY, lowered?: string): boolean {
+  const trimmed = a.query.trim();
+  const exact = trimmed.length >= 3 && text.includes(trimmed);
+  if (exact) return true;
+  // A statement is answered exactly when it is held as a claim (supportOf's statement
+  // rule, decideMiss's first test): asked directly, without building the rest of the record.
+  if (!a.question) {
+    const p = a.profile;
+    const lower = lowered ?? text.toLowerCase();
+    if (!p.quoted.every((q) => text.includes(q) || lower.includes(q.toLowerCase()))) return false;
+    return p.quoted.length > 0 ? consistent(p, text) : matches(p, text, policy, lower);
+  }
+  const support = supportOf(a, { text, role: 'system', timestamp: 0, meta: null }, exact, policy);
+  return !decideMiss(a, [support], exact).miss;
 }

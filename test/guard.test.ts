@@ -73,7 +73,7 @@ describe('rule 3: re-summarization adds a summary and supersedes; raw spans are 
     const r2 = await s.compact({ evict: ids.slice(199, 250), summary: summary(200, 250, 'more client work') });
     const r3 = await s.compact({ evict: [r1.summaryId, r2.summaryId], rewrite: [r1.summaryId, r2.summaryId], summary: summary(100, 250, 'client work, coarse') });
     expect(r3.superseded).toEqual([r1.summaryId, r2.summaryId]);
-    const r4 = await s.compact({ evict: [r3.summaryId], rewrite: [r3.summaryId], summary: summary(50, 280, 'everything, coarser') });
+    const r4 = await s.compact({ evict: [r3.summaryId], rewrite: [r3.summaryId], summary: summary(100, 250, 'everything, coarser') });
     expect(r4.superseded).toEqual([r3.summaryId]);
     const found = await s.search('rate limit req/s upstream API', { kinds: ['raw', 'summary'] });
     expect(found.miss).toBe(false);
