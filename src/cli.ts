@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * The `spanguard` command line. Every command has `--help`; `--json` prints machine-readable
- * output; colours only on a TTY. Exit codes:
- *   0 ok · 1 error · 2 usage · 3 verify: log corruption · 4 verify: log/index disagreement
+ * output; colours only on a TTY; `--version` prints the package version. Exit codes:
+ *   0 ok · 1 error · 2 usage (a bad option, or a file or store argument that does not exist)
+ *   3 verify: log corruption · 4 verify: log/index disagreement
  *   5 verdict/audit: not lossless · 65 malformed input (a line number is printed)
+ * Errors print one line, prefixed `spanguard <command>:`; a stack trace only for an internal
+ * error under SPANGUARD_DEBUG=1.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,12 +27,21 @@ const c = (code: number, s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
 const bold = (s: string) => c(1, s);
 const stateColor = (s: string) => (s === 'lossless' ? c(32, s) : s === 'unknown' ? c(33, s) : c(31, s));
 
+/** A bad command line, or a named file or store that does not exist: exit 2. Messages do not name the command; main() prefixes it. */
 class UsageError extends Error {}
+/** Input that cannot be read as a transcript or questions file (not gzip, truncated): exit 65. */
+class InputError extends Error {}
 
-const HELP: Record<string, string> = {
+/** The version in the package.json shipped beside dist/. */
+function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export const HELP: Record<string, string> = {
   main: `spanguard — lossless retrieval guard for long agent transcripts
 
 Usage: spanguard <command> [options]
+       spanguard --version
 
 Commands:
   replay <turns.jsonl[.gz]> --store DIR --budget N [--questions Q.jsonl]
@@ -44,8 +56,9 @@ Commands:
   stats DIR              counts, sizes, SIMD
   report DIR --html out.html  a self-contained HTML report with charts
 
-Every command takes --help and --json. Exit codes: 0 ok, 1 error, 2 usage,
-3 log corruption, 4 log/index disagreement, 5 not lossless, 65 malformed input.`,
+Every command takes --help and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
+file or store named that does not exist), 3 log corruption, 4 log/index disagreement,
+5 not lossless, 65 malformed input.`,
   replay: `Usage: spanguard replay <turns.jsonl[.gz]> --store DIR --budget N [options]
        spanguard replay --sample [--store DIR]
 
@@ -54,7 +67,8 @@ Input: JSONL of {turn, role, text} (shared/data format) or OpenAI chat messages 
 The whole file is checked first: a malformed line exits 65 with its line number, nothing written.
 
 Options:
-  --store DIR          store directory (must not already hold a store unless --append)
+  --store DIR          directory to create the store in (must not already hold one);
+                       with --sample, a fresh temp directory when omitted
   --budget N           window budget in tokens (default 32000)
   --questions FILE     JSONL of {question, answer, evidence_turns, category?, session?} to ask
                        after the replay through ContextWindow.recall. answer null with
@@ -67,7 +81,7 @@ Options:
                        already exists; the log is flushed and fsynced at close)
   --limit N            replay only the first N turns
   --html FILE          also write the HTML report
-  --sample             use the bundled sample (samples/miniswe-slice) and a fresh temp store
+  --sample             replay the bundled sample (samples/miniswe-slice) and ask its questions
   --json               print the report as JSON`,
   search: `Usage: spanguard search DIR "query" [options]
 
@@ -84,19 +98,58 @@ Options:
   --since ISO-DATE     only spans at or after this time (2024-05-01 or 2024-05-01T12:00:00Z)
   --until ISO-DATE     only spans at or before this time (a date alone: through its end, UTC)
   --json               the whole result: hits with their support, miss, missReason, missDetail`,
-  exact: `Usage: spanguard exact DIR "phrase" [--limit N] [--json]`,
+  exact: `Usage: spanguard exact DIR "phrase" [--limit N] [--json]
+Every raw span that contains the phrase verbatim, or "not in transcript".
+
+Options:
+  --limit N            at most N spans (default 1000)`,
   verdict: `Usage: spanguard verdict DIR [--explain] [--json]
 Exits 5 when the verdict is not lossless.`,
   audit: `Usage: spanguard audit DIR [--full] [--json]
-Runs an audit now and records it. Needs the writer lock. Exits 5 when it fails.`,
+Runs an audit now and records it. Needs the writer lock. Exits 5 when it fails.
+
+Options:
+  --full               check 16 times the usual sample of anchors and evicted spans (at least 512)`,
   verify: `Usage: spanguard verify DIR [--json]
 CRC-checks every record of every segment and checks that the indexes agree with the log.
 Exit 0: clean · 3: log corruption (file and byte offset printed) · 4: log/index disagreement.`,
-  stats: `Usage: spanguard stats DIR [--json]`,
-  report: `Usage: spanguard report DIR --html out.html [--json]`,
+  stats: `Usage: spanguard stats DIR [--json]
+Span counts, next id, bytes on disk, passes, evictions, anchors, the SIMD level, index sizes.`,
+  report: `Usage: spanguard report DIR --html out.html [--json]
+Writes one self-contained HTML page: window tokens against the budget, hit rate and
+evictions per pass, the verdict timeline.`,
 };
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+
+/** The options each command takes besides --help and --json (every command takes those two). */
+export const OPTIONS: Record<string, OptionSpec> = {
+  replay: {
+    store: { type: 'string' },
+    budget: { type: 'string' },
+    questions: { type: 'string' },
+    'keep-recent': { type: 'string' },
+    policy: { type: 'string' },
+    durability: { type: 'string' },
+    limit: { type: 'string' },
+    html: { type: 'string' },
+    sample: { type: 'boolean' },
+  },
+  search: {
+    k: { type: 'string' },
+    kinds: { type: 'string' },
+    turns: { type: 'string' },
+    speaker: { type: 'string', multiple: true },
+    since: { type: 'string' },
+    until: { type: 'string' },
+  },
+  exact: { limit: { type: 'string' } },
+  verdict: { explain: { type: 'boolean' } },
+  audit: { full: { type: 'boolean' } },
+  verify: {},
+  stats: {},
+  report: { html: { type: 'string' } },
+};
 type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
 
 function parse(argv: string[], options: OptionSpec): Parsed {
@@ -119,22 +172,31 @@ const print = (json: boolean, value: unknown, text: () => string) => console.log
 
 function needDir(pos: string[], cmd: string): string {
   const dir = pos[0];
-  if (!dir) throw new UsageError(`${cmd}: missing DIR\n${HELP[cmd]}`);
+  if (!dir) throw new UsageError(`missing DIR\n${HELP[cmd]}`);
   return dir;
 }
 
+/** Reads a transcript or questions file named on the command line (gzip or plain). */
+function readInput(file: string, what: string): string {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    throw new UsageError(`${what} ${file} does not exist`);
+  }
+  if (!st.isFile()) throw new UsageError(`${what} ${file} is not a file`);
+  try {
+    return readText(file);
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    // zlib's codes: a .gz that is not gzip, or is cut short.
+    if (typeof code === 'string' && code.startsWith('Z_')) throw new InputError(`${what} ${file}: not readable as gzip (${(e as Error).message})`);
+    throw e;
+  }
+}
+
 async function cmdReplay(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, {
-    store: { type: 'string' },
-    budget: { type: 'string' },
-    questions: { type: 'string' },
-    'keep-recent': { type: 'string' },
-    policy: { type: 'string' },
-    durability: { type: 'string' },
-    limit: { type: 'string' },
-    html: { type: 'string' },
-    sample: { type: 'boolean' },
-  });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.replay!);
   if (v.help) return (console.log(HELP.replay), EXIT.ok);
   let file = pos[0];
   let questionsFile = v.questions as string | undefined;
@@ -145,25 +207,30 @@ async function cmdReplay(argv: string[]): Promise<number> {
     questionsFile ??= path.join(sample, 'questions.jsonl');
     dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-sample-'));
   }
-  if (!file) throw new UsageError(`replay: missing the transcript file\n${HELP.replay}`);
-  if (!dir) throw new UsageError('replay: --store DIR is required');
+  if (!file) throw new UsageError(`missing the transcript file\n${HELP.replay}`);
+  if (!dir) throw new UsageError('--store DIR is required');
   if (fs.existsSync(path.join(dir, 'log')) && fs.readdirSync(path.join(dir, 'log')).some((f) => f !== 'LOCK'))
-    throw new UsageError(`replay: ${dir} already holds a store; replay into a new directory`);
+    throw new UsageError(`${dir} already holds a store; replay into a new directory`);
   const policy = v.policy as string | undefined;
   if (policy !== undefined && policy !== 'refuse' && policy !== 'spill') throw new UsageError('--policy must be refuse or spill');
   const durability = v.durability as string | undefined;
   if (durability !== undefined && !['sync', 'group', 'none'].includes(durability)) throw new UsageError('--durability must be sync, group or none');
   const json = v.json === true;
   const phaseStart = performance.now();
-  let turns = parseTranscript(readText(file));
-  if (v.limit !== undefined) turns = turns.slice(0, intOpt(v.limit, 'limit', turns.length));
-  const picked = questionsFile ? pickQuestions(parseQuestions(readText(questionsFile)), turns) : undefined;
+  const budgetTokens = intOpt(v.budget, 'budget', 32_000);
+  const keepRecentTurns = intOpt(v['keep-recent'], 'keep-recent', 8);
+  const limit = v.limit === undefined ? undefined : intOpt(v.limit, 'limit', 1);
+  const transcriptText = readInput(file, 'transcript');
+  const questionsText = questionsFile ? readInput(questionsFile, 'questions file') : undefined;
+  let turns = parseTranscript(transcriptText);
+  if (limit !== undefined) turns = turns.slice(0, limit);
+  const picked = questionsText !== undefined ? pickQuestions(parseQuestions(questionsText), turns) : undefined;
   const questions = picked?.questions;
   const parseSeconds = (performance.now() - phaseStart) / 1000;
   const progress = process.stderr.isTTY && !json;
   const report = await replay(dir, turns, {
-    budgetTokens: intOpt(v.budget, 'budget', 32_000),
-    keepRecentTurns: intOpt(v['keep-recent'], 'keep-recent', 8),
+    budgetTokens,
+    keepRecentTurns,
     ...(policy ? { policy: policy as 'refuse' | 'spill' } : {}),
     ...(durability ? { durability: durability as 'sync' | 'group' | 'none' } : {}),
     ...(questions ? { questions } : {}),
@@ -183,7 +250,7 @@ async function cmdReplay(argv: string[]): Promise<number> {
   if (v.html) await writeReport(dir, v.html as string);
   const skipped = picked?.skipped;
   print(json, { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir }, () =>
-    formatReplay(report, dir!, parseSeconds, skipped),
+    formatReplay(report, { dir: dir!, file: file!, sample: v.sample === true, keepRecentTurns, createdDir: v.sample === true && v.store === undefined }, parseSeconds, skipped),
   );
   return EXIT.ok;
 }
@@ -206,10 +273,33 @@ function pickQuestions(all: Question[], turns: { turn: number; meta?: Record<str
   return { questions, skipped };
 }
 
-function formatReplay(r: ReplayReport, dir: string, parseSeconds: number, skipped?: { otherSession: number; pastLastTurn: number }): string {
+/** Where a replay came from and went to, for the report's opening and closing lines. */
+interface ReplaySource {
+  dir: string;
+  file: string;
+  /** The bundled sample (`--sample`, `npm start`). */
+  sample: boolean;
+  keepRecentTurns: number;
+  /** The store directory is a temp directory the command made. */
+  createdDir: boolean;
+}
+
+/** Quotes one word for a POSIX shell (single quotes: nothing inside is expanded). */
+const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+function formatReplay(r: ReplayReport, src: ReplaySource, parseSeconds: number, skipped?: { otherSession: number; pastLastTurn: number }): string {
   const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)}%` : 'n/a');
+  const dir = src.dir;
+  const what = src.sample
+    ? `the bundled sample samples/miniswe-slice: ${r.turns} turns of a real SWE-bench coding-agent session (MIT, see its ATTRIBUTION.md)`
+    : `${src.file}: ${r.turns} turns`;
   const lines = [
     bold('spanguard replay report'),
+    `replayed ${what},`,
+    `  through a context window of ${r.budgetTokens} tokens that keeps the last ${src.keepRecentTurns} turns. Each time the`,
+    `  window overflowed, its oldest turns were summarized and evicted (a compaction pass); every`,
+    `  turn stays verbatim in the store, and the guard checked each pass before accepting it.`,
+    '',
     `store              ${dir}`,
     `turns              ${r.turns}`,
     `tokens             ${r.tokens}`,
@@ -251,8 +341,49 @@ function formatReplay(r: ReplayReport, dir: string, parseSeconds: number, skippe
     `bytes on disk      ${r.bytesOnDisk} (${(r.bytesOnDisk / 1048576).toFixed(1)} MiB)`,
     `SIMD               ${r.simd}`,
     `time               parse ${parseSeconds.toFixed(1)}s, ingest+compaction ${r.phases.ingestSeconds.toFixed(1)}s, questions ${r.phases.questionsSeconds.toFixed(1)}s, close ${r.phases.closeSeconds.toFixed(1)}s`,
+    '',
+    bold('what the figures mean'),
+    `  passes      compaction passes the window ran; re-summarized: passes that folded older summaries into a new one`,
+    `  anchors     turns holding an exact fact (a number with a unit, a limit, a setting); an anchor is evicted`,
+    `              only if a search for its own content finds it again`,
+    `  refused     anchors whose eviction the guard turned down (not found again), kept verbatim in the window;`,
+    `  spilled     the same under --policy spill. 0 / 0: every evicted anchor was found again`,
+    `  audits      checks that pinned facts and a sample of evicted turns come back by their own content`,
+    `  hit rate    the share of probe searches that return a hit. Half the probes are facts the transcript`,
+    `              states (they should hit), half are altered copies it never states (they should miss), so`,
+    `              0.500 is the healthy value, not a 50% failure. A rise of more than 15% over one pass marks`,
+    `              the store degraded: searches started finding what was never said`,
+    '',
+    bold('explore the store'),
+    ...exploreCommands(r, dir),
   );
+  if (src.createdDir) lines.push(`  rm -r ${shellQuote(dir)}    # a temp directory: remove it when done`);
   return lines.join('\n');
+}
+
+/**
+ * How to run this command line from here: `npx spanguard` where spanguard is installed as a
+ * package (npx finds its bin); in a clone of the repository, where npx cannot, `node dist/cli.js`
+ * (the path relative to the working directory).
+ */
+function cliCommand(): string {
+  if (packageRoot.split(path.sep).includes('node_modules')) return 'npx spanguard';
+  const rel = path.relative(process.cwd(), path.join(packageRoot, 'dist', 'cli.js'));
+  return `node ${shellQuote(rel.startsWith('..') ? path.join(packageRoot, 'dist', 'cli.js') : rel)}`;
+}
+
+/** Commands to look into the store a replay left, with its real path; a search for the shortest answerable question when there is one. */
+function exploreCommands(r: ReplayReport, dir: string): string[] {
+  const d = shellQuote(dir);
+  const sg = cliCommand();
+  const q = r.questions?.outcomes.filter((o) => o.answer !== null).sort((a, b) => a.question.length - b.question.length)[0];
+  return [
+    `  ${sg} search ${d} ${shellQuote(q?.question ?? 'what you want to find')}`,
+    ...(q?.answer ? [`  ${sg} exact ${d} ${shellQuote(q.answer.trim())}`] : []),
+    `  ${sg} verdict ${d} --explain`,
+    `  ${sg} stats ${d}`,
+    `  ${sg} report ${d} --html replay.html`,
+  ];
 }
 
 /** The first three turn ranges, and how many more. */
@@ -271,9 +402,15 @@ function examples(list: QuestionOutcome[], what: (o: QuestionOutcome) => string)
   return out;
 }
 
-async function openReadOnly(dir: string): Promise<SpanStore> {
+/** An existing store directory, or a usage error (opening a store for writing would create one). */
+function needStore(dir: string): string {
+  if (!fs.existsSync(dir)) throw new UsageError(`${dir} does not exist`);
   if (!fs.existsSync(path.join(dir, 'log'))) throw new UsageError(`${dir} is not a spanguard store (no log/ directory)`);
-  return SpanStore.open(dir, { readOnly: true });
+  return dir;
+}
+
+async function openReadOnly(dir: string): Promise<SpanStore> {
+  return SpanStore.open(needStore(dir), { readOnly: true });
 }
 
 /** Opens `dir` read-only for one command and always closes it. */
@@ -287,19 +424,13 @@ async function withReadOnly<T>(dir: string, fn: (store: SpanStore) => Promise<T>
 }
 
 async function cmdSearch(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, {
-    k: { type: 'string' },
-    kinds: { type: 'string' },
-    turns: { type: 'string' },
-    speaker: { type: 'string', multiple: true },
-    since: { type: 'string' },
-    until: { type: 'string' },
-  });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.search!);
   if (v.help) return (console.log(HELP.search), EXIT.ok);
   const dir = needDir(pos, 'search');
   const query = pos[1];
-  if (query === undefined) throw new UsageError(`search: missing the query\n${HELP.search}`);
+  if (query === undefined) throw new UsageError(`missing the query\n${HELP.search}`);
   const kinds = ((v.kinds as string | undefined) ?? 'raw').split(',') as ('raw' | 'summary')[];
+  if (kinds.some((k) => k !== 'raw' && k !== 'summary')) throw new UsageError(`--kinds takes raw, summary or raw,summary, got ${JSON.stringify(v.kinds)}`);
   const options: SearchOptions = { k: intOpt(v.k, 'k', 10), kinds };
   if (v.turns !== undefined) {
     const m = /^(\d+)-(\d+)$/.exec(v.turns as string);
@@ -385,11 +516,11 @@ export function supportSummary(s: Support): string {
 }
 
 async function cmdExact(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, { limit: { type: 'string' } });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.exact!);
   if (v.help) return (console.log(HELP.exact), EXIT.ok);
   const dir = needDir(pos, 'exact');
   const phrase = pos[1];
-  if (!phrase) throw new UsageError(`exact: missing the phrase\n${HELP.exact}`);
+  if (!phrase) throw new UsageError(`missing the phrase\n${HELP.exact}`);
   return withReadOnly(dir, async (store) => {
     const hits = store.findExact(phrase, { limit: intOpt(v.limit, 'limit', 1000) });
     print(v.json === true, { hits, miss: hits.length === 0, verdict: store.verdict().state }, () =>
@@ -400,7 +531,7 @@ async function cmdExact(argv: string[]): Promise<number> {
 }
 
 async function cmdVerdict(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, { explain: { type: 'boolean' } });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.verdict!);
   if (v.help) return (console.log(HELP.verdict), EXIT.ok);
   const dir = needDir(pos, 'verdict');
   return withReadOnly(dir, async (store) => {
@@ -425,9 +556,9 @@ async function cmdVerdict(argv: string[]): Promise<number> {
 }
 
 async function cmdAudit(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, { full: { type: 'boolean' } });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.audit!);
   if (v.help) return (console.log(HELP.audit), EXIT.ok);
-  const dir = needDir(pos, 'audit');
+  const dir = needStore(needDir(pos, 'audit'));
   const store = await SpanStore.open(dir, {});
   try {
     const report = await store.audit({ full: v.full === true });
@@ -446,7 +577,7 @@ async function cmdAudit(argv: string[]): Promise<number> {
 }
 
 async function cmdVerify(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, {});
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.verify!);
   if (v.help) return (console.log(HELP.verify), EXIT.ok);
   const dir = needDir(pos, 'verify');
   let store: SpanStore;
@@ -493,7 +624,7 @@ async function cmdVerify(argv: string[]): Promise<number> {
 }
 
 async function cmdStats(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, {});
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.stats!);
   if (v.help) return (console.log(HELP.stats), EXIT.ok);
   return withReadOnly(needDir(pos, 'stats'), async (store) => {
     const s = store.stats();
@@ -522,10 +653,10 @@ async function writeReport(dir: string, out: string): Promise<void> {
 }
 
 async function cmdReport(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, { html: { type: 'string' } });
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.report!);
   if (v.help) return (console.log(HELP.report), EXIT.ok);
   const dir = needDir(pos, 'report');
-  if (!v.html) throw new UsageError(`report: --html out.html is required\n${HELP.report}`);
+  if (!v.html) throw new UsageError(`--html out.html is required\n${HELP.report}`);
   await writeReport(dir, v.html as string);
   print(v.json === true, { html: v.html }, () => `wrote ${v.html}`);
   return EXIT.ok;
@@ -548,6 +679,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   if (!cmd || cmd === '--help' || cmd === '-h' || cmd === 'help') return (console.log(HELP.main), cmd ? EXIT.ok : EXIT.usage);
+  if (cmd === '--version' || cmd === '-v') return (console.log(packageVersion()), EXIT.ok);
   const run = COMMANDS[cmd];
   if (!run) {
     console.error(`spanguard: unknown command "${cmd}"\n\n${HELP.main}`);
@@ -560,7 +692,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`spanguard ${cmd}: ${e.message}`);
       return EXIT.usage;
     }
-    if (e instanceof TranscriptError) {
+    if (e instanceof TranscriptError || e instanceof InputError) {
       console.error(`spanguard ${cmd}: malformed input: ${e.message}`);
       return EXIT.badInput;
     }
@@ -568,7 +700,16 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`spanguard ${cmd}: ${e.code}: ${e.message}`);
       return e.code === 'CORRUPT' ? EXIT.corrupt : EXIT.error;
     }
-    console.error(`spanguard ${cmd}: ${(e as Error).stack ?? String(e)}`);
+    // A system error (a file that cannot be read or written, a directory where a file was
+    // meant): Node's message names the call and the path.
+    const sys = e as NodeJS.ErrnoException;
+    if (typeof sys?.code === 'string' && typeof sys.syscall === 'string') {
+      console.error(`spanguard ${cmd}: ${sys.message}`);
+      return EXIT.error;
+    }
+    const debug = process.env.SPANGUARD_DEBUG === '1';
+    console.error(`spanguard ${cmd}: internal error: ${debug ? ((e as Error)?.stack ?? String(e)) : ((e as Error)?.message ?? String(e))}`);
+    if (!debug) console.error('  (SPANGUARD_DEBUG=1 prints the stack trace; please include it when reporting this)');
     return EXIT.error;
   }
 }

@@ -244,3 +244,129 @@ describe('malformed input lines are reported with their numbers, nothing written
     expect(run('replay', transcript, '--store', tmpDir(), '--budget', 'many').status).toBe(2);
   });
 });
+
+describe('--version and -v print the package version', () => {
+  it('prints the version of the package.json beside dist/ and exits 0', () => {
+    const { version } = JSON.parse(fs.readFileSync(path.resolve('package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const r = run(flag);
+      expect(r.status, flag).toBe(0);
+      expect(r.stdout, flag).toBe(`${version}\n`);
+    }
+    expect(run('--help').stdout).toMatch(/spanguard --version/);
+  });
+});
+
+describe('every --help lists exactly the options its command takes', () => {
+  const flags = (text: string) => new Set([...text.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!));
+  it('the options in each help are the options the command parses, plus --json', async () => {
+    const { OPTIONS } = await import('../src/cli.js');
+    for (const [cmd, spec] of Object.entries(OPTIONS)) {
+      const r = run(cmd, '--help');
+      expect(r.status, cmd).toBe(0);
+      const listed = flags(r.stdout);
+      listed.delete('help');
+      expect([...listed].sort(), cmd).toEqual([...Object.keys(spec), 'json'].sort());
+    }
+  });
+  it('each option a help lists is accepted (no "Unknown option")', async () => {
+    const { OPTIONS } = await import('../src/cli.js');
+    for (const [cmd, spec] of Object.entries(OPTIONS)) {
+      const args = Object.entries(spec).flatMap(([name, o]) => (o.type === 'string' ? [`--${name}`, '1'] : [`--${name}`]));
+      const r = run(cmd, ...args, '--json', '--help');
+      expect(r.stderr, cmd).toBe('');
+      expect(r.status, cmd).toBe(0);
+    }
+    expect(run('replay', '--append', '--help').status).toBe(2);
+  });
+  it('the main help names every command', async () => {
+    const { OPTIONS } = await import('../src/cli.js');
+    const main = run('--help').stdout;
+    for (const cmd of Object.keys(OPTIONS)) expect(main, cmd).toMatch(new RegExp(`^  ${cmd} `, 'm'));
+  });
+});
+
+describe('a missing or unreadable input prints one line, no stack trace', () => {
+  const oneLine = (r: ReturnType<typeof run>) => {
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  };
+  it('a transcript or questions file that does not exist: exit 2, nothing written', () => {
+    const work = tmpDir('spanguard-missing-');
+    const store = path.join(work, 'store');
+    const r = run('replay', path.join(work, 'nope.jsonl'), '--store', store);
+    expect(r.status).toBe(2);
+    oneLine(r);
+    expect(r.stderr).toMatch(/^spanguard replay: transcript .*nope\.jsonl does not exist$/m);
+    const q = run('replay', transcript, '--store', store, '--questions', path.join(work, 'q.jsonl'));
+    expect(q.status).toBe(2);
+    oneLine(q);
+    expect(q.stderr).toMatch(/questions file .*q\.jsonl does not exist/);
+    expect(fs.existsSync(store)).toBe(false);
+  });
+  it('a store directory that does not exist: exit 2 for every command, and audit does not create it', () => {
+    const missing = path.join(tmpDir('spanguard-nostore-'), 'nope');
+    for (const args of [['search', missing, 'x'], ['exact', missing, 'x'], ['verdict', missing], ['audit', missing], ['verify', missing], ['stats', missing], ['report', missing, '--html', `${missing}.html`]]) {
+      const r = run(...args);
+      expect(r.status, args[0]).toBe(2);
+      oneLine(r);
+      expect(r.stderr, args[0]).toBe(`spanguard ${args[0]}: ${missing} does not exist\n`);
+    }
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+  it('a .gz that is not gzip is malformed input (exit 65); an unwritable --html is an error (exit 1)', () => {
+    const work = tmpDir('spanguard-badgz-');
+    const gz = path.join(work, 'turns.jsonl.gz');
+    fs.writeFileSync(gz, Buffer.from([0x1f, 0x8b, 0, 1, 2, 3]));
+    const r = run('replay', gz, '--store', path.join(work, 'store'));
+    expect(r.status).toBe(65);
+    oneLine(r);
+    const html = run('report', dir, '--html', path.join(work, 'no', 'such', 'dir', 'r.html'));
+    expect(html.status).toBe(1);
+    oneLine(html);
+    expect(html.stderr).toMatch(/^spanguard report: ENOENT/);
+  });
+});
+
+describe('error messages name the command once', () => {
+  it('usage errors are prefixed "spanguard <command>:" and nothing more', () => {
+    const cases: [string[], RegExp][] = [
+      [['search'], /^spanguard search: missing DIR$/m],
+      [['search', dir], /^spanguard search: missing the query$/m],
+      [['exact', dir], /^spanguard exact: missing the phrase$/m],
+      [['verdict'], /^spanguard verdict: missing DIR$/m],
+      [['replay'], /^spanguard replay: missing the transcript file$/m],
+      [['replay', transcript], /^spanguard replay: --store DIR is required$/m],
+      [['report', dir], /^spanguard report: --html out\.html is required$/m],
+      [['search', dir, 'x', '--kinds', 'everything'], /^spanguard search: --kinds takes raw, summary or raw,summary/m],
+    ];
+    for (const [args, line] of cases) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(line);
+      expect(r.stderr, args.join(' ')).not.toMatch(/^spanguard (\w+): \1:/m);
+    }
+  });
+});
+
+describe('replay --sample (npm start) says what it replayed, what the figures mean, and how to explore the store', () => {
+  it('names the sample, turns and budget, explains the hit rate, and prints commands that work on the store it left', () => {
+    const r = run('replay', '--sample', '--limit', '300', '--budget', '4000');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^replayed the bundled sample samples\/miniswe-slice: 300 turns of a real SWE-bench/m);
+    expect(r.stdout).toMatch(/through a context window of 4000 tokens that keeps the last 8 turns/);
+    for (const figure of ['passes', 'anchors', 'refused', 'spilled', 'audits', 'hit rate']) expect(r.stdout).toMatch(new RegExp(`^  ${figure} `, 'm'));
+    expect(r.stdout).toMatch(/0\.500 is the healthy value, not a 50% failure/);
+    const store = /^store +(\S+)$/m.exec(r.stdout)![1]!;
+    expect(fs.existsSync(path.join(store, 'log'))).toBe(true);
+    const explore = r.stdout.slice(r.stdout.indexOf('explore the store'));
+    // In this clone npx cannot find the package's own bin: the commands name dist/cli.js.
+    for (const cmd of ['search', 'verdict', 'stats']) expect(explore).toContain(`node dist/cli.js ${cmd} ${store}`);
+    const statsLine = explore.split('\n').find((l) => l.includes('dist/cli.js stats'))!;
+    const stats = run(...statsLine.trim().split(/\s+/).slice(2), '--json');
+    expect(stats.status, stats.stderr).toBe(0);
+    expect(JSON.parse(stats.stdout).spans.raw).toBe(300);
+    fs.rmSync(store, { recursive: true, force: true });
+  });
+});
