@@ -45,7 +45,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SpanStore, type TurnInput } from '../src/store.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from '../src/match.js';
-import { detectAnchor, perturb } from '../src/anchors.js';
+import { detectAnchor, distinctiveValue, perturb } from '../src/anchors.js';
 import { prng } from '../src/audit.js';
 import { packageRoot } from '../src/native.js';
 import { parseQuestions, parseTranscript, readText, type Question } from '../src/transcript.js';
@@ -201,7 +201,7 @@ export function isNearTrue(store: SpanStore, perturbed: string): boolean {
  * takes facts with at least one multi-digit number, decimal, number with a unit, or
  * identifier with digits; the weak ones are measured and reported apart, not dropped.
  */
-export const distinctiveValue = (fact: string) => /\d{2,}|\d[.,]\d|[\p{L}_]\d|\d(?:\s?(?:ms|µs|us|ns|s|sec|seconds?|mins?|minutes?|h|hours?|days?|%|[kKmMgGtT]i?[bB]|bytes?|px|tokens?|chars?|lines?|tests?|items?|errors?|passed|failed|skipped|warnings?|req\/s|rps|qps|workers|threads|retries|attempts|connections))(?![\p{L}])/u.test(fact);
+export { distinctiveValue };
 
 export type Measures = Omit<QualityReport, 'dataset' | 'unit' | 'turns' | 'spans' | 'ingestSeconds' | 'ingestSpansPerSecond'>;
 

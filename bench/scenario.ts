@@ -21,8 +21,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { HitRateMonitor, SpanStore, VerdictMonitor, type Verdict } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
+import { extractiveSummary, type SummarizeInput } from '../src/window.js';
+import { perturb } from '../src/anchors.js';
+import { anchorFact } from '../src/audit.js';
+import { ROLE_CODES } from '../src/native.js';
 
 export const TURNS = 14_200;
+const TOTAL_TURNS = TURNS;
 export const FACT_TURN = 4_237;
 export const FACT =
   'Confirmed with the platform team: the upstream billing API allows a rate limit of 40 req/s per key; keep every batch job under it.';
@@ -65,9 +70,37 @@ export function fillerTurns(n: number): { turn: number; role: string; text: stri
   return Array.from({ length: n }, (_, i) => ({ turn: i + 1, role: rows[i % rows.length]!.role, text: rows[i % rows.length]!.text }));
 }
 
+/**
+ * What the re-summarizer writes. `faithful`: the project's extractive summarizer over the
+ * summaries it folds (their lines, verbatim). `broad`: the seed's coarse re-summary that
+ * answers more queries — it restates each folded fact beside a plausible neighbour the
+ * transcript never stated ("rate limit 40 req/s" and "41 req/s"), the way a loose summary
+ * of several turns blurs their values.
+ */
+export type Resummarizer = 'faithful' | 'broad';
+
+const inputsOf = (store: SpanStore, ids: number[]): SummarizeInput[] =>
+  store.getMany(ids).flatMap((sp) =>
+    sp ? [{ spanId: sp.id, kind: sp.kind === 'summary' ? ('summary' as const) : ('raw' as const), role: sp.role, turnStart: sp.turnStart, turnEnd: sp.turnEnd, text: sp.text, anchor: sp.anchor }] : [],
+  );
+
+/** The broad re-summary: each line of the folded summaries, and for each line with a number, the same line with it shifted. */
+function broadSummary(inputs: SummarizeInput[]): string {
+  const out: string[] = [];
+  for (const i of inputs)
+    for (const line of i.text.split('\n')) {
+      out.push(line);
+      const fact = anchorFact(line, ROLE_CODES[i.role] ?? 0);
+      if (fact && /\d/.test(fact)) out.push(perturb(fact.trim(), 0));
+    }
+  return out.join('\n');
+}
+
 /** Runs the schedule; the caller closes `result.store`. */
-export async function runSeedScenario(dir: string, onPass?: (c: PassCheck) => void): Promise<ScenarioResult> {
+export async function runSeedScenario(dir: string, onPass?: (c: PassCheck) => void, options: { resummarizer?: Resummarizer; turns?: number } = {}): Promise<ScenarioResult> {
   const t0 = performance.now();
+  const TURNS = options.turns ?? TOTAL_TURNS;
+  const resummarizer = options.resummarizer ?? 'faithful';
   const store = await SpanStore.open(dir, { durability: 'none', auditEvery: 50, unknownAfter: 50 });
   const turns = fillerTurns(TURNS).map((t) => (t.turn === FACT_TURN ? { ...t, role: 'user', text: FACT } : t));
   const ids = await store.appendMany(turns);
@@ -86,11 +119,9 @@ export async function runSeedScenario(dir: string, onPass?: (c: PassCheck) => vo
     const a = group[0]!.a;
     const b = group[group.length - 1]!.b;
     const gone = group.map((g) => g.id);
-    const r = await store.compact({
-      evict: gone,
-      rewrite: gone,
-      summary: { text: `Coarse summary of turns ${a}-${b}: the agent worked on repositories, API clients and tests.`, turnStart: a, turnEnd: b },
-    });
+    const folded = inputsOf(store, gone);
+    const text = resummarizer === 'broad' ? broadSummary(folded) : await extractiveSummary(folded);
+    const r = await store.compact({ evict: gone, rewrite: gone, summary: { text, turnStart: a, turnEnd: b } });
     resummarizations++;
     await check(r.pass);
     return { id: r.summaryId, a, b };
@@ -102,7 +133,9 @@ export async function runSeedScenario(dir: string, onPass?: (c: PassCheck) => vo
     const a = Math.max(1, 100 * j);
     const b = Math.min(TURNS, 100 * j + 99);
     const evict = Array.from({ length: b - a + 1 }, (_, i) => idOfTurn(a + i));
-    const r = await store.compact({ evict, summary: { text: `Summary of turns ${a}-${b}: the agent ran commands and read files.`, turnStart: a, turnEnd: b } });
+    // Each pass's summary is the project's extractive summary of the turns it replaces: the
+    // monitor sees real summary text, not a fixed sentence it could never be fooled by.
+    const r = await store.compact({ evict, summary: { text: await extractiveSummary(inputsOf(store, evict)), turnStart: a, turnEnd: b } });
     await check(r.pass);
     pending1.push({ id: r.summaryId, a, b });
     if (j % 3 === 1) {

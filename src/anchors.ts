@@ -100,3 +100,27 @@ export function perturb(fact: string, variant = 0): string {
   const swapped = c === lower ? shifted : shifted.toUpperCase();
   return fact.replace(longest, longest.slice(0, i) + swapped + longest.slice(i + 1));
 }
+
+/**
+ * The value phrases of a perturbed fact: each changed number with the word next to it on
+ * either side (`collected 15 items`, `ID: 2`). A perturbation whose every such phrase is
+ * stated somewhere in the transcript is near-true — "collected 15 items" was printed by
+ * another run — not a never-stated value, and makes no probe. Null when some number has no
+ * word beside it (then the perturbation cannot be near-true by its words).
+ */
+export function valuePhrases(perturbed: string): string[] | null {
+  const around = /(?:[\p{L}_][\p{L}\p{N}_]*[^\p{L}\p{N}\n]{1,3})?[+\-]?\d+(?:[.,]\d+)*%?(?:[^\p{L}\p{N}\n]{1,3}[\p{L}_][\p{L}\p{N}_]*)?/gu;
+  const phrases = [...perturbed.matchAll(around)].map((m) => m[0]);
+  if (phrases.length === 0 || phrases.some((p) => !/\p{L}/u.test(p))) return null;
+  return phrases;
+}
+
+/**
+ * A fact with a distinctive value: a multi-digit number, a decimal, a number with a unit,
+ * or an identifier with digits. A fact whose numbers are all single bare digits (`table_id
+ * = 1`, `found 5 actions`) makes a weak probe: its perturbation is usually stated somewhere
+ * else in other words (`table_id=2`), true in substance, so it is not used as a
+ * never-stated probe.
+ */
+export const distinctiveValue = (fact: string): boolean =>
+  /\d{2,}|\d[.,]\d|[\p{L}_]\d|\d(?:\s?(?:ms|µs|us|ns|s|sec|seconds?|mins?|minutes?|h|hours?|days?|%|[kKmMgGtT]i?[bB]|bytes?|px|tokens?|chars?|lines?|tests?|items?|errors?|passed|failed|skipped|warnings?|req\/s|rps|qps|workers|threads|retries|attempts|connections))(?![\p{L}])/u.test(fact);

@@ -21,6 +21,9 @@ export interface PassEvent {
   divergence: number;
   hitRateBefore: number | null;
   hitRateAfter: number | null;
+  /** The same over the probes of the turns this pass's summary speaks for alone (absent in older events). */
+  localHitRateBefore?: number | null;
+  localHitRateAfter?: number | null;
 }
 
 export interface RefusalEvent {

@@ -15,7 +15,7 @@ import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, Span
 import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
 import { agentFinds, anchorFact, prng } from './audit.js';
-import { perturb } from './anchors.js';
+import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { analyzeQuery, type QueryAnalysis } from './query.js';
 import { RECALL_K } from './search.js';
@@ -87,11 +87,17 @@ interface Probe {
   summary: boolean;
 }
 
-/** Evicted anchors probed per pass, besides the session-wide set. */
-const LOCAL_PROBES = 16;
+/** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
+const LOCAL_PROBES = 64;
+/** Fewer pairs than this say too little for the pass's own rate to be judged on its own. */
+const MIN_LOCAL_PAIRS = 4;
+/** The seed's rule: a rise of more than 15% over one pass. */
+const HIT_RATE_RISE = 0.15;
 
 export class CompactionGuard {
   private probeSet: Probe[] = [];
+  /** Per anchor id: its stated fact, a never-stated perturbation and that one's analysis (null: no usable pair). */
+  private readonly pairs = new Map<number, { fact: string; negative: string; analysis: QueryAnalysis } | null>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
   private anchorsAtDraw = 0;
 
@@ -268,10 +274,11 @@ export class CompactionGuard {
     // stated fact (a raw hit: rule 4 just verified it) and a never-stated perturbation of it
     // (a miss unless the summary states it). A summary that writes plausible wrong values
     // for the turns it replaces moves these, however large the session-wide set.
-    const local = this.localProbes(probed, evictedRaw);
+    const local = this.localProbes(summary.turnStart, summary.turnEnd);
     const probes = [...this.probeSet, ...local];
     const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
     const before = probes.length === 0 ? null : hitsOf(probes);
+    const localHitsBefore = hitsOf(local);
     mark('monitor');
 
     // Rules 3 and 5: the summary is a new record in its own namespace.
@@ -280,9 +287,29 @@ export class CompactionGuard {
     // The pass changed the searchable state by exactly this summary (superseded summaries
     // stay searchable, marked): a probe starts to hit only if the summary answers it.
     const lowered = summary.text.toLowerCase();
-    for (const p of probes) if (!p.raw && !p.summary && answersText(p.analysis, summary.text, store.options.matchPolicy, lowered)) p.summary = true;
+    let stated = 0;
+    let statedLocal = 0;
+    for (const p of probes) {
+      if (p.raw || p.summary || !answersText(p.analysis, summary.text, store.options.matchPolicy, lowered)) continue;
+      // A perturbation never stated when its probe was made may be stated by a turn appended
+      // since ("found 3 actions" printed by a later run): the summary then restates a true
+      // turn. It was a raw hit before this pass as much as after it: counted on both sides.
+      if (!p.positive && !this.neverStated(p.query)) {
+        p.raw = true;
+        stated++;
+        if (local.includes(p)) statedLocal++;
+      } else p.summary = true;
+    }
     const after = probes.length === 0 ? null : hitsOf(probes);
-    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, probes.length, before / probes.length);
+    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, probes.length, (before + stated) / probes.length);
+    // The pass's own probes are a probe set too: a summary that blurs a share of the facts
+    // it speaks for moves them by that share, undiluted by the rest of the session.
+    const localBefore = local.length === 0 ? null : (localHitsBefore + statedLocal) / local.length;
+    const localAfter = local.length === 0 ? null : hitsOf(local) / local.length;
+    const localRise =
+      localBefore !== null && localAfter !== null && local.length >= 2 * MIN_LOCAL_PAIRS && localAfter > localBefore * (1 + HIT_RATE_RISE)
+        ? `hit rate over the ${local.length} probes of the turns this summary speaks for rose from ${localBefore.toFixed(3)} to ${localAfter.toFixed(3)} (limit +${Math.round(HIT_RATE_RISE * 100)}%)`
+        : null;
     mark('monitor');
     const eventId = await store.recordEvent({
       type: 'pass',
@@ -298,9 +325,11 @@ export class CompactionGuard {
       divergence,
       hitRateBefore: hr.before,
       hitRateAfter: hr.hitRate,
+      localHitRateBefore: localBefore,
+      localHitRateAfter: localAfter,
     });
-    if (hr.rise) {
-      await store.recordEvent({ type: 'degrade', pass, reason: 'hit-rate-rise', detail: hr.rise, spanIds: [] });
+    if (hr.rise || localRise) {
+      await store.recordEvent({ type: 'degrade', pass, reason: 'hit-rate-rise', detail: [hr.rise, localRise].filter(Boolean).join('; '), spanIds: [summaryId] });
     }
     mark('record');
     return {
@@ -339,25 +368,65 @@ export class CompactionGuard {
   }
 
   /**
-   * Probes for this pass's evicted anchors (at most LOCAL_PROBES): the stated fact, and its
-   * first perturbation when the transcript never states it. Raw hits are known without a
-   * search: rule 4 verified each fact through the agent's path, and findExact finds no span
-   * stating the perturbation.
+   * Probes for the anchors of the turns the new summary speaks for (at most LOCAL_PROBES,
+   * evenly spaced over them): the raw anchors this pass evicts, or, for a re-summary, the
+   * raw anchors under the summaries it folds. Each gives its stated fact (a raw hit: the raw
+   * namespace never changes, rule 4 verified it at eviction and audits check it since) and
+   * its first perturbation when the transcript never states it.
    */
-  private localProbes(probed: readonly { id: number; probe: string }[], evicted: readonly number[]): Probe[] {
+  private localProbes(turnStart: number, turnEnd: number): Probe[] {
+    const store = this.store;
+    const anchors = store.state.anchors;
+    const turnOf = (i: number) => store.log.get(anchors[i]!)?.turnStart ?? -1;
+    // Anchors are in id order, and turns never go backwards: binary search the range.
+    const lowerBound = (turn: number) => {
+      let lo = 0;
+      let hi = anchors.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (turnOf(mid) < turn) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const a = lowerBound(turnStart);
+    const b = lowerBound(turnEnd + 1);
     const out: Probe[] = [];
-    const gone = new Set(evicted);
     const global = new Set(this.probeSet.map((p) => p.query));
-    for (const { id, probe } of probed) {
-      if (out.length >= 2 * LOCAL_PROBES) break;
-      const fact = probe.trim();
-      if (!gone.has(id) || fact.length < 8 || global.has(fact)) continue;
-      const negative = perturb(fact, 0);
-      if (negative === fact || this.store.findExact(negative, { limit: 1 }).length > 0) continue;
-      out.push({ query: fact, positive: true, analysis: analyzeQuery(fact), raw: true, summary: false });
-      out.push({ query: negative, positive: false, analysis: analyzeQuery(negative), raw: false, summary: false });
+    const n = b - a;
+    const step = Math.max(1, n / LOCAL_PROBES);
+    for (let x = 0; x < n && out.length < 2 * LOCAL_PROBES; x += step) {
+      const id = anchors[a + Math.floor(x)]!;
+      // Each anchor's probe pair is built once (a re-summary asks about the same anchors again).
+      let pair = this.pairs.get(id);
+      if (pair === undefined) {
+        pair = null;
+        const s = store.log.get(id);
+        const fact = s ? anchorFact(s.text, s.role)?.trim() : undefined;
+        if (fact && fact.length >= 8) {
+          const negative = perturb(fact, 0);
+          if (negative !== fact && this.neverStated(negative)) pair = { fact, negative, analysis: analyzeQuery(negative) };
+        }
+        this.pairs.set(id, pair);
+      }
+      if (pair === null || global.has(pair.fact)) continue;
+      // The stated fact hits raw and stays a hit; only the never-stated one can move.
+      out.push({ query: pair.fact, positive: true, analysis: pair.analysis, raw: true, summary: false });
+      out.push({ query: pair.negative, positive: false, analysis: pair.analysis, raw: false, summary: false });
     }
     return out;
+  }
+
+  /** A perturbation is a never-stated probe when no span states it, nor (near-true) each of its value phrases. */
+  private neverStated(perturbed: string): boolean {
+    const store = this.store;
+    // Values are what a summary gets wrong: a probe perturbs a distinctive number or an
+    // identifier with digits. A fact with only single bare digits, or none (a letter
+    // changed in a word), makes a weak probe that a true restatement can match.
+    if (!distinctiveValue(perturbed)) return false;
+    if (store.findExact(perturbed, { limit: 1 }).length > 0) return false;
+    const phrases = valuePhrases(perturbed);
+    return phrases === null || !phrases.every((p) => store.findExact(p, { limit: 1 }).length > 0);
   }
 
   /** Forgets the probe set; the next pass draws and measures a new one (after a repair). */
@@ -394,7 +463,7 @@ export class CompactionGuard {
         let negative: string | null = null;
         for (let v = 0; v < 8 && negative === null; v++) {
           const candidate = perturb(fact, v);
-          if (candidate !== fact && store.findExact(candidate, { limit: 1 }).length === 0) negative = candidate;
+          if (candidate !== fact && this.neverStated(candidate)) negative = candidate;
         }
         if (negative === null) continue;
         seen.add(fact);

@@ -216,7 +216,9 @@ export function profileQuery(query: string): QueryProfile {
     if (!standalone.has(cur.w)) return;
     const prev = words[i - 1];
     const next = words[i + 1];
-    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=(?<![${L}])${escape(prev!.w)}[^\\p{L}\\p{N}]{1,4})` : '';
+    // The word before may stand one function word away in the text ("limit 40" is held by
+    // "limit of 40", "timeout set to 30" by "timeout is 30").
+    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=(?<![${L}])${escape(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
     const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(next!.w)})` : '';
     if (before || after) {
       contexts.push(new RegExp(before + valueTest(cur.w) + after, 'u'));
@@ -306,12 +308,14 @@ export function contradicts(profile: QueryProfile, text: string, whole: string =
 }
 
 /**
- * Every standalone value with words beside it in the query stands next to them in `text`,
- * on at least one side: "rate limit 40 req/s" is held by "rate limit of 40 req/s" (`40 req`),
- * and "collected 51 items" is not held by a log that says "collected 50 items".
+ * Every standalone value with words beside it in the query stands next to them in `text`:
+ * on both sides for a statement ("rate limit 40 req/s" is held by "rate limit of 40 req/s";
+ * "Found 50 test(s)" is not held by "head -n 50 tests/…"), on one side at least for a
+ * question (`eitherSide`: its wording around a value is the asker's). "collected 51 items"
+ * is never held by a log that says "collected 50 items".
  */
-export function contextHolds(profile: QueryProfile, text: string): boolean {
-  return profile.contextSides.every((sides) => sides.some((re) => re.test(text)));
+export function contextHolds(profile: QueryProfile, text: string, eitherSide = false): boolean {
+  return eitherSide ? profile.contextSides.every((sides) => sides.some((re) => re.test(text))) : profile.contexts.every((re) => re.test(text));
 }
 
 function passes(profile: QueryProfile, lower: string, policy: MatchPolicy): boolean {

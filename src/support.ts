@@ -133,7 +133,7 @@ const holdsAny = (forms: readonly string[], words: ReadonlySet<string>) => forms
 function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lowerText: string, fields: string, text: string): { held: boolean; contradicted: boolean } {
   const values = claim.filter((v) => profile.tests.has(v));
   const holds = (win: string) =>
-    values.every((v) => profile.tests.get(v)!.test(win)) && contextHolds(profile, win);
+    values.every((v) => profile.tests.get(v)!.test(win)) && contextHolds(profile, win, question);
   const lines = lowerText.split('\n');
   const key = profile.key !== null && values.includes(profile.key) ? profile.key : (values[0] ?? null);
   const tryWindow = (win: string) => {

@@ -33,12 +33,17 @@ describe('seed scenario: a query for the rate limit returns raw turn 4,237 verba
 });
 
 describe('seed scenario: the hit rate over the probe set stays within ±3% across passes', () => {
-  it('never moves more than 3 percentage points between passes once the probe set is full', () => {
-    const h = r.store.hitRate.history.slice(1);
-    expect(h.length).toBeGreaterThan(190);
-    let maxStep = 0;
-    for (let i = 1; i < h.length; i++) maxStep = Math.max(maxStep, Math.abs(h[i]!.hitRate - h[i - 1]!.hitRate));
-    expect(maxStep).toBeLessThanOrEqual(0.03);
+  it('no pass moves it by more than 3 percentage points, over the session set or over its own turns', () => {
+    // Summaries are the project's extractive summaries of the replaced turns: the monitor
+    // reads real text (a blind monitor, or fixed summaries, would pass this vacuously; the
+    // broad re-summarizer below shows the same measure moving).
+    const passes = r.store.events().flatMap((e) => (e.event.type === 'pass' ? [e.event] : []));
+    expect(passes.length).toBeGreaterThan(190);
+    const measured = passes.filter((p) => p.hitRateBefore !== null && p.hitRateAfter !== null);
+    expect(measured.length).toBeGreaterThan(190);
+    expect(passes.filter((p) => (p.localHitRateBefore ?? null) !== null).length).toBeGreaterThan(100);
+    for (const p of measured) expect(Math.abs(p.hitRateAfter! - p.hitRateBefore!)).toBeLessThanOrEqual(0.03);
+    for (const p of passes) if (p.localHitRateBefore != null && p.localHitRateAfter != null) expect(Math.abs(p.localHitRateAfter - p.localHitRateBefore)).toBeLessThanOrEqual(0.03);
   });
 });
 
@@ -58,6 +63,20 @@ describe('seed scenario: a pass that tries to rewrite an indexed raw span halts 
     const s = await r.store.search(QUERY, { k: 1 });
     expect(s.hits[0]).toMatchObject({ text: FACT, trustExactRecall: false, verdict: 'degraded' });
   });
+});
+
+describe("the seed's failure through spanguard's own API: a coarse re-summary that answers more queries is caught", () => {
+  it('a broad re-summarizer raises the hit rate over one pass by more than 15% and the verdict degrades before any breach', async () => {
+    const broad = await runSeedScenario(tmpDir(), undefined, { resummarizer: 'broad', turns: 3000 });
+    try {
+      expect(broad.verdictBeforeBreach.state).toBe('degraded');
+      expect(broad.verdictBeforeBreach.reasons.join(' ')).toMatch(/hit-rate-rise/);
+      // The raw turn still answers the query verbatim: the fallback held, the monitor spoke.
+      expect(broad.checks.every((c) => c.verbatim || c.turn !== FACT_TURN)).toBe(true);
+    } finally {
+      await broad.store.close();
+    }
+  }, 300_000);
 });
 
 describe('the seed failure reproduced: a content-hash-keyed store loses turn 4,237 and the monitor catches it', () => {

@@ -1,0 +1,469 @@
+/**
+ * Summary grounding: a summary may not state a value its sources do not.
+ *
+ * A compaction pass replaces spans with a summary; the agent later acts on what the summary
+ * says. A summarizer that writes a plausible but wrong value ("rate limit 45 req/s" where the
+ * turns said 40) plants a fact nobody stated. The rule: every value the summary states must
+ * occur verbatim in the spans it summarizes — the raw spans the pass evicts, plus the texts
+ * of the summaries it re-summarizes (which were themselves grounded when written).
+ *
+ * What a value is, is match.ts's definition (`profileQuery`), the one search holds a
+ * candidate to, so the guard and recall cannot disagree on it:
+ *  - standalone values: every number, with a sign or marker stuck to it and a percent sign
+ *    (`40`, `3.5ms`, `+76`, `-1`, `300%`, `0x1f`), and versions (`v2.26.2`);
+ *  - identifiers with digits (`float16`, `utf-8`, `res1`);
+ *  - identifiers without digits of 5+ chars: paths, dotted, snake_case and camelCase names
+ *    (`django/db/models/base.py`, `self.mask`, `ValueError`, `req/s`);
+ *  - quoted parts: backticked or double-quoted text of 6+ chars, compared as a substring.
+ *
+ * Comparison:
+ *  - Verbatim and case-sensitive, for every kind. profileQuery lower-cases what it extracts
+ *    (search is case-blind); here each value is compared as the summary spells it. Numbers
+ *    and versions are not normalized (`40` is not `40.0`, `1e3` is not `1000`). Identifiers
+ *    keep their case because it is part of what they name: `MAX_RETRIES` and `max_retries`
+ *    are two variables, `README.md` and `readme.md` two files on most filesystems, `10Mb`
+ *    and `10MB` two sizes; a summarizer copying an identifier has no reason to re-case it.
+ *    (A summary whose lower-casing changes its length — a rare letter like `İ` — is compared
+ *    case-blind in that part, since offsets no longer map.)
+ *  - Bounded, by the same rule as match.ts's value test: `40` is not `140`, `40.5`, or
+ *    `float40`; `self.mask` is not `self.masked`.
+ *  - A `v` before a dotted version is notation: `v2.26.2` and `2.26.2` ground each other;
+ *    `2.26.3` grounds neither.
+ *
+ * Not values (framing the summarizer adds; stripped before extraction):
+ *  - turn references: `t12–15`, `(t12)`, "turn 12", "turns 3-9", "turns 3 to 9";
+ *  - the window's header `[summary of turns 12–15; …]` and the extractive summarizer's line
+ *    prefix `- t123–125 assistant: ` (anywhere in a line: a re-summary quotes its sources'
+ *    lines) and its `- … 4 more span(s)` line;
+ *  - list numbering at the start of a line (`1.`, `2)`).
+ *
+ * Cuts. The extractive summarizer (window.ts) keeps each span's first line up to 120 chars
+ * and an anchor fact up to 160 (a window of a long line, cut at both ends), joined by ` … `.
+ * A value at a cut may be a piece of a source value (`12345` kept as `123`). So where a text
+ * may have been cut — around an ellipsis `…`, and at the end of every line of the extractive
+ * format — a value touching the cut (nothing but `. / : -` between) need not be bounded on
+ * that side: it is grounded by a source occurrence it begins or ends. Elsewhere (an LLM's
+ * bullet "- rate limit: 45") both bounds hold.
+ *
+ * Cost: extraction is one profileQuery of the summary (linear in its length, a few KB).
+ * Search: each distinct value is looked up with indexOf, source by source, until one holds it
+ * bounded, then it is done; a value no source holds scans every source once. So
+ * O(V · Σ|source|) in the worst case (V distinct values, each indexOf native and linear),
+ * and far less in practice: a grounded value stops at its first bounded occurrence, usually
+ * early in the first source. Tokenizing each source into a set would be one pass, but a JS
+ * tokenizer over 100s of KB of tool output costs more than a few dozen native scans, and a
+ * set cannot answer the cut (prefix/suffix) lookups. Measured by bench/grounding.bench.ts
+ * over the full miniswe replay (2,074 passes): see docs/GROUNDING.md.
+ */
+import { profileQuery, quotedParts } from './match.js';
+
+export interface GroundingResult {
+  /** True when every value the summary states occurs in at least one source. */
+  grounded: boolean;
+  /** The values the summary states, in order, as compared (see `summaryValues`). */
+  values: string[];
+  /** The values no source holds. */
+  ungrounded: string[];
+}
+
+export interface GroundingOptions {
+  /**
+   * A number must also stand beside one of its content-word neighbours in the summary
+   * (default true). Off: the value alone, anywhere in a source.
+   */
+  context?: boolean;
+}
+
+/** One lookup: a value as spelled, and which of its sides must be bounded in the source. */
+interface Check {
+  value: string;
+  /** The occurrence in the source must be bounded on the left / the right. */
+  left: boolean;
+  right: boolean;
+  /** A quoted part: a plain substring test. */
+  quote: boolean;
+  /** A dotted version: `v` before it is optional on both sides. */
+  version: boolean;
+  /** Compared against lower-cased sources (a summary part whose lower-casing changed its length). */
+  caseBlind: boolean;
+  /**
+   * A number's content-word neighbours in the summary (lower-cased): a source occurrence
+   * must have one of them beside it. `bounded`: the word before is whole (not at a cut).
+   */
+  before?: { word: string; bounded: boolean };
+  after?: string;
+}
+
+interface Part {
+  text: string;
+  /** The text may start / end mid-word: a value touching that end need not be bounded there. */
+  cutStart: boolean;
+  cutEnd: boolean;
+}
+
+/** The extractive summarizer's line prefix: `- t123 role: ` or `- t123–125 role: `. */
+const EXTRACTIVE_PREFIX = /(?<!\S)- t\d+(?:–\d+)? [^\s:]+: /g;
+const EXTRACTIVE_LINE = /^- t\d+(?:–\d+)? [^\s:]+: /;
+/** The same prefix cut short at the end of a part (a re-summary keeps 120 chars of a line of prefixes). */
+const EXTRACTIVE_PREFIX_CUT = /(?<!\S)- t\d*(?:–\d*)?(?: [^\s:]*:?)?\s*(?=…|$)/g;
+/** Its line for spans that did not fit: `- … 4 more span(s)`. */
+const MORE_SPANS = /^\s*-?\s*…\s*\d+ more span\(s\)\s*$/;
+/** The window's summary header (ContextWindow.messages), should a host hand it back in. */
+const HEADER = /\[summary of turns [^\]\n]*\]/gi;
+/** "turn 12", "turns 3-9", "Turns 3–9", "turns 3 to 9", "turns 3, 5 and 9". */
+const TURN_WORDS = /(?<![\p{L}\p{N}_])turns?\s+\d+(?:\s*(?:[–—-]|to|through|and|,)\s*t?\d+)*(?![\p{L}\p{N}_])/giu;
+/** `t12–15`, `t12-t15`, and a lone turn reference in brackets: `(t12)`, `[t12–15]`. */
+const TURN_RANGE = /(?<![\p{L}\p{N}_])t\d+\s*[–—-]\s*t?\d+(?![\p{L}\p{N}_])/gu;
+const TURN_BRACKETED = /[([]t\d+[)\]]/g;
+/** List numbering at the start of a line: `1.`, `12)`. */
+const LIST_NUMBER = /^(\s*)\d+[.)](?=\s)/;
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+const NUMBER_CHAR = /\p{N}/u;
+const DOTTED_VERSION = /^[vV]?\d+(?:\.\d+)+$/;
+
+/** The code point ending at `at` (a surrogate pair whole), or '' at the start. */
+function charBefore(s: string, at: number): string {
+  if (at <= 0) return '';
+  const c = s.charCodeAt(at - 1);
+  if (c >= 0xdc00 && c <= 0xdfff && at >= 2) return s.slice(at - 2, at);
+  return s[at - 1]!;
+}
+
+/** The code point starting at `at`, or '' at the end. */
+function charAfter(s: string, at: number): string {
+  if (at >= s.length) return '';
+  const c = s.charCodeAt(at);
+  if (c >= 0xd800 && c <= 0xdbff && at + 1 < s.length) return s.slice(at, at + 2);
+  return s[at]!;
+}
+
+/**
+ * The bounds of match.ts's value test, `(?<![\p{L}\p{N}_]|\p{N}\.)` before and
+ * `(?![\p{L}\p{N}_]|\.\p{N})` after, as character checks (no pattern per value and source).
+ */
+function leftBounded(s: string, at: number): boolean {
+  const c = charBefore(s, at);
+  if (c === '') return true;
+  if (WORD_CHAR.test(c)) return false;
+  return !(c === '.' && NUMBER_CHAR.test(charBefore(s, at - 1)));
+}
+
+function rightBounded(s: string, end: number): boolean {
+  const c = charAfter(s, end);
+  if (c === '') return true;
+  if (WORD_CHAR.test(c)) return false;
+  return !(c === '.' && NUMBER_CHAR.test(charAfter(s, end + 1)));
+}
+
+const GAP_CHAR = /[^\p{L}\p{N}]/u;
+
+/**
+ * Whether one of the summary's content-word neighbours of a number stands beside its
+ * occurrence [start, end) in the source, across at most 4 characters that are not letters or
+ * digits — match.ts's "values next to their words", one side sufficing as for a question:
+ * "rate limit 40 req/s" is held by "limit: 40 req/s" and by "40 req/s", not by a source
+ * whose only `40` is "took 40 ms".
+ */
+function beside(source: string, start: number, end: number, c: Check): boolean {
+  if (!c.before && !c.after) return true;
+  if (c.before) {
+    const w = c.before.word;
+    for (let g = 1; g <= 4 && start - g >= 0 && GAP_CHAR.test(source[start - g]!); g++) {
+      const at = start - g - w.length;
+      if (at >= 0 && source.slice(at, start - g).toLowerCase() === w && (!c.before.bounded || !WORD_CHAR.test(charBefore(source, at)))) return true;
+    }
+  }
+  if (c.after) {
+    const w = c.after;
+    for (let g = 0; g <= 4 && end + g < source.length; g++) {
+      if (g > 0 && !GAP_CHAR.test(source[end + g - 1]!)) break;
+      if (source.slice(end + g, end + g + w.length).toLowerCase() === w) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether `source` holds the check's value with the bounds (and beside the words) it asks
+ * for: indexOf, then the bounds per occurrence, then the neighbours.
+ */
+function holds(source: string, check: Check, context: boolean): boolean {
+  // A version is looked up bare; a `v` before it, in the source or the summary, is notation.
+  const needle = check.version ? check.value.replace(/^[vV]/, '') : check.value;
+  for (let at = source.indexOf(needle); at >= 0; at = source.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    if (check.right && !rightBounded(source, end)) continue;
+    if ((!check.left || leftBounded(source, at)) && (!context || beside(source, at, end, check))) return true;
+    // `2.26.2` stated, `v2.26.2` in the source (or the other way round).
+    if (check.version && /[vV]/.test(charBefore(source, at)) && (!check.left || leftBounded(source, at - 1)) && (!context || beside(source, at - 1, end, check))) return true;
+  }
+  return false;
+}
+
+/**
+ * What window.ts's extractiveSummary keeps: a span's first line up to 120 chars, and its
+ * anchor fact up to 160 — a fact is a line, or a 160-char window of a longer line
+ * (anchors.ts lineAround), cut at both ends then, less a char not to split a surrogate pair.
+ */
+const FIRST_LINE_KEPT = 120;
+const FACT_KEPT = 160;
+const SEPARATOR = ' … ';
+
+/** Framing stripped from a piece of text; a gap wider than a word context's reach (4 chars) in its place, so the words either side are not read as neighbours. */
+function unframed(text: string): string {
+  const GAP = '      ';
+  return text
+    .replace(HEADER, GAP)
+    .replace(EXTRACTIVE_PREFIX, GAP)
+    .replace(EXTRACTIVE_PREFIX_CUT, GAP)
+    .replace(TURN_WORDS, GAP)
+    .replace(TURN_RANGE, GAP)
+    .replace(TURN_BRACKETED, GAP);
+}
+
+/**
+ * One line of the extractive format, its prefix taken off: `first[ … fact]`, all of it cut
+ * short when it is itself the first line of a summary being re-summarized (`cutAtEnd`). A
+ * part's end may be cut only where the summarizer cut: the first line at 120 chars, the fact
+ * when it is a 160-char window, the whole at the end when an outer line cut it.
+ */
+function extractiveParts(content: string, cutAtEnd: boolean): Part[] {
+  // A re-summary's line holds its source summary's first line, prefix and all.
+  const nested = EXTRACTIVE_LINE.exec(content);
+  if (nested) return extractiveParts(content.slice(nested[0].length), cutAtEnd || content.length >= FIRST_LINE_KEPT);
+  // Where the first line ends and the fact begins: at 120 chars when the first line was cut,
+  // else at the separator whose fact is a full window (cut at both ends).
+  let firstCutAt = -1;
+  let factAt = -1;
+  if (content.startsWith(SEPARATOR, FIRST_LINE_KEPT)) {
+    firstCutAt = FIRST_LINE_KEPT;
+    if (content.length - (FIRST_LINE_KEPT + SEPARATOR.length) >= FACT_KEPT - 2) factAt = FIRST_LINE_KEPT + SEPARATOR.length;
+  } else if (content.length === FIRST_LINE_KEPT && !content.includes('\n')) {
+    firstCutAt = FIRST_LINE_KEPT;
+  } else {
+    for (let k = content.indexOf(SEPARATOR); k >= 0; k = content.indexOf(SEPARATOR, k + 1)) {
+      const factLength = content.length - (k + SEPARATOR.length);
+      if (factLength >= FACT_KEPT - 2 && factLength <= FACT_KEPT) factAt = k + SEPARATOR.length;
+    }
+  }
+  const out: Part[] = [];
+  let from = 0;
+  for (;;) {
+    const ellipsis = content.indexOf('…', from);
+    const to = ellipsis < 0 ? content.length : ellipsis;
+    const text = unframed(content.slice(from, to));
+    const last = ellipsis < 0;
+    const cutStart = factAt >= 0 && from === factAt - 1;
+    const cutEnd = (firstCutAt >= 0 && to === firstCutAt + 1) || (last && (cutAtEnd || factAt >= 0 || firstCutAt === content.length));
+    if (text.trim().length > 0) out.push({ text, cutStart, cutEnd });
+    if (last) return out;
+    from = ellipsis + 1;
+  }
+}
+
+/**
+ * The summary cut into parts: framing stripped, lines split at ellipses (no value is read
+ * across one), each part marked with the ends where it may have been cut. An ellipsis an
+ * author writes marks a cut on both sides; in the extractive format, only the summarizer's
+ * own cuts count (see extractiveParts).
+ */
+function parts(summary: string): Part[] {
+  const out: Part[] = [];
+  const lines = summary.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
+    if (MORE_SPANS.test(raw)) continue;
+    const prefix = EXTRACTIVE_LINE.exec(raw);
+    if (prefix) {
+      // Lines after it without a prefix continue it: an anchor fact can span two lines.
+      let record = raw;
+      while (i + 1 < lines.length && !EXTRACTIVE_LINE.test(lines[i + 1]!) && !MORE_SPANS.test(lines[i + 1]!)) record += '\n' + lines[++i];
+      out.push(...extractiveParts(record.slice(prefix[0].length), false));
+      continue;
+    }
+    const pieces = unframed(raw).replace(LIST_NUMBER, '$1').split('…');
+    pieces.forEach((text, j) => {
+      if (text.trim().length > 0) out.push({ text, cutStart: j > 0, cutEnd: j < pieces.length - 1 });
+    });
+  }
+  return out;
+}
+
+const JOINER = /[./:-]/;
+const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c);
+/**
+ * The word before `at` across 1-4 characters that are not word characters (a word as
+ * match.ts reads one: letters, digits and `_`, joined by `. / : -` inside), or null.
+ */
+function wordBefore(t: string, at: number): { word: string; at: number } | null {
+  let end = at;
+  while (end > 0 && at - end < 4 && !isWordChar(t[end - 1])) end--;
+  if (end === at || end === 0 || !isWordChar(t[end - 1])) return null;
+  let start = end - 1;
+  while (start > 0 && (isWordChar(t[start - 1]) || (JOINER.test(t[start - 1]!) && isWordChar(t[start - 2])))) start--;
+  return { word: t.slice(start, end), at: start };
+}
+
+/** The word after `end` across 0-4 characters that are not word characters, or null. */
+function wordAfter(t: string, end: number): string | null {
+  let start = end;
+  while (start < t.length && start - end < 4 && !isWordChar(t[start])) start++;
+  if (!isWordChar(t[start])) return null;
+  let stop = start + 1;
+  while (stop < t.length && (isWordChar(t[stop]) || (JOINER.test(t[stop]!) && isWordChar(t[stop + 1])))) stop++;
+  return t.slice(start, stop);
+}
+const HAS_LETTER = /\p{L}/u;
+const NOT_IN_PIECE = /[^\p{L}\p{N}_./:+±$#~%-]+/u;
+const MAY_HOLD_VALUE = /[\d_./:-]|\p{Ll}\p{Lu}/u;
+const HAS_DIGIT = /\d/;
+
+/** The lookups a summary needs, in order of first occurrence, deduplicated. */
+function checks(summary: string): Check[] {
+  const ps = parts(summary);
+  if (ps.length === 0) return [];
+  // One profile for the whole summary, over the distinct pieces of it that could hold a
+  // value. A piece is a run of the characters a value is made of or stuck to (letters,
+  // digits, `_`, the joiners `. / : -`, the markers `+ ± $ # ~` and `%`); profileQuery reads
+  // a value within such a run (a sign two characters back, a percent sign right after), so
+  // the pieces alone yield the summary's values. Kept: those with a digit (every number has
+  // one), a joiner or `_` (a path, dotted or snake_case name), or camelCase. Spaced wider
+  // than profileQuery's 4-character reach for word contexts, they also spare it compiling
+  // context patterns, most of its cost (contexts are read below, at each value's
+  // occurrences); and a summary repeats itself (`<returncode>0</returncode>` on every other
+  // line), so the distinct pieces are a fraction of its text.
+  const candidates = new Set<string>();
+  for (const p of ps)
+    for (const token of p.text.split(/\s+/)) {
+      if (!MAY_HOLD_VALUE.test(token)) continue;
+      for (let t of token.split(NOT_IN_PIECE)) {
+        while (t.length > 0 && JOINER.test(t[t.length - 1]!)) t = t.slice(0, -1);
+        if (MAY_HOLD_VALUE.test(t)) candidates.add(t);
+      }
+    }
+  const profile = profileQuery([...candidates].join('      '));
+  const standalone = new Set(profile.standalone);
+  const identifiers = new Set(profile.identifiers);
+  // A camelCase identifier is a value by its case: another spelling of it that lost the
+  // case (`valueerror` beside `ValueError`) is a plain word, not a value.
+  const spelledAsIdentifier = new Map<string, boolean>();
+  const isIdentifier = (spelling: string, v: string) => {
+    let r = spelledAsIdentifier.get(spelling);
+    if (r === undefined) spelledAsIdentifier.set(spelling, (r = profileQuery(spelling).identifiers.includes(v)));
+    return r;
+  };
+  const starts: number[] = [];
+  for (let i = 0, at = 0; i < ps.length; at += ps[i]!.text.length + 1, i++) starts.push(at);
+  const lowers = ps.map((p) => p.text.toLowerCase());
+  // Where each part's text begins and ends, past the joiners and spaces a cut may leave.
+  const firstWordAt = ps.map((p) => p.text.search(/[^\s./:-]/));
+  const lastWordEnd = ps.map((p) => p.text.replace(/[\s./:-]+$/, '').length);
+  const found: { at: number; check: Check }[] = [];
+  for (const v of profile.values) {
+    const version = DOTTED_VERSION.test(v);
+    const occ: { at: number; check: Check; bounded: boolean }[] = [];
+    ps.forEach((p, i) => {
+      const lower = lowers[i]!;
+      const caseBlind = lower.length !== p.text.length;
+      for (let at = lower.indexOf(v); at >= 0; at = lower.indexOf(v, at + 1)) {
+        const end = at + v.length;
+        const cutBefore = p.cutStart && at <= firstWordAt[i]!;
+        const cutAfter = p.cutEnd && end >= lastWordEnd[i]!;
+        const lb = leftBounded(lower, at);
+        const rb = rightBounded(lower, end);
+        const check: Check = { value: caseBlind ? v : p.text.slice(at, end), left: lb && !cutBefore, right: rb && !cutAfter, quote: false, version, caseBlind };
+        const bounded = (lb || cutBefore) && (rb || cutAfter);
+        if (bounded && standalone.has(v)) {
+          // Its content-word neighbours, at most 4 characters of punctuation away. A word at
+          // a cut may be a piece of a longer one: matched without its cut side's bound.
+          const b = wordBefore(p.text, at);
+          if (b && HAS_LETTER.test(b.word) && !HAS_DIGIT.test(b.word)) check.before = { word: b.word.toLowerCase(), bounded: !(p.cutStart && b.at <= firstWordAt[i]!) };
+          const a = wordAfter(p.text, end);
+          if (a !== null && HAS_LETTER.test(a) && !HAS_DIGIT.test(a)) check.after = a.toLowerCase();
+        }
+        occ.push({ at: starts[i]! + at, bounded, check });
+      }
+    });
+    // The value's own occurrences are the bounded ones (`40` in `140` is not it); should
+    // none be (a word like `3.-40`), each occurrence is held to the bounds it has.
+    const bounded = occ.filter((o) => o.bounded);
+    const own = bounded.length > 0 ? bounded : occ;
+    // Spelled one way, the value is spelled as the word that made it one; spelled several
+    // ways, each spelling must be an identifier by itself.
+    const several = identifiers.has(v) && new Set(own.map((o) => o.check.value)).size > 1;
+    for (const o of own) {
+      if (several && !o.check.caseBlind && !isIdentifier(o.check.value, v)) continue;
+      found.push(o);
+    }
+  }
+  // Neighbours are content words, as match.ts's contexts take them: letters, no digits, no
+  // stop word. Stop words are match.ts's: the terms of a profile of the neighbours are those
+  // that are not (of single letters, only `a` and `i` are stop words).
+  const neighbours = new Set<string>();
+  for (const { check: c } of found) {
+    if (c.before) neighbours.add(c.before.word);
+    if (c.after) neighbours.add(c.after);
+  }
+  if (neighbours.size > 0) {
+    const terms = new Set(profileQuery([...neighbours].join('      ')).terms);
+    const content = (w: string) => (w.length > 1 ? terms.has(w) : w !== 'a' && w !== 'i');
+    for (const { check: c } of found) {
+      if (c.before && !content(c.before.word)) delete c.before;
+      if (c.after && !content(c.after)) delete c.after;
+    }
+  }
+  ps.forEach((p, i) => {
+    for (const q of quotedParts(p.text)) found.push({ at: starts[i]! + p.text.indexOf(q), check: { value: q, left: false, right: false, quote: true, version: false, caseBlind: false } });
+  });
+  found.sort((a, b) => a.at - b.at);
+  const seen = new Set<string>();
+  const out: Check[] = [];
+  for (const { check: c } of found) {
+    const key = `${+c.quote}${+c.left}${+c.right}${+c.caseBlind}${c.before ? +c.before.bounded : '-'}\u0000${c.value}\u0000${c.before?.word ?? ''}\u0000${c.after ?? ''}`;
+    if (!seen.has(key)) (seen.add(key), out.push(c));
+  }
+  return out;
+}
+
+/**
+ * The values a text states, as they are compared: verbatim (case kept), framing excluded;
+ * numbers with their sign or percent sign, identifiers, and the contents of quoted parts.
+ */
+export function summaryValues(text: string): string[] {
+  return [...new Set(checks(text).map((c) => c.value))];
+}
+
+/**
+ * Whether every value `summary` states occurs, verbatim and bounded, in at least one of
+ * `sources` (the raw spans the pass evicts, and the texts of the summaries it re-summarizes).
+ * An empty summary, or one that states no value, is grounded.
+ */
+export function checkGrounding(summary: string, sources: readonly string[], options: GroundingOptions = {}): GroundingResult {
+  const context = options.context ?? true;
+  const cs = checks(summary);
+  let lowered: string[] | undefined;
+  const bad = new Set<string>();
+  for (const c of cs) {
+    let ok = false;
+    if (c.caseBlind) {
+      lowered ??= sources.map((s) => s.toLowerCase());
+      for (const s of lowered) {
+        if (c.quote ? s.includes(c.value) : holds(s, c, context)) {
+          ok = true;
+          break;
+        }
+      }
+    } else {
+      for (const s of sources) {
+        if (c.quote ? s.includes(c.value) : holds(s, c, context)) {
+          ok = true;
+          break;
+        }
+      }
+    }
+    if (!ok) bad.add(c.value);
+  }
+  const values = [...new Set(cs.map((c) => c.value))];
+  return { grounded: bad.size === 0, values, ungrounded: values.filter((v) => bad.has(v)) };
+}
