@@ -359,7 +359,7 @@ export function matches(profile: QueryProfile, text: string, policy: MatchPolicy
  * that the candidate does not mention at all (`In episode astropy__astropy-13033`, a name
  * the transcript never prints) are framing, not a contradiction.
  */
-export function consistent(profile: QueryProfile, text: string): boolean {
+export function consistent(profile: QueryProfile, text: string, eitherSide = false): boolean {
   // Every quote of the query, however short, is verbatim in the candidate: "I don't see
   // `assumptions5` ... in `__new__`" is not answered by a span that has `__new__` and no
   // `assumptions5`, nor "`_dtype` as `<U9`" by one with `_dtype` and no `<U9`.
@@ -392,7 +392,7 @@ export function consistent(profile: QueryProfile, text: string): boolean {
       tried.add(a);
       const b = lineOf(at + part.length);
       const window = lines.slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1)).join('\n').toLowerCase();
-      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && contextHolds(profile, window) && !contradicts(profile, window, text)) return true;
+      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && contextHolds(profile, window, eitherSide) && !contradicts(profile, window, text)) return true;
       if (tried.size > 64) return false;
     }
   }

@@ -187,7 +187,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     // its terms, with nothing contradicting it (match.ts).
     claim = quotedHeld && (p.quoted.length > 0 ? consistent(p, span.text) : matches(p, span.text, policy));
   } else if (p.quoted.length > 0 && quotedHeld) {
-    claim = consistent(p, span.text);
+    claim = consistent(p, span.text, true);
     contradicted = !claim;
   } else if (!quotedHeld) claim = false;
   else {
