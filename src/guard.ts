@@ -243,7 +243,7 @@ export class CompactionGuard {
     for (let i = 0; i < probed.length; i++) {
       const f = finds[i]!;
       const { id } = probed[i]!;
-      const d = !f.found ? null : f.topHolds || f.topId === id || f.topId === null ? 0 : await this.distance(byId.get(id)!.text, f.topId);
+      const d = await probeDivergence(f, id, (topId) => this.distance(byId.get(id)!.text, topId));
       measured.push({ id, found: f.found, divergence: d });
     }
     const { unverified, diverged, divergence } = judgeAnchors(measured, store.options.maxDivergence);
@@ -485,6 +485,21 @@ function checkIds(name: string, ids: unknown): number[] {
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} contains ${String(id)}, which is not a span id`);
   if (new Set(ids).size !== ids.length) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} names an id twice`);
   return ids as number[];
+}
+
+/**
+ * The divergence of one anchor's probe: null when the agent's retrieval did not return the
+ * anchor; 0 when what it returned first is the anchor itself or states the probe verbatim
+ * (the agent gets the fact back); otherwise the measured distance to that first hit.
+ */
+export async function probeDivergence(
+  find: { found: boolean; topId: number | null; topHolds: boolean },
+  anchorId: number,
+  measure: (topId: number) => Promise<number>,
+): Promise<number | null> {
+  if (!find.found) return null;
+  if (find.topId === null || find.topId === anchorId || find.topHolds) return 0;
+  return measure(find.topId);
 }
 
 /** One evicted anchor's probe: whether the agent's retrieval returned it, and the divergence (null when not returned). */
