@@ -102,6 +102,20 @@ export interface RecoveryEvent {
   zerosOnly?: boolean;
 }
 
+/** The store's id, recorded once in its life: derived index files name it (src/upkeep.ts). */
+export interface StoreEvent {
+  type: 'store';
+  storeId: string;
+}
+
+/** An index loaded from its file belonged to another store or log history: rebuilt from the log at open. */
+export interface IndexRebuiltEvent {
+  type: 'index-rebuilt';
+  pass: number;
+  index: string;
+  reason: string;
+}
+
 /** The host appended spans with `anchor: false` that detection flags: they were protected anyway. */
 export interface AnchorVetoEvent {
   type: 'anchor-veto';
@@ -127,6 +141,8 @@ export type GuardEvent =
   | RecoveryEvent
   | RetentionEvent
   | AnchorVetoEvent
+  | StoreEvent
+  | IndexRebuiltEvent
   | VerdictEvent;
 
 /** Compresses sorted ids into inclusive ranges. */

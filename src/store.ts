@@ -24,7 +24,9 @@ import {
 } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
-import type { GuardEvent, RetentionEvent } from './events.js';
+import type { GuardEvent, RetentionEvent, StoreEvent } from './events.js';
+import { randomUUID } from 'node:crypto';
+import { IDENTITY_VERSION, identityMismatch, identityOf, readIdentity, writeIdentity } from './upkeep.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
@@ -329,6 +331,8 @@ export class SpanStore {
   private closed = false;
   /** The retention declaration still to record (see replay()). */
   private retentionPending: RetentionEvent | null = null;
+  /** The store's id, from its `store` event; null until recorded (see recordRetention). */
+  private storeId: string | null = null;
   private pending = new Set<Promise<unknown>>();
   private lastVerdictState: VerdictState;
 
@@ -444,6 +448,19 @@ export class SpanStore {
         }
       }
     }
+    // Index identity (src/upkeep.ts): an index built for another store or another log
+    // history is rebuilt from this log, and the rebuild recorded.
+    const storeEvent = events.find(([, e]) => e.type === 'store')?.[1] as StoreEvent | undefined;
+    this.storeId = storeEvent?.storeId ?? null;
+    const identity = readIdentity(path.join(this.dir, 'index'));
+    const rebuilt: { name: string; reason: string }[] = [];
+    for (const name of ['lexical', 'vector'] as const) {
+      const index = name === 'lexical' ? this.lexical : this.vector;
+      const why = identityMismatch(name, index.highWater(), this.log, this.storeId, identity);
+      if (why === null) continue;
+      this.rebuildIndex(name);
+      rebuilt.push({ name, reason: why });
+    }
     for (const [id, e] of events) this.applyEvent(id, e);
     this.lastVerdictState = this.monitor.verdict().state;
     // The retention this store is opened with is a declaration: recorded when it differs
@@ -460,7 +477,8 @@ export class SpanStore {
       // record waits for the first compaction or the close (the verdict only concerns
       // evicted turns), so a new store's turns keep contiguous ids from 1.
       if (bestEffort || this.log.nextId() > this.log.firstId()) await this.recordRetention();
-    }
+    } else if (!this.options.readOnly && this.storeId === null && this.log.nextId() > this.log.firstId()) await this.recordRetention();
+    if (!this.options.readOnly) for (const r of rebuilt) await this.recordEvent({ type: 'index-rebuilt', pass: this.state.passes, index: r.name, reason: r.reason });
     if (!this.options.readOnly) {
       // The log only reports a torn tail; recording it keeps the trail complete.
       for (const r of this.log.stats().recoveries)
@@ -500,11 +518,28 @@ export class SpanStore {
     this.monitor.apply(id, e);
   }
 
+  /** Records the store's id (once in its life) and a pending retention declaration. */
   private async recordRetention(): Promise<void> {
+    if (this.storeId === null) {
+      const storeId = randomUUID();
+      await this.recordEvent({ type: 'store', storeId });
+      this.storeId = storeId;
+    }
     const e = this.retentionPending;
     if (e === null) return;
     this.retentionPending = null;
     await this.recordEvent({ ...e, pass: this.state.passes });
+  }
+
+  /** Writes the indexes' identity next to them (after they were saved). */
+  private saveIdentity(): void {
+    if (this.storeId === null) return;
+    writeIdentity(path.join(this.dir, 'index'), {
+      version: IDENTITY_VERSION,
+      storeId: this.storeId,
+      lexical: identityOf(this.log, this.lexical.highWater()),
+      vector: identityOf(this.log, this.vector.highWater()),
+    });
   }
 
   /** @internal Appends a guard event to the log and applies it; records a verdict change too. */
@@ -889,9 +924,11 @@ export class SpanStore {
   /** Persists both indexes crash-safely (after flushing the log, so no index is ahead of it). */
   async checkpoint(): Promise<void> {
     this.assertWritable();
+    await this.recordRetention();
     await this.log.flush();
     this.lexical.save();
     this.vector.save();
+    this.saveIdentity();
   }
 
   stats(): StoreStats {
@@ -926,7 +963,8 @@ export class SpanStore {
     if (this.closed) return;
     await Promise.allSettled([...this.pending]);
     let declared: unknown = null;
-    if (!this.options.readOnly && this.retentionPending !== null && !this.log.stats().failed) await this.recordRetention().catch((e: unknown) => (declared = e));
+    if (!this.options.readOnly && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
+      await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
     try {
       if (declared !== null) throw declared;
@@ -934,6 +972,7 @@ export class SpanStore {
         await this.log.flush();
         this.lexical.save();
         this.vector.save();
+        this.saveIdentity();
       }
     } finally {
       this.vector.close();

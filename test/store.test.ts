@@ -110,9 +110,9 @@ describe('close and reopen: every span and the verdict are back', () => {
     expect(r.get(ids[49]!)!.text).toBe('turn 49 says 343');
     expect(r.verdict().state).toBe('lossless');
     const again = await r.append({ turn: 50, role: 'user', text: 'after reopen' });
-    // The first close recorded the store's retention declaration: one event record between.
-    expect(again).toBe(ids[49]! + 2);
-    expect(r.events().filter((e) => e.event.type === 'retention')).toHaveLength(1);
+    // The first close recorded the store's id and its retention declaration: two event records between.
+    expect(again).toBe(ids[49]! + 3);
+    expect(r.events().map((e) => e.event.type)).toEqual(['store', 'retention']);
   });
   it('creates files 0600 inside 0700 directories', async () => {
     const dir = tmpDir();
