@@ -1784,6 +1784,13 @@ void LexicalIndex::Load() {
   ::munmap(map, size);
 }
 
+void LexicalIndex::SpanIds(RecordKind kind, std::vector<uint64_t>* out) const {
+  out->clear();
+  if (kind != RecordKind::kRaw && kind != RecordKind::kSummary) return;
+  const Namespace& n = kind == RecordKind::kSummary ? *summary_ : *raw_;
+  out->assign(n.span_ids.begin(), n.span_ids.end());
+}
+
 LexicalStats LexicalIndex::Stats() const {
   LexicalStats s;
   s.high_water = high_water_;

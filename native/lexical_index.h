@@ -111,6 +111,10 @@ class LexicalIndex {
   void Save();
 
   LexicalStats Stats() const;
+
+  /// The span ids of `kind` held, in indexing (ascending) order: what `verify` compares with
+  /// the log, id by id.
+  void SpanIds(RecordKind kind, std::vector<uint64_t>* out) const;
   const std::string& file() const { return file_; }
 
   struct Namespace;  // defined in lexical_index.cpp

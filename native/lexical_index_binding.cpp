@@ -110,6 +110,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::Tokenize>("tokenize"),
                            InstanceMethod<&LexicalIndexWrap::Save>("save"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
+                           InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
                        });
   }
 
@@ -316,6 +317,20 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Save(const Napi::CallbackInfo& info) {
     Guard(info.Env(), [&] { index_->Save(); });
     return info.Env().Undefined();
+  }
+
+  // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
+  Napi::Value Ids(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsNumber()) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "ids(kind) expects a record kind");
+      return env.Undefined();
+    }
+    std::vector<uint64_t> ids;
+    index_->SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+    Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+    return out;
   }
 
   Napi::Value Stats(const Napi::CallbackInfo& info) {

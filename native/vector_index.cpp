@@ -1090,3 +1090,21 @@ void VectorIndex::save_snapshot(Namespace& ns) {
 }
 
 }  // namespace spanguard
+
+namespace spanguard {
+
+void VectorIndex::SpanIds(uint8_t kind, std::vector<uint64_t>* out) const {
+  out->clear();
+  const Namespace& n = ns(kind);
+  if (n.hnsw) {
+    out->resize(n.index.size());
+    if (!out->empty()) n.index.export_keys(out->data(), 0, out->size());
+  } else {
+    out->assign(n.flat.keys.begin(), n.flat.keys.end());
+  }
+  for (const auto& [canonical, later] : n.aliases) out->insert(out->end(), later.begin(), later.end());
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
+}  // namespace spanguard

@@ -144,6 +144,10 @@ class VectorIndex {
   /// One past the highest span id processed (embedded, or seen and skipped by catchUp).
   uint64_t high_water() const noexcept { return high_water_; }
 
+  /// Every span id of `kind` (1 raw, 2 summary) that has a vector, duplicates' aliases
+  /// included, ascending: what `verify` compares with the log, id by id.
+  void SpanIds(uint8_t kind, std::vector<uint64_t>* out) const;
+
   /// Validates the whole batch (kinds, ids strictly increasing and >= high_water, finite)
   /// and only then appends it to the vectors file and adds it to the indexes.
   void add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);

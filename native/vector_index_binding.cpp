@@ -58,6 +58,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
                         InstanceMethod<&VectorIndexWrap::Search>("search"),
                         InstanceMethod<&VectorIndexWrap::Save>("save"),
                         InstanceMethod<&VectorIndexWrap::Stats>("stats"),
+                        InstanceMethod<&VectorIndexWrap::Ids>("ids"),
                         InstanceMethod<&VectorIndexWrap::Close>("close")});
   }
 
@@ -149,6 +150,20 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(live(info.Env()).high_water()));
+  }
+
+  // ids(kind) → Float64Array of the span ids with a vector in that namespace, ascending.
+  Napi::Value Ids(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsNumber()) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "ids(kind) expects a record kind");
+      return env.Undefined();
+    }
+    std::vector<uint64_t> ids;
+    live(env).SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+    Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+    return out;
   }
 
   /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.

@@ -187,6 +187,8 @@ export interface LexicalTextSource {
 
 export interface NativeLexicalIndex {
   /** One past the highest span id indexed. */
+  /** Span ids held in namespace `kind`, ascending. */
+  ids(kind: number): Float64Array;
   highWater(): number;
   /** Index raw and summary records from highWater() to log.nextId(); returns records indexed. */
   catchUp(log: NativeSpanLog): number;
@@ -245,6 +247,8 @@ export interface NativeVectorIndexOptions {
 
 export interface NativeVectorIndex {
   readonly dims: number;
+  /** Span ids with a vector in namespace `kind` (duplicates' aliases included), ascending. */
+  ids(kind: number): Float64Array;
   highWater(): number;
   /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them. */
   catchUp(log: NativeSpanLog, embedder: NativeEmbedder): number;

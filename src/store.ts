@@ -26,7 +26,7 @@ import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
 import type { GuardEvent, RetentionEvent, StoreEvent } from './events.js';
 import { randomUUID } from 'node:crypto';
-import { IDENTITY_VERSION, identityMismatch, identityOf, readIdentity, writeIdentity } from './upkeep.js';
+import { IDENTITY_VERSION, identityMismatch, identityOf, indexAgreement, readIdentity, writeIdentity } from './upkeep.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
@@ -882,8 +882,9 @@ export class SpanStore {
     this.guard.resetProbes();
     const report = await this.auditor.check(true);
     // Only an audit that checked something, and a fact from an evicted span when any was
-    // evicted, can vouch for the rebuilt indexes.
-    const vouches = report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
+    // evicted, can vouch for the rebuilt indexes — and only indexes that agree with the log.
+    const agree = indexAgreement(this.log, this.lexical, this.vector).length === 0;
+    const vouches = agree && report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
     await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: vouches });
     if (report.passed) await this.auditor.record(report);
     return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
@@ -904,6 +905,19 @@ export class SpanStore {
       }
       this.vector = new a.VectorIndex(vdir, vectorOptions(this.options));
     }
+  }
+
+  /**
+   * Checks, id by id, that the indexes hold exactly the log's raw and summary spans
+   * (src/upkeep.ts `indexAgreement`). On a writable store a disagreement is recorded and
+   * degrades the verdict; `repair()` rebuilds.
+   */
+  async verifyIndexes(): Promise<string[]> {
+    this.assertOpen();
+    const disagreements = indexAgreement(this.log, this.lexical, this.vector);
+    if (disagreements.length > 0 && !this.options.readOnly)
+      await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; ').slice(0, 2000), spanIds: [] });
+    return disagreements;
   }
 
   /** Readers: picks up records another process appended; returns how many are new. */

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { NativeSpan, NativeSpanLog } from './native.js';
+import { RecordKind, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 
 export const IDENTITY_FILE = 'identity.json';
 export const IDENTITY_VERSION = 1;
@@ -97,4 +97,56 @@ export function identityMismatch(
   const now = identityOf(log, indexHighWater);
   if (now.lastDigest !== mine.lastDigest) return `${name} index was built from another log history (record ${indexHighWater - 1} differs)`;
   return null;
+}
+
+/**
+ * The one agreement check between the log and the indexes, id by id (not counts): every raw
+ * and summary id of the log is in the lexical index and nothing else is; every one of them
+ * with text has a vector (an empty text embeds to nothing) and nothing else does. Returns
+ * the disagreements, empty when they agree. `verify` and `repair` both call it.
+ */
+export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, vector: NativeVectorIndex): string[] {
+  const out: string[] = [];
+  const first = log.firstId();
+  const n = log.nextId() - first;
+  for (const [name, kind] of [['raw', RecordKind.raw], ['summary', RecordKind.summary]] as const) {
+    // Each index is compared over the ids it says it covers (below its high water): a
+    // reader's vector index stays where the writer last saved it.
+    const inLog = log.scanIds(first, n, 1 << kind, 0);
+    const below = (hw: number) => inLog.subarray(0, upperBound(inLog, hw));
+    const lex = diff(below(lexical.highWater()), lexical.ids(kind));
+    if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
+    if (lex.extra.length > 0) out.push(`lexical index holds ${lex.extra.length} ${name} id(s) the log does not (first ${lex.extra.slice(0, 5).join(', ')})`);
+    const vec = diff(below(vector.highWater()), vector.ids(kind));
+    const missing = vec.missing.length > 0 ? log.getMany(Float64Array.from(vec.missing)).filter((r) => !r || r.text.length > 0) : [];
+    if (missing.length > 0) out.push(`vector index lacks ${missing.length} ${name} span(s) of the log with text (first ${missing.slice(0, 5).map((r) => r?.id).join(', ')})`);
+    if (vec.extra.length > 0) out.push(`vector index holds ${vec.extra.length} ${name} id(s) the log does not (first ${vec.extra.slice(0, 5).join(', ')})`);
+  }
+  return out;
+}
+
+/** The number of ids below `hw` in an ascending array. */
+function upperBound(ids: Float64Array, hw: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < hw) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Ids of `want` not in `have`, and of `have` not in `want`; both ascending. */
+function diff(want: ArrayLike<number>, have: ArrayLike<number>): { missing: number[]; extra: number[] } {
+  const missing: number[] = [];
+  const extra: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < want.length || j < have.length) {
+    if (j >= have.length || (i < want.length && want[i]! < have[j]!)) missing.push(want[i++]!);
+    else if (i >= want.length || have[j]! < want[i]!) extra.push(have[j++]!);
+    else (i++, j++);
+  }
+  return { missing, extra };
 }

@@ -74,3 +74,26 @@ describe("another store's index files of the same size are rebuilt and recorded"
     expect(rebuilt).toEqual([expect.objectContaining({ index: 'lexical', reason: expect.stringMatching(/another log history/) })]);
   });
 });
+
+describe('verify compares the log and the indexes id by id, not counts', () => {
+  it('agreeing indexes: no disagreement', async () => {
+    const dir = await makeStore((i) => `turn ${i}`);
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    open.push(s);
+    expect(await s.verifyIndexes()).toEqual([]);
+  });
+  it('an index with the same count but other ids disagrees, and the disagreement degrades', async () => {
+    const dir = await makeStore((i) => `turn ${i}`);
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    open.push(s);
+    // A lexical index holding as many raw spans, under other ids.
+    const realIds = s.lexical.ids.bind(s.lexical);
+    s.lexical = new Proxy(s.lexical, {
+      get: (t, p) => (p === 'ids' ? (kind: number) => realIds(kind).map((id) => (kind === 1 && id === 5 ? 0 : id)).sort() : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
+    });
+    const d = await s.verifyIndexes();
+    expect(d.join(' ')).toMatch(/lexical index lacks 1 raw span/);
+    expect(d.join(' ')).toMatch(/lexical index holds 1 raw id\(s\) the log does not/);
+    expect(s.verdict().state).toBe('degraded');
+  });
+});
