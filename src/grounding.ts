@@ -1,59 +1,66 @@
 /**
  * Summary grounding: a summary may not state a value its sources do not.
  *
- * A compaction pass replaces spans with a summary; the agent later acts on what the summary
- * says. A summarizer that writes a plausible but wrong value ("rate limit 45 req/s" where the
- * turns said 40) plants a fact nobody stated. The rule: every value the summary states must
- * occur verbatim in the spans it summarizes — the raw spans the pass evicts, plus the texts
- * of the summaries it re-summarizes (which were themselves grounded when written).
+ * A compaction pass replaces spans with a summary, and the agent later acts on what the
+ * summary says. A summarizer that writes a plausible but wrong value ("rate limit 45 req/s"
+ * where the turns said 40) plants a fact nobody stated. The rule: every value the summary
+ * states occurs verbatim in the spans it summarizes — the raw spans the pass evicts, plus
+ * the texts of the summaries it re-summarizes (which were themselves grounded when written).
  *
  * What a value is, is match.ts's definition (`profileQuery`), the one search holds a
  * candidate to, so the guard and recall cannot disagree on it:
- *  - standalone values: every number, with a sign or marker stuck to it and a percent sign
- *    (`40`, `3.5ms`, `+76`, `-1`, `300%`, `0x1f`), and versions (`v2.26.2`);
+ *  - numbers, with a sign or marker stuck to them and a percent sign (`40`, `3.5ms`, `+76`,
+ *    `-1`, `300%`, `0x1f`), and versions (`v2.26.2`);
  *  - identifiers with digits (`float16`, `utf-8`, `res1`);
  *  - identifiers without digits of 5+ chars: paths, dotted, snake_case and camelCase names
  *    (`django/db/models/base.py`, `self.mask`, `ValueError`, `req/s`);
- *  - quoted parts: backticked or double-quoted text of 6+ chars, compared as a substring.
+ *  - quoted parts: backticked or double-quoted text of 6+ chars (match.ts `quotedParts`),
+ *    compared as a substring.
  *
- * Comparison:
- *  - Verbatim and case-sensitive, for every kind. profileQuery lower-cases what it extracts
- *    (search is case-blind); here each value is compared as the summary spells it. Numbers
- *    and versions are not normalized (`40` is not `40.0`, `1e3` is not `1000`). Identifiers
- *    keep their case because it is part of what they name: `MAX_RETRIES` and `max_retries`
- *    are two variables, `README.md` and `readme.md` two files on most filesystems, `10Mb`
- *    and `10MB` two sizes; a summarizer copying an identifier has no reason to re-case it.
- *    (A summary whose lower-casing changes its length — a rare letter like `İ` — is compared
- *    case-blind in that part, since offsets no longer map.)
- *  - Bounded, by the same rule as match.ts's value test: `40` is not `140`, `40.5`, or
- *    `float40`; `self.mask` is not `self.masked`.
- *  - A `v` before a dotted version is notation: `v2.26.2` and `2.26.2` ground each other;
- *    `2.26.3` grounds neither.
+ * How a value is compared:
+ *  - Verbatim, case included. profileQuery lower-cases what it extracts (search is
+ *    case-blind); here each value is compared as the summary spells it. Numbers and versions
+ *    are not normalized (`40` is not `40.0`). Identifiers keep their case because it is part
+ *    of what they name: `MAX_RETRIES` and `max_retries` are two variables, `README.md` and
+ *    `readme.md` two files on most filesystems, `10Mb` and `10MB` two sizes; a summarizer
+ *    copying an identifier has no reason to re-case it. (A part of a summary whose
+ *    lower-casing changes its length, a rare letter like `İ`, is compared case-blind.)
+ *  - Bounded, by match.ts's value test: `40` is not `140`, `40.5` or `float40`; `self.mask`
+ *    is not `self.masked`.
+ *  - A `v` before a dotted version is notation: `v2.26.2` and `2.26.2` ground each other.
+ *  - Beside its words (`context`, default on): a number with content words beside it in the
+ *    summary (not stop words, not values; at most 4 characters of punctuation away) must
+ *    stand beside one of them in the source (the word before may be one function word
+ *    away there: "limit of 40") — match.ts's "values next to their words", one side
+ *    sufficing as for a question. Without it, "rate limit 45 req/s" is grounded by any
+ *    45 in the evicted turns (a line number, "took 45 ms"), and long tool outputs hold most
+ *    small numbers somewhere.
  *
- * Not values (framing the summarizer adds; stripped before extraction):
+ * Framing, not values (taken out before extraction):
  *  - turn references: `t12–15`, `(t12)`, "turn 12", "turns 3-9", "turns 3 to 9";
- *  - the window's header `[summary of turns 12–15; …]` and the extractive summarizer's line
- *    prefix `- t123–125 assistant: ` (anywhere in a line: a re-summary quotes its sources'
- *    lines) and its `- … 4 more span(s)` line;
+ *  - ContextWindow's header `[summary of turns 12–15; …]`, the extractive summarizer's line
+ *    prefix `- t123–125 assistant: ` (anywhere in a line, whole or cut short: a re-summary
+ *    quotes its sources' first lines) and its `- … 4 more span(s)` line;
  *  - list numbering at the start of a line (`1.`, `2)`).
  *
- * Cuts. The extractive summarizer (window.ts) keeps each span's first line up to 120 chars
- * and an anchor fact up to 160 (a window of a long line, cut at both ends), joined by ` … `.
- * A value at a cut may be a piece of a source value (`12345` kept as `123`). So where a text
- * may have been cut — around an ellipsis `…`, and at the end of every line of the extractive
- * format — a value touching the cut (nothing but `. / : -` between) need not be bounded on
- * that side: it is grounded by a source occurrence it begins or ends. Elsewhere (an LLM's
- * bullet "- rate limit: 45") both bounds hold.
+ * Cuts. A value next to a cut may be a piece of a source value (`12345` kept as `123`): on
+ * the side of the cut it need not be bounded, so a source occurrence it begins or ends
+ * grounds it. Cuts are the summarizer's, not every line end: in the extractive format, the
+ * first line at 120 chars, the start of an anchor fact, its end when it is a full 160-char
+ * window, the end of a re-summarized line; in other text, an ellipsis `…` (both sides).
+ * No value or quote is read across an ellipsis.
  *
- * Cost: extraction is one profileQuery of the summary (linear in its length, a few KB).
- * Search: each distinct value is looked up with indexOf, source by source, until one holds it
- * bounded, then it is done; a value no source holds scans every source once. So
- * O(V · Σ|source|) in the worst case (V distinct values, each indexOf native and linear),
- * and far less in practice: a grounded value stops at its first bounded occurrence, usually
- * early in the first source. Tokenizing each source into a set would be one pass, but a JS
- * tokenizer over 100s of KB of tool output costs more than a few dozen native scans, and a
- * set cannot answer the cut (prefix/suffix) lookups. Measured by bench/grounding.bench.ts
- * over the full miniswe replay (2,074 passes): see docs/GROUNDING.md.
+ * Cost. Extraction: one profileQuery, over the distinct runs of the summary that could hold
+ * a value (a digit, `_`, a joiner or camelCase), linear in the summary (≤ a few KB). Search:
+ * each distinct value with indexOf, source by source, until one holds it (bounded, beside
+ * its word); a value no source holds scans each source once. O(V · Σ|source|) in the worst
+ * case — V distinct values, each indexOf native and linear — and far less in practice, a
+ * grounded value stopping at its first good occurrence. Tokenizing each source into a set
+ * would be one pass, but a JS tokenizer over 100s of KB of tool output costs more than a few
+ * dozen native scans, and a set answers neither the cut lookups nor the neighbours. Over the
+ * full miniswe replay (bench/grounding.bench.ts; 2,074 passes, sources p50 27 KB, max
+ * 868 KB): CPU time per pass p50 121 µs, p99 564 µs, max 1.1 ms, mostly extraction
+ * (docs/GROUNDING.md).
  */
 import { profileQuery, quotedParts } from './match.js';
 
@@ -157,22 +164,42 @@ function rightBounded(s: string, end: number): boolean {
 }
 
 const GAP_CHAR = /[^\p{L}\p{N}]/u;
+/** The function words match.ts lets stand between a value and the word before it ("limit of 40", "timeout set to 30"). */
+const BETWEEN = ['of', 'is', 'was', 'at', 'to', 'are', 'were', '=', 'by', 'set to'];
+
+/** Whether `source` ends, at `end`, with 1-`max` characters that are not letters or digits; the lengths that do. */
+function gapsBefore(source: string, end: number, max: number): number[] {
+  const out: number[] = [];
+  for (let g = 1; g <= max && end - g >= 0 && GAP_CHAR.test(source[end - g]!); g++) out.push(g);
+  return out;
+}
+
+/** Whether the word `w` ends at `end` in `source` (lower-cased), whole on its left when `bounded`. */
+function wordEndsAt(source: string, end: number, w: string, bounded: boolean): boolean {
+  const at = end - w.length;
+  return at >= 0 && source.slice(at, end).toLowerCase() === w && (!bounded || !WORD_CHAR.test(charBefore(source, at)));
+}
 
 /**
  * Whether one of the summary's content-word neighbours of a number stands beside its
  * occurrence [start, end) in the source, across at most 4 characters that are not letters or
- * digits — match.ts's "values next to their words", one side sufficing as for a question:
- * "rate limit 40 req/s" is held by "limit: 40 req/s" and by "40 req/s", not by a source
- * whose only `40` is "took 40 ms".
+ * digits (the word before may also stand one function word away: "limit of 40") —
+ * match.ts's "values next to their words", one side sufficing as for a question: "rate
+ * limit 40 req/s" is held by "limit: 40 req/s", "limit of 40" and "40 req/s", not by a
+ * source whose only `40` is "took 40 ms".
  */
 function beside(source: string, start: number, end: number, c: Check): boolean {
   if (!c.before && !c.after) return true;
   if (c.before) {
-    const w = c.before.word;
-    for (let g = 1; g <= 4 && start - g >= 0 && GAP_CHAR.test(source[start - g]!); g++) {
-      const at = start - g - w.length;
-      if (at >= 0 && source.slice(at, start - g).toLowerCase() === w && (!c.before.bounded || !WORD_CHAR.test(charBefore(source, at)))) return true;
-    }
+    const { word, bounded } = c.before;
+    for (const g of gapsBefore(source, start, 4)) if (wordEndsAt(source, start - g, word, bounded)) return true;
+    // Or one function word apart: `limit of 40`, `timeout set to 30`.
+    for (const g2 of gapsBefore(source, start, 2))
+      for (const f of BETWEEN) {
+        const fEnd = start - g2;
+        if (!wordEndsAt(source, fEnd, f, true)) continue;
+        for (const g1 of gapsBefore(source, fEnd - f.length, 2)) if (wordEndsAt(source, fEnd - f.length - g1, word, bounded)) return true;
+      }
   }
   if (c.after) {
     const w = c.after;
@@ -224,28 +251,27 @@ function unframed(text: string): string {
 
 /**
  * One line of the extractive format, its prefix taken off: `first[ … fact]`, all of it cut
- * short when it is itself the first line of a summary being re-summarized (`cutAtEnd`). A
- * part's end may be cut only where the summarizer cut: the first line at 120 chars, the fact
- * when it is a 160-char window, the whole at the end when an outer line cut it.
+ * short when it is itself the first line of a summary being re-summarized (`cutAtEnd`).
+ * Where the summarizer may have cut: the first line's end at 120 chars; a fact's start
+ * (lineAround centres its window on the match, so a fact near a long line's end is cut at
+ * its start only, at any length), and its end when it is a full 160-char window; the end
+ * of the whole when an outer line cut it. Nowhere else: a line it kept whole ends where
+ * its source line ends.
  */
 function extractiveParts(content: string, cutAtEnd: boolean): Part[] {
   // A re-summary's line holds its source summary's first line, prefix and all.
   const nested = EXTRACTIVE_LINE.exec(content);
   if (nested) return extractiveParts(content.slice(nested[0].length), cutAtEnd || content.length >= FIRST_LINE_KEPT);
-  // Where the first line ends and the fact begins: at 120 chars when the first line was cut,
-  // else at the separator whose fact is a full window (cut at both ends).
+  // The first line was cut when the separator stands at 120 chars, or when there is no fact
+  // and the line is 120 chars long; the fact was cut at its end when, after a separator, 158
+  // to 160 chars remain.
   let firstCutAt = -1;
-  let factAt = -1;
-  if (content.startsWith(SEPARATOR, FIRST_LINE_KEPT)) {
-    firstCutAt = FIRST_LINE_KEPT;
-    if (content.length - (FIRST_LINE_KEPT + SEPARATOR.length) >= FACT_KEPT - 2) factAt = FIRST_LINE_KEPT + SEPARATOR.length;
-  } else if (content.length === FIRST_LINE_KEPT && !content.includes('\n')) {
-    firstCutAt = FIRST_LINE_KEPT;
-  } else {
-    for (let k = content.indexOf(SEPARATOR); k >= 0; k = content.indexOf(SEPARATOR, k + 1)) {
-      const factLength = content.length - (k + SEPARATOR.length);
-      if (factLength >= FACT_KEPT - 2 && factLength <= FACT_KEPT) factAt = k + SEPARATOR.length;
-    }
+  let factCutAtEnd = false;
+  if (content.startsWith(SEPARATOR, FIRST_LINE_KEPT)) firstCutAt = FIRST_LINE_KEPT;
+  else if (content.length === FIRST_LINE_KEPT && !content.includes('\n')) firstCutAt = FIRST_LINE_KEPT;
+  for (let k = content.indexOf(SEPARATOR); k >= 0; k = content.indexOf(SEPARATOR, k + 1)) {
+    const factLength = content.length - (k + SEPARATOR.length);
+    if (factLength >= FACT_KEPT - 2 && factLength <= FACT_KEPT) factCutAtEnd = true;
   }
   const out: Part[] = [];
   let from = 0;
@@ -254,8 +280,9 @@ function extractiveParts(content: string, cutAtEnd: boolean): Part[] {
     const to = ellipsis < 0 ? content.length : ellipsis;
     const text = unframed(content.slice(from, to));
     const last = ellipsis < 0;
-    const cutStart = factAt >= 0 && from === factAt - 1;
-    const cutEnd = (firstCutAt >= 0 && to === firstCutAt + 1) || (last && (cutAtEnd || factAt >= 0 || firstCutAt === content.length));
+    // After a separator: a fact's start (or a cut the first line itself quoted).
+    const cutStart = from > 0 && content.startsWith(SEPARATOR, from - 2);
+    const cutEnd = (firstCutAt >= 0 && to === firstCutAt + 1) || (last && (cutAtEnd || factCutAtEnd || firstCutAt === content.length));
     if (text.trim().length > 0) out.push({ text, cutStart, cutEnd });
     if (last) return out;
     from = ellipsis + 1;
@@ -315,9 +342,42 @@ function wordAfter(t: string, end: number): string | null {
   return t.slice(start, stop);
 }
 const HAS_LETTER = /\p{L}/u;
-const NOT_IN_PIECE = /[^\p{L}\p{N}_./:+±$#~%-]+/u;
-const MAY_HOLD_VALUE = /[\d_./:-]|\p{Ll}\p{Lu}/u;
 const HAS_DIGIT = /\d/;
+const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
+/** A digit, `_`, or a joiner between two characters: the mark of a number or an identifier (camelCase aside). */
+const VALUE_MARK = /[\d_]|[./:-](?=.)/;
+const CAMEL = /\p{Ll}\p{Lu}/u;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** A character a value is made of or stuck to: letters, digits, `_`, the joiners `. / : -`, the markers `+ ± $ # ~`, and `%`. */
+function pieceChar(c: number, ch: string): boolean {
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 47 || c === 58 || c === 45 || c === 43 || c === 36 || c === 35 || c === 126 || c === 37;
+  return ch === '±' || LETTER_OR_NUMBER.test(ch);
+}
+
+/**
+ * The runs of `text` that could hold a value, into `out`: runs of piece characters (trailing
+ * joiners off) with a digit, `_`, a joiner inside, or camelCase.
+ */
+function collectPieces(text: string, out: Set<string>): void {
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    // Surrogate halves are taken as piece characters: an astral letter or digit stays in its run.
+    const inPiece = i < text.length && ((c >= 0xd800 && c <= 0xdfff) || pieceChar(c, text[i]!));
+    if (inPiece) {
+      if (start < 0) start = i;
+      continue;
+    }
+    if (start < 0) continue;
+    let end = i;
+    while (end > start && JOINER.test(text[end - 1]!)) end--;
+    const piece = text.slice(start, end);
+    start = -1;
+    if (piece.length === 0) continue;
+    if (VALUE_MARK.test(piece) || (/[a-z][A-Z]/.test(piece) || (NON_ASCII.test(piece) && CAMEL.test(piece)))) out.add(piece);
+  }
+}
 
 /** The lookups a summary needs, in order of first occurrence, deduplicated. */
 function checks(summary: string): Check[] {
@@ -334,14 +394,7 @@ function checks(summary: string): Check[] {
   // occurrences); and a summary repeats itself (`<returncode>0</returncode>` on every other
   // line), so the distinct pieces are a fraction of its text.
   const candidates = new Set<string>();
-  for (const p of ps)
-    for (const token of p.text.split(/\s+/)) {
-      if (!MAY_HOLD_VALUE.test(token)) continue;
-      for (let t of token.split(NOT_IN_PIECE)) {
-        while (t.length > 0 && JOINER.test(t[t.length - 1]!)) t = t.slice(0, -1);
-        if (MAY_HOLD_VALUE.test(t)) candidates.add(t);
-      }
-    }
+  for (const p of ps) collectPieces(p.text, candidates);
   const profile = profileQuery([...candidates].join('      '));
   const standalone = new Set(profile.standalone);
   const identifiers = new Set(profile.identifiers);
@@ -353,38 +406,53 @@ function checks(summary: string): Check[] {
     if (r === undefined) spelledAsIdentifier.set(spelling, (r = profileQuery(spelling).identifiers.includes(v)));
     return r;
   };
-  const starts: number[] = [];
-  for (let i = 0, at = 0; i < ps.length; at += ps[i]!.text.length + 1, i++) starts.push(at);
   const lowers = ps.map((p) => p.text.toLowerCase());
+  const starts: number[] = [];
+  for (let i = 0, at = 0; i < ps.length; at += lowers[i]!.length + 1, i++) starts.push(at);
   // Where each part's text begins and ends, past the joiners and spaces a cut may leave.
   const firstWordAt = ps.map((p) => p.text.search(/[^\s./:-]/));
   const lastWordEnd = ps.map((p) => p.text.replace(/[\s./:-]+$/, '').length);
   const found: { at: number; check: Check }[] = [];
+  // All parts, lower-cased, one after the other (each followed by a newline): one indexOf
+  // per value over the whole summary, each occurrence mapped to its part.
+  const joined = lowers.join('\n') + '\n';
+  const partAt = (at: number) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
   for (const v of profile.values) {
     const version = DOTTED_VERSION.test(v);
     const occ: { at: number; check: Check; bounded: boolean }[] = [];
-    ps.forEach((p, i) => {
+    for (let g = joined.indexOf(v); g >= 0; g = joined.indexOf(v, g + 1)) {
+      const i = partAt(g);
+      const p = ps[i]!;
       const lower = lowers[i]!;
+      const at = g - starts[i]!;
+      const end = at + v.length;
+      if (end > lower.length) continue;
       const caseBlind = lower.length !== p.text.length;
-      for (let at = lower.indexOf(v); at >= 0; at = lower.indexOf(v, at + 1)) {
-        const end = at + v.length;
-        const cutBefore = p.cutStart && at <= firstWordAt[i]!;
-        const cutAfter = p.cutEnd && end >= lastWordEnd[i]!;
-        const lb = leftBounded(lower, at);
-        const rb = rightBounded(lower, end);
-        const check: Check = { value: caseBlind ? v : p.text.slice(at, end), left: lb && !cutBefore, right: rb && !cutAfter, quote: false, version, caseBlind };
-        const bounded = (lb || cutBefore) && (rb || cutAfter);
-        if (bounded && standalone.has(v)) {
-          // Its content-word neighbours, at most 4 characters of punctuation away. A word at
-          // a cut may be a piece of a longer one: matched without its cut side's bound.
-          const b = wordBefore(p.text, at);
-          if (b && HAS_LETTER.test(b.word) && !HAS_DIGIT.test(b.word)) check.before = { word: b.word.toLowerCase(), bounded: !(p.cutStart && b.at <= firstWordAt[i]!) };
-          const a = wordAfter(p.text, end);
-          if (a !== null && HAS_LETTER.test(a) && !HAS_DIGIT.test(a)) check.after = a.toLowerCase();
-        }
-        occ.push({ at: starts[i]! + at, bounded, check });
+      const cutBefore = p.cutStart && at <= firstWordAt[i]!;
+      const cutAfter = p.cutEnd && end >= lastWordEnd[i]!;
+      const lb = leftBounded(lower, at);
+      const rb = rightBounded(lower, end);
+      const check: Check = { value: caseBlind ? v : p.text.slice(at, end), left: lb && !cutBefore, right: rb && !cutAfter, quote: false, version, caseBlind };
+      const bounded = (lb || cutBefore) && (rb || cutAfter);
+      if (bounded && standalone.has(v)) {
+        // Its content-word neighbours, at most 4 characters of punctuation away. A word at
+        // a cut may be a piece of a longer one: matched without its cut side's bound.
+        const b = wordBefore(p.text, at);
+        if (b && HAS_LETTER.test(b.word) && !HAS_DIGIT.test(b.word)) check.before = { word: b.word.toLowerCase(), bounded: !(p.cutStart && b.at <= firstWordAt[i]!) };
+        const a = wordAfter(p.text, end);
+        if (a !== null && HAS_LETTER.test(a) && !HAS_DIGIT.test(a)) check.after = a.toLowerCase();
       }
-    });
+      occ.push({ at: g, bounded, check });
+    }
     // The value's own occurrences are the bounded ones (`40` in `140` is not it); should
     // none be (a word like `3.-40`), each occurrence is held to the bounds it has.
     const bounded = occ.filter((o) => o.bounded);
@@ -407,7 +475,11 @@ function checks(summary: string): Check[] {
   }
   if (neighbours.size > 0) {
     const terms = new Set(profileQuery([...neighbours].join('      ')).terms);
-    const content = (w: string) => (w.length > 1 ? terms.has(w) : w !== 'a' && w !== 'i');
+    // Terms are words trimmed of `. : / _ -` at either end (`_op_priority` → `op_priority`).
+    const content = (w: string) => {
+      const t = w.replace(/^[.:/_-]+|[.:/_-]+$/g, '');
+      return t.length > 1 ? terms.has(t) : t.length === 1 && t !== 'a' && t !== 'i';
+    };
     for (const { check: c } of found) {
       if (c.before && !content(c.before.word)) delete c.before;
       if (c.after && !content(c.after)) delete c.after;
