@@ -102,11 +102,12 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     const turns: TurnInput[] = data.spans.map((s, i) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100, anchor: i % 4 === 0 }));
     for (let i = 0; i < N; i += 5000) await store.appendMany(turns.slice(i, i + 5000));
   }
-  const first = store.get(1) ? 1 : 0;
   const anchors: number[] = [];
   const plain: number[] = [];
-  for (let i = 0; i < N; i += 1000) {
-    const ids = Array.from({ length: Math.min(1000, N - i) }, (_, j) => first + i + j);
+  // Raw spans only: the store's own event records (its id, its retention) sit among them.
+  const rawIds = Array.from(store.log.scanIds(store.log.firstId(), store.log.nextId() - store.log.firstId(), 1 << 1, 0));
+  for (let i = 0; i < rawIds.length; i += 1000) {
+    const ids = rawIds.slice(i, i + 1000);
     store.getMany(ids).forEach((sp, j) => (sp?.anchor ? anchors : plain).push(ids[j]!));
   }
   ctx.info.anchorsDetected = anchors.length;
@@ -121,8 +122,9 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     const evict = [...anchors.slice(a, a + nAnchors), ...plain.slice(b, b + 10 - nAnchors)];
     a += nAnchors;
     b += 10 - nAnchors;
-    const turn = data.spans[evict[0]! - first]!.turn;
-    const rec = await st.compact({ evict, summary: { text: `summary of ${evict.length} spans from ${evict[0]}`, turnStart: turn, turnEnd: turn } });
+    // A summary covers exactly the turns it replaces.
+    const turnsOf = st.getMany(evict).flatMap((sp) => (sp ? [sp.turnStart, sp.turnEnd] : []));
+    const rec = await st.compact({ evict, summary: { text: `summary of ${evict.length} spans from ${evict[0]}`, turnStart: Math.min(...turnsOf), turnEnd: Math.max(...turnsOf) } });
     spilled += rec.spilled.length;
     timings.push(rec.timing);
   };
@@ -168,7 +170,7 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   let back = 0;
   const sample = anchors.slice(0, Math.min(a, 50));
   for (const id of sample) {
-    const text = data.spans[id - first]!.text;
+    const text = store.get(id)!.text;
     const q = text.slice(0, Math.min(80, text.length));
     if (q.length >= 3 && store.findExact(q).some((h) => h.spanId === id)) back++;
   }
@@ -176,8 +178,8 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
 
   // ---- audit per pinned fact, verdict() ----------------------------------------------------
   for (let i = 0; i < 100; i++) {
-    const id = first + Math.floor((i * N) / 100);
-    const t = data.spans[id - first]!.text;
+    const id = rawIds[Math.floor((i * rawIds.length) / 100)]!;
+    const t = store.get(id)!.text;
     const fact = t.slice(0, Math.min(40, t.length)).trim();
     if (fact.length > 0) await store.pin(fact, id);
   }

@@ -19,8 +19,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { SpanStore, type TurnInput } from '../src/index.js';
-import { addon, type NativeVectorIndex } from '../src/native.js';
+import { ContextWindow, SpanStore, type TurnInput } from '../src/index.js';
+import { addon, packageRoot, type NativeVectorIndex } from '../src/native.js';
 import { perturb, detectAnchor } from '../src/anchors.js';
 import type { BenchData } from './data.js';
 import { check, dirBytes, figure, latency, latencyAsync, peakRss, rng, wall, type Ctx, type Latency } from './lib.js';
@@ -494,6 +494,30 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
     const rate = facts.length ? missed / facts.length : 1;
     ctx.info.honestMisses = { probes: facts.length, missed, rate, falseHits };
     check(ctx, 'honest misses on never-stated values (≥ 0.95)', facts.length > 0 && rate >= 0.95, `${missed}/${facts.length} perturbed never-stated facts came back "not in transcript"${falseHits.length ? `; false hits e.g. ${falseHits.join('; ')}` : ''}`);
+  }
+
+  // ---- ContextWindow.recall on natural questions, first call each ------------------------
+  // The agent's own call (k 5, raw spans and summaries, expect raw) with questions shaped as
+  // agents and people ask them: the natural-question set of shared/data (its words, not its
+  // answers: relevance is measured by `npm run quality`). Each question is asked once, so no
+  // query repeats warm anything.
+  {
+    const file = path.join(process.env.SPANGUARD_DATA ?? path.resolve(packageRoot, '..', 'shared', 'data'), 'natural-questions', 'questions.jsonl');
+    const questions = fs.existsSync(file)
+      ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { question: string }).question)
+      : [];
+    if (questions.length > 0) {
+      const window = new ContextWindow(store, { budgetTokens: 1_000_000 });
+      const times: number[] = [];
+      for (const q of questions) {
+        const t0 = performance.now();
+        await window.recall(q);
+        times.push((performance.now() - t0) * 1000);
+      }
+      times.sort((a, b) => a - b);
+      const at = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!;
+      figure(ctx, { group: 'retrieval', key: 'recall.natural', label: `ContextWindow.recall, natural questions, first call each (${questions.length})`, value: at(0.5), p99: at(0.99), unit: 'µs', better: 'lower', growth: true, note: 'target at 10^4: p50 ≤ 2 ms, p99 ≤ 20 ms' });
+    }
   }
 
   db?.close();

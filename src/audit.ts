@@ -191,12 +191,13 @@ export interface AgentFind {
  * Does the agent's own retrieval — `search(fact, { k: RECALL_K, kinds: ['raw'] })`, the call
  * `ContextWindow.recall` makes — return this span for this fact?
  *
- * Provably equal shortcut: search ranks every span holding the whole query verbatim above
+ * Provably equal shortcuts: search ranks every span holding the whole query verbatim above
  * every other candidate (the exact tier) and never calls such a query a miss. So when the
  * exact-phrase path finds the fact in at most RECALL_K spans and this span is one of them,
- * search returns it: one phrase lookup answers, with no ranking to run. Otherwise the real
- * search runs. A fact stated verbatim in more spans than the agent is shown passes when
- * every hit states it: the agent gets the fact back, from a span that says the same thing.
+ * search returns it; when it finds the fact in more, search's hits all state it, and a fact
+ * the agent gets back verbatim from a span that says the same thing passes. One phrase
+ * lookup answers either way; otherwise (the span not among few exact matches, or none) the
+ * real search runs.
  */
 export async function agentFinds(store: SpanStore, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
   const out: AgentFind[] = [];
@@ -206,6 +207,12 @@ export async function agentFinds(store: SpanStore, facts: readonly { fact: strin
       const ids = store.lexical.phrase(store.log, trimmed, RecordKind.raw, RECALL_K + 1);
       if (ids.length <= RECALL_K && ids.includes(spanId)) {
         out.push({ found: true, topId: spanId, topHolds: true });
+        continue;
+      }
+      // More than RECALL_K spans state it: search's first RECALL_K hits all come from that
+      // exact tier, so every hit states the fact and the agent gets it back.
+      if (ids.length > RECALL_K) {
+        out.push({ found: true, topId: ids[0]!, topHolds: true });
         continue;
       }
     }

@@ -18,7 +18,6 @@ import { agentFinds, anchorFact, prng } from './audit.js';
 import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { analyzeQuery, type QueryAnalysis } from './query.js';
-import { RECALL_K } from './search.js';
 import type { SpanStore } from './store.js';
 
 export interface CompactionRequest {
@@ -98,6 +97,8 @@ export class CompactionGuard {
   private probeSet: Probe[] = [];
   /** Per anchor id: its stated fact, a never-stated perturbation and that one's analysis (null: no usable pair). */
   private readonly pairs = new Map<number, { fact: string; negative: string; analysis: QueryAnalysis } | null>();
+  /** Turn of each anchor id looked up by the binary search of localProbes. */
+  private readonly anchorTurns = new Map<number, number>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
   private anchorsAtDraw = 0;
 
@@ -274,7 +275,7 @@ export class CompactionGuard {
     // stated fact (a raw hit: rule 4 just verified it) and a never-stated perturbation of it
     // (a miss unless the summary states it). A summary that writes plausible wrong values
     // for the turns it replaces moves these, however large the session-wide set.
-    const local = this.localProbes(summary.turnStart, summary.turnEnd);
+    const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw));
     const probes = [...this.probeSet, ...local];
     const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
     const before = probes.length === 0 ? null : hitsOf(probes);
@@ -368,16 +369,22 @@ export class CompactionGuard {
   }
 
   /**
-   * Probes for the anchors of the turns the new summary speaks for (at most LOCAL_PROBES,
-   * evenly spaced over them): the raw anchors this pass evicts, or, for a re-summary, the
-   * raw anchors under the summaries it folds. Each gives its stated fact (a raw hit: the raw
+   * Probes for the anchors the new summary speaks for (at most LOCAL_PROBES, evenly spaced
+   * over them): the raw anchors this pass evicts, or, for a re-summary, the evicted raw
+   * anchors of its turn range (those under the summaries it folds). Each gives its stated fact (a raw hit: the raw
    * namespace never changes, rule 4 verified it at eviction and audits check it since) and
    * its first perturbation when the transcript never states it.
    */
-  private localProbes(turnStart: number, turnEnd: number): Probe[] {
+  private localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>): Probe[] {
     const store = this.store;
     const anchors = store.state.anchors;
-    const turnOf = (i: number) => store.log.get(anchors[i]!)?.turnStart ?? -1;
+    // An anchor's turn, read once (a get copies the whole text out of the log).
+    const turnOf = (i: number) => {
+      const id = anchors[i]!;
+      let t = this.anchorTurns.get(id);
+      if (t === undefined) this.anchorTurns.set(id, (t = store.log.get(id)?.turnStart ?? -1));
+      return t;
+    };
     // Anchors are in id order, and turns never go backwards: binary search the range.
     const lowerBound = (turn: number) => {
       let lo = 0;
@@ -393,10 +400,14 @@ export class CompactionGuard {
     const b = lowerBound(turnEnd + 1);
     const out: Probe[] = [];
     const global = new Set(this.probeSet.map((p) => p.query));
-    const n = b - a;
+    // The anchors the summary speaks for: evicted by this pass or under the summaries it
+    // folds, not those of the range still in the window.
+    const spoken: number[] = [];
+    for (let i = a; i < b; i++) if (evictedNow.has(anchors[i]!) || store.state.evicted.has(anchors[i]!)) spoken.push(anchors[i]!);
+    const n = spoken.length;
     const step = Math.max(1, n / LOCAL_PROBES);
     for (let x = 0; x < n && out.length < 2 * LOCAL_PROBES; x += step) {
-      const id = anchors[a + Math.floor(x)]!;
+      const id = spoken[Math.floor(x)]!;
       // Each anchor's probe pair is built once (a re-summary asks about the same anchors again).
       let pair = this.pairs.get(id);
       if (pair === undefined) {
@@ -438,8 +449,7 @@ export class CompactionGuard {
   /**
    * Draws `want` anchors stratified over the whole session (one from each of `want` equal
    * slices of the anchor list, seeded by their count so a reopened store draws the same),
-   * each giving its stated fact and a perturbation the transcript never states, and
-   * measures every probe through the agent's own search, raw and summary namespaces apart.
+   * each giving its stated fact and a perturbation the transcript never states.
    */
   private async drawProbeSet(want: number): Promise<void> {
     const store = this.store;
@@ -467,11 +477,12 @@ export class CompactionGuard {
         }
         if (negative === null) continue;
         seen.add(fact);
-        for (const [query, positive] of [[fact, true], [negative, false]] as const) {
-          const raw = !(await store.search(query, { k: RECALL_K, kinds: ['raw'] })).miss;
-          const summary = !raw && !(await store.search(query, { k: RECALL_K, kinds: ['summary'] })).miss;
-          this.probeSet.push({ query, positive, analysis: analyzeQuery(query), raw, summary });
-        }
+        // Raw hits without a search, provably: the stated fact is verbatim in its span, so
+        // search's exact tier returns it (never a miss); the perturbation is stated nowhere,
+        // not even near-true (neverStated). Summaries count from the draw on: each pass asks
+        // its own new summary, which is what a pass can change.
+        this.probeSet.push({ query: fact, positive: true, analysis: analyzeQuery(fact), raw: true, summary: false });
+        this.probeSet.push({ query: negative, positive: false, analysis: analyzeQuery(negative), raw: false, summary: false });
         break;
       }
     }

@@ -209,8 +209,9 @@ export function profileQuery(query: string): QueryProfile {
   // "collected 50 items": 50 must stand next to collected and items (its content-word
   // neighbours in the query, at most 4 characters of punctuation away: `version = "1"`),
   // not just anywhere.
-  const contexts: RegExp[] = [];
-  const contextSides: RegExp[][] = [];
+  // Sources only: most candidates fail on their values first, so the patterns are compiled
+  // on first use (compiling Unicode look-behinds is most of a short query's cost).
+  const contextSources: { both: string; sides: string[] }[] = [];
   const content = (n: { w: string } | undefined) => !!n && /\p{L}/u.test(n.w) && !HAS_DIGIT.test(n.w) && !STOP.has(n.w);
   words.forEach((cur, i) => {
     if (!standalone.has(cur.w)) return;
@@ -220,11 +221,11 @@ export function profileQuery(query: string): QueryProfile {
     // "limit of 40", "timeout set to 30" by "timeout is 30").
     const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=(?<![${L}])${escape(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
     const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(next!.w)})` : '';
-    if (before || after) {
-      contexts.push(new RegExp(before + valueTest(cur.w) + after, 'u'));
-      contextSides.push([before, after].filter(Boolean).map((side) => new RegExp(side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after, 'u')));
-    }
+    if (before || after)
+      contextSources.push({ both: before + valueTest(cur.w) + after, sides: [before, after].filter(Boolean).map((side) => (side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after)) });
   });
+  let contexts: RegExp[] | null = null;
+  let contextSides: RegExp[][] | null = null;
   return {
     terms,
     values,
@@ -236,8 +237,12 @@ export function profileQuery(query: string): QueryProfile {
     tests,
     lines: query.split('\n').length,
     key,
-    contexts,
-    contextSides,
+    get contexts(): RegExp[] {
+      return (contexts ??= contextSources.map((c) => cachedRegExp(c.both)));
+    },
+    get contextSides(): RegExp[][] {
+      return (contextSides ??= contextSources.map((c) => c.sides.map(cachedRegExp)));
+    },
   };
 }
 

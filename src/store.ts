@@ -70,7 +70,7 @@ export interface SpanStoreOptions {
   maxTextBytes?: number;
   /** Vector scalar kind (default `f16`). */
   vectorScalar?: 'f32' | 'f16' | 'i8';
-  /** Probe-set size for the per-pass hit-rate monitor: this many stated anchor facts, drawn across the session, and as many never-stated perturbations (default 32 + 32). */
+  /** Probe-set size for the per-pass hit-rate monitor: this many stated anchor facts, drawn across the session, and as many never-stated perturbations (default 16 + 16; each pass also probes the anchors its own summary speaks for). */
   hitRateProbes?: number;
   /** Facts checked per scheduled audit (default 32). */
   auditSample?: number;
@@ -188,7 +188,7 @@ const DEFAULTS = {
   segmentBytes: 64 * 1024 * 1024,
   maxTextBytes: 16 * 1024 * 1024,
   vectorScalar: 'f16' as const,
-  hitRateProbes: 32,
+  hitRateProbes: 16,
   auditSample: 32,
 };
 
