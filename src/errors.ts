@@ -27,6 +27,7 @@ export const ErrorCode = {
   LOSSLESS_BOUNDARY: 'LOSSLESS_BOUNDARY',
   COMPACTION_REFUSED: 'COMPACTION_REFUSED',
   SUMMARY_RANGE: 'SUMMARY_RANGE',
+  UNGROUNDED_SUMMARY: 'UNGROUNDED_SUMMARY',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

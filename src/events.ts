@@ -21,6 +21,8 @@ export interface PassEvent {
   divergence: number;
   hitRateBefore: number | null;
   hitRateAfter: number | null;
+  /** Values the summary states that nothing it replaced states (grounding 'mark'): it is never evidence for them. */
+  ungrounded?: string[];
   /** The same over the probes of the turns this pass's summary speaks for alone (absent in older events). */
   localHitRateBefore?: number | null;
   localHitRateAfter?: number | null;
@@ -34,7 +36,7 @@ export interface RefusalEvent {
   /** The largest divergence measured (0 when none was). */
   divergence: number;
   /** Absent in refusals recorded before the field existed (anchor-not-retrievable). */
-  reason?: 'anchor-not-retrievable' | 'divergence' | 'invalid-request' | 'summary-range';
+  reason?: 'anchor-not-retrievable' | 'divergence' | 'invalid-request' | 'summary-range' | 'ungrounded';
   detail?: string;
   spanIds?: number[];
 }

@@ -17,6 +17,7 @@ import { RecordFlag, RecordKind } from './native.js';
 import { agentFinds, anchorFact, prng } from './audit.js';
 import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
+import { checkGrounding } from './grounding.js';
 import { analyzeQuery, type QueryAnalysis } from './query.js';
 import type { SpanStore } from './store.js';
 
@@ -64,6 +65,8 @@ export interface PassTiming {
   record: number;
   /** Appending the summary and indexing it (lexical + vector). */
   summary: number;
+  /** Checking that every value the summary states is stated by what it replaces. */
+  grounding: number;
 }
 
 /**
@@ -143,7 +146,7 @@ export class CompactionGuard {
       throw new SpanguardError(ErrorCode.INVALID_TURN, `summary turn range ${summary.turnStart}..${summary.turnEnd} is not a valid range`);
     const policy = req.policy ?? store.options.policy;
     const pass = state.passes + 1;
-    const timing: PassTiming = { check: 0, anchors: 0, monitor: 0, record: 0, summary: 0 };
+    const timing: PassTiming = { check: 0, anchors: 0, monitor: 0, record: 0, summary: 0, grounding: 0 };
     let t0 = performance.now();
     // Each phase's time is charged from the last mark; a refusal throws before it matters.
     const mark = (phase: keyof PassTiming): void => {
@@ -249,6 +252,17 @@ export class CompactionGuard {
     }
     const { unverified, diverged, divergence } = judgeAnchors(measured, store.options.maxDivergence);
     mark('anchors');
+
+    // Grounding: every value the summary states is stated by what it replaces (the evicted
+    // raw spans and the summaries it re-summarizes). Refused, or accepted with the summary
+    // marked ungrounded for those values (never evidence for them), and recorded either way.
+    const sources = [...evict, ...rewrite].map((id) => byId.get(id)!.text);
+    const grounding = checkGrounding(summary.text, sources);
+    if (!grounding.grounded && store.options.grounding === 'refuse') {
+      await store.recordEvent({ type: 'refusal', pass, anchors: [], divergence: 0, reason: 'ungrounded', detail: `summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which nothing it replaces states`, spanIds: [] });
+      throw new SpanguardError(ErrorCode.UNGROUNDED_SUMMARY, `compaction refused: the summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which none of the spans it replaces states`, { values: grounding.ungrounded });
+    }
+    mark('grounding');
     let spilled: number[] = [];
     const refused = [...unverified, ...diverged];
     if (refused.length > 0) {
@@ -326,6 +340,7 @@ export class CompactionGuard {
       divergence,
       hitRateBefore: hr.before,
       hitRateAfter: hr.hitRate,
+      ...(grounding.grounded ? {} : { ungrounded: grounding.ungrounded.slice(0, 64) }),
       localHitRateBefore: localBefore,
       localHitRateAfter: localAfter,
     });

@@ -29,6 +29,8 @@ export interface SearchContext {
   embedQuery(texts: string[]): Promise<Float32Array>;
   verdictState(): VerdictState;
   superseded: ReadonlySet<number>;
+  /** Summaries with values nothing they replaced states (grounding `mark`). */
+  ungrounded: ReadonlyMap<number, readonly string[]>;
   passes: number;
   readOnly: boolean;
   recordEvent(e: GuardEvent): Promise<number>;
@@ -202,6 +204,17 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   if (candidateSpeakers.size > 0 && a.question) a.party = parseParty(query, candidateSpeakers);
   for (const { c, span } of views) {
     const support = supportOf(a, span, c.exact, ctx.matchPolicy);
+    // An ungrounded summary is never evidence for a value it invented.
+    const invented = c.kind === RecordKind.summary ? ctx.ungrounded.get(span.id) : undefined;
+    if (invented && support.claim) {
+      const lower = new Set(invented.map((v) => v.toLowerCase()));
+      const used = a.claim.filter((v) => lower.has(v) || [...lower].some((u) => u.includes(v)));
+      if (used.length > 0) {
+        support.claim = false;
+        support.values.contradicted = true;
+        support.ungrounded = used;
+      }
+    }
     judged.push({ c, span, support, score: rerankScore(c, support, a) });
   }
   const decide = (kind: number): MissDecision => {
@@ -209,7 +222,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     return decideMiss(
       a,
       js.map((j) => j.support),
-      js.some((j) => j.c.exact),
+      js.some((j) => j.c.exact && !j.support.ungrounded),
     );
   };
   const rawDecision = decide(RecordKind.raw);

@@ -62,6 +62,12 @@ export interface SpanStoreOptions {
    * is refused (or spilled). Default 0.1; 0..2.
    */
   maxDivergence?: number;
+  /**
+   * A summary that states a value none of the spans it replaces states (src/grounding.ts):
+   * `mark` (default) accepts the pass, records the values and never returns the summary as
+   * evidence for them; `refuse` throws UNGROUNDED_SUMMARY and records the refusal.
+   */
+  grounding?: 'mark' | 'refuse';
   /** Open without the writer lock; no writes. Sees records other processes append after `refresh()`. */
   readOnly?: boolean;
   /** Segment size in bytes (default 64 MiB). */
@@ -185,6 +191,7 @@ const DEFAULTS = {
   unknownAfter: 50,
   policy: 'refuse' as const,
   maxDivergence: 0.1,
+  grounding: 'mark' as const,
   segmentBytes: 64 * 1024 * 1024,
   maxTextBytes: 16 * 1024 * 1024,
   vectorScalar: 'f16' as const,
@@ -213,7 +220,7 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
   if (options === null || typeof options !== 'object') invalid('options must be an object');
   const known = new Set([
     'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
-    'policy', 'maxDivergence', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
+    'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
   if (options.durability !== undefined && !(options.durability in DurabilityCode))
@@ -224,6 +231,8 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
     invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
   if (options.embedder !== undefined && typeof options.embedder !== 'function') invalid('embedder must be a function');
   if (options.embedder !== undefined && options.dims === undefined) invalid('dims is required with a host embedder');
+  if (options.grounding !== undefined && options.grounding !== 'mark' && options.grounding !== 'refuse')
+    invalid(`grounding must be 'mark' or 'refuse', got ${String(options.grounding)}`);
   if (options.maxDivergence !== undefined && (typeof options.maxDivergence !== 'number' || !(options.maxDivergence >= 0 && options.maxDivergence <= 2)))
     invalid(`maxDivergence must be a number in 0..2, got ${String(options.maxDivergence)}`);
   checkPositiveInt('horizonSeconds', options.horizonSeconds);
@@ -247,6 +256,7 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
     unknownAfter: options.unknownAfter ?? DEFAULTS.unknownAfter,
     policy: options.policy ?? DEFAULTS.policy,
     maxDivergence: options.maxDivergence ?? DEFAULTS.maxDivergence,
+    grounding: options.grounding ?? DEFAULTS.grounding,
     readOnly: options.readOnly ?? false,
     segmentBytes: options.segmentBytes ?? DEFAULTS.segmentBytes,
     maxTextBytes: options.maxTextBytes ?? DEFAULTS.maxTextBytes,
@@ -315,6 +325,8 @@ export interface GuardState {
   pins: { fact: string; spanId: number }[];
   passes: number;
   lastTurn: number;
+  /** Summaries accepted with values nothing they replaced states: never evidence for those values. */
+  ungrounded: Map<number, string[]>;
 }
 
 export class SpanStore {
@@ -357,6 +369,7 @@ export class SpanStore {
       pins: [],
       passes: 0,
       lastTurn: -1,
+      ungrounded: new Map(),
     };
     const bestEffortReason =
       options.rawTtlSeconds < options.horizonSeconds
@@ -506,6 +519,7 @@ export class SpanStore {
           this.state.liveSummaries.delete(s);
         }
         this.state.liveSummaries.add(e.summaryId);
+        if (e.ungrounded && e.ungrounded.length > 0) this.state.ungrounded.set(e.summaryId, e.ungrounded);
         this.state.passes = Math.max(this.state.passes, e.pass);
         this.hitRate.restore(e.pass, e.hitRateAfter);
         break;
@@ -784,6 +798,7 @@ export class SpanStore {
       embedQuery: (t) => this.embedQuery(t),
       verdictState: () => this.monitor.verdict().state,
       superseded: this.state.superseded,
+      ungrounded: this.state.ungrounded,
       passes: this.state.passes,
       readOnly: this.options.readOnly,
       recordEvent: (e) => this.recordEvent(e),

@@ -40,6 +40,8 @@ export interface Support {
   time?: { asked: string; match: boolean };
   /** This span holds the whole claim (every value, together, uncontradicted). */
   claim: boolean;
+  /** A summary accepted ungrounded: the query's values it states that nothing it replaced stated (it is not evidence for them). */
+  ungrounded?: string[];
 }
 
 /** The fields of a span that count for support besides its text. */
