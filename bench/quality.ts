@@ -125,7 +125,7 @@ export function loadDataset(name: string, unit: 'exchange' | 'turn', limit?: num
 export async function ingest(ds: Dataset, dir: string, matchPolicy?: MatchPolicy): Promise<{ store: SpanStore; ingestSeconds: number }> {
   const store = await SpanStore.open(dir, { durability: 'none', ...(matchPolicy ? { matchPolicy } : {}) });
   const t0 = performance.now();
-  const have = store.stats().nextId - 1;
+  const have = store.stats().spans.raw; // raw spans: the store also records its own events
   if (have !== 0 && have !== ds.spans.length) throw new Error(`${dir} holds ${have} spans, not this dataset's ${ds.spans.length}`);
   if (have === 0) for (let i = 0; i < ds.spans.length; i += 4096) await store.appendMany(ds.spans.slice(i, i + 4096));
   return { store, ingestSeconds: (performance.now() - t0) / 1000 };

@@ -116,13 +116,15 @@ const PERIOD = /\b(day|session|week|episode|sprint|chapter|iteration)\s+#?(\d{1,
  * "the user" are the user; "you", "the assistant", "the agent", "the model" the agent side
  * (its tool output included); a name given in `speakers` is that speaker.
  */
-export function parseParty(query: string, speakers: ReadonlySet<string> = new Set()): Party | null {
+export function parseParty(text: string, speakers: ReadonlySet<string> = new Set()): Party | null {
+  // Quoted parts are what was said or run (`tree -I …`, "did you…"), not who the question asks about.
+  const query = text.replace(/`[^`]*`|"[^"\n]*"|(?<![\p{L}\p{N}])['‘][^'’\n]*['’](?![\p{L}\p{N}])/gu, (m) => ' '.repeat(m.length));
   let best: { at: number; party: Party } | null = null;
   const consider = (re: RegExp, party: Party) => {
     const m = re.exec(query);
     if (m && (best === null || m.index < best.at)) best = { at: m.index, party };
   };
-  consider(/\b(?:I|me|my|myself)\b|\bthe user\b/, { kind: 'user' });
+  consider(/(?<![-\p{L}\p{N}])(?:I|me|my|myself)(?![-\p{L}\p{N}])|\bthe user\b/u, { kind: 'user' });
   consider(/\b(?:you|your)\b|\bthe (?:assistant|agent|model|bot|AI)\b/i, { kind: 'agent' });
   for (const s of speakers) {
     const esc = s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
