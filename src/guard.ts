@@ -289,7 +289,7 @@ export class CompactionGuard {
     // stated fact (a raw hit: rule 4 just verified it) and a never-stated perturbation of it
     // (a miss unless the summary states it). A summary that writes plausible wrong values
     // for the turns it replaces moves these, however large the session-wide set.
-    const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw));
+    const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw), new Map(probed.map((p) => [p.id, p.probe])));
     const probes = [...this.probeSet, ...local];
     const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
     const before = probes.length === 0 ? null : hitsOf(probes);
@@ -390,7 +390,7 @@ export class CompactionGuard {
    * namespace never changes, rule 4 verified it at eviction and audits check it since) and
    * its first perturbation when the transcript never states it.
    */
-  private localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>): Probe[] {
+  private localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts: ReadonlyMap<number, string> = new Map()): Probe[] {
     const store = this.store;
     const anchors = store.state.anchors;
     // An anchor's turn, read once (a get copies the whole text out of the log).
@@ -427,8 +427,12 @@ export class CompactionGuard {
       let pair = this.pairs.get(id);
       if (pair === undefined) {
         pair = null;
-        const s = store.log.get(id);
-        const fact = s ? anchorFact(s.text, s.role)?.trim() : undefined;
+        // Rule 4 already read this pass's anchors and their facts.
+        let fact = facts.get(id)?.trim();
+        if (fact === undefined) {
+          const s = store.log.get(id);
+          fact = s ? anchorFact(s.text, s.role)?.trim() : undefined;
+        }
         if (fact && fact.length >= 8) {
           const negative = perturb(fact, 0);
           if (negative !== fact && this.neverStated(negative)) pair = { fact, negative, analysis: analyzeQuery(negative) };
