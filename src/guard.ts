@@ -84,10 +84,16 @@ export interface PassTiming {
 interface Probe {
   query: string;
   positive: boolean;
-  analysis: QueryAnalysis;
+  /** Built on first use: most probes are ruled out by their values before any analysis. */
+  analysis?: QueryAnalysis;
+  /** The numbers of the probe: a summary missing any of them cannot answer it. */
+  numbers: string[];
   raw: boolean;
   summary: boolean;
 }
+
+/** The digit runs of a probe, lower-cased: every one must be in a text that answers it. */
+const numbersOf = (q: string): string[] => [...new Set(q.toLowerCase().match(/\d+/g) ?? [])];
 
 /** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
 const LOCAL_PROBES = 64;
@@ -99,7 +105,7 @@ const HIT_RATE_RISE = 0.15;
 export class CompactionGuard {
   private probeSet: Probe[] = [];
   /** Per anchor id: its stated fact, a never-stated perturbation and that one's analysis (null: no usable pair). */
-  private readonly pairs = new Map<number, { fact: string; negative: string; analysis: QueryAnalysis } | null>();
+  private readonly pairs = new Map<number, { fact: string; negative: string; numbers: string[] } | null>();
   /** Turn of each anchor id looked up by the binary search of localProbes. */
   private readonly anchorTurns = new Map<number, number>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
@@ -305,7 +311,8 @@ export class CompactionGuard {
     let stated = 0;
     let statedLocal = 0;
     for (const p of probes) {
-      if (p.raw || p.summary || !answersText(p.analysis, summary.text, store.options.matchPolicy, lowered)) continue;
+      if (p.raw || p.summary || !p.numbers.every((n) => lowered.includes(n))) continue;
+      if (!answersText((p.analysis ??= analyzeQuery(p.query)), summary.text, store.options.matchPolicy, lowered)) continue;
       // A perturbation never stated when its probe was made may be stated by a turn appended
       // since ("found 3 actions" printed by a later run): the summary then restates a true
       // turn. It was a raw hit before this pass as much as after it: counted on both sides.
@@ -435,14 +442,16 @@ export class CompactionGuard {
         }
         if (fact && fact.length >= 8) {
           const negative = perturb(fact, 0);
-          if (negative !== fact && this.neverStated(negative)) pair = { fact, negative, analysis: analyzeQuery(negative) };
+          // Whether the perturbation is stated somewhere is asked only if a summary answers
+          // it (see the monitor): most never come near one.
+          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, numbers: numbersOf(negative) };
         }
         this.pairs.set(id, pair);
       }
       if (pair === null || global.has(pair.fact)) continue;
       // The stated fact hits raw and stays a hit; only the never-stated one can move.
-      out.push({ query: pair.fact, positive: true, analysis: pair.analysis, raw: true, summary: false });
-      out.push({ query: pair.negative, positive: false, analysis: pair.analysis, raw: false, summary: false });
+      out.push({ query: pair.fact, positive: true, numbers: [], raw: true, summary: false });
+      out.push({ query: pair.negative, positive: false, numbers: pair.numbers, raw: false, summary: false });
     }
     return out;
   }
@@ -500,8 +509,8 @@ export class CompactionGuard {
         // search's exact tier returns it (never a miss); the perturbation is stated nowhere,
         // not even near-true (neverStated). Summaries count from the draw on: each pass asks
         // its own new summary, which is what a pass can change.
-        this.probeSet.push({ query: fact, positive: true, analysis: analyzeQuery(fact), raw: true, summary: false });
-        this.probeSet.push({ query: negative, positive: false, analysis: analyzeQuery(negative), raw: false, summary: false });
+        this.probeSet.push({ query: fact, positive: true, numbers: [], raw: true, summary: false });
+        this.probeSet.push({ query: negative, positive: false, numbers: numbersOf(negative), raw: false, summary: false });
         break;
       }
     }
