@@ -62,7 +62,7 @@
  * 868 KB): CPU time per pass p50 121 µs, p99 564 µs, max 1.1 ms, mostly extraction
  * (docs/GROUNDING.md).
  */
-import { profileQuery, quotedParts } from './match.js';
+import { pieceAt, profileQuery, quotedParts } from './match.js';
 
 export interface GroundingResult {
   /** True when every value the summary states occurs in at least one source. */
@@ -416,16 +416,7 @@ function checks(summary: string): Check[] {
   // All parts, lower-cased, one after the other (each followed by a newline): one indexOf
   // per value over the whole summary, each occurrence mapped to its part.
   const joined = lowers.join('\n') + '\n';
-  const partAt = (at: number) => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const partAt = (at: number) => pieceAt(starts, at);
   for (const v of profile.values) {
     const version = DOTTED_VERSION.test(v);
     const occ: { at: number; check: Check; bounded: boolean }[] = [];

@@ -377,16 +377,7 @@ export function consistent(profile: QueryProfile, text: string, eitherSide = fal
   const lines = hay.split('\n');
   const starts: number[] = [];
   for (let i = 0, at = 0; i < lines.length; at += lines[i]!.length + 1, i++) starts.push(at);
-  const lineOf = (at: number) => {
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= at) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const lineOf = (at: number) => pieceAt(starts, at);
   const reach = profile.lines;
   const tried = new Set<number>();
   for (const quotedPart of profile.quoted) {
@@ -402,6 +393,18 @@ export function consistent(profile: QueryProfile, text: string, eitherSide = fal
     }
   }
   return false;
+}
+
+/** The index of the piece an offset falls in, given each piece's start offset (ascending). */
+export function pieceAt(starts: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** Backticked or double-quoted parts of a query, long enough to be specific (>= 6 chars). */
