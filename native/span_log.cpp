@@ -51,8 +51,8 @@ constexpr uint64_t kPrefillChunk = uint64_t{1} << 20;
 // finds the blocks already allocated. 32 MiB rather than 8: at 10^6 spans, 8 MiB calls cost
 // 0.6-0.7 ms each (they wait on the writeback converting the range before them), 114 per
 // two 400 MB runs, 64-74 ms; 32 MiB calls cost 4-7 ms for those runs and the appends ran
-// at 2.04-2.08 GB/s instead of 1.81-1.90 (throwaway loop, 2026-12-01 ~00:10 UTC; no change
-// at 10^5, where the calls are cheap either way).
+// at 2.04-2.08 GB/s instead of 1.81-1.90 (a throwaway loop; no change at 10^5, where the
+// calls are cheap either way).
 constexpr uint64_t kPreallocChunk = uint64_t{32} << 20;
 // Zero-initialized and never written, so it costs .bss, not bytes in the binary.
 alignas(64) uint8_t g_zeros[kPrefillChunk];
@@ -593,7 +593,7 @@ namespace {
 // folios by its length and file alignment (ext4 has large folios since Linux 6.16), so
 // writes cut at record boundaries get small folios at both ends, and a page split between
 // two writes is zeroed by the first. A throwaway C loop on the build VM (Linux 6.18, best of
-// 300 rounds, 2026-12-01) wrote 4 MB as 10 batches of 412 KB copied into a staging buffer,
+// 300 rounds) wrote 4 MB as 10 batches of 412 KB copied into a staging buffer,
 // each batch in pieces of up to 64 KiB: 638-708 µs in pieces that start where the batch
 // starts, from a buffer the other core had filled; 479-486 µs in pieces cut at 64 KiB
 // multiples of the file, from a buffer the writing core had filled (617-619 and 596-626 µs
@@ -668,7 +668,7 @@ struct ParallelBatch {
   /// Threads asleep in Await(), and what they sleep on. A wait is usually one chunk's
   /// pwrite (~10 µs), but that pwrite can block for milliseconds (dirty-page throttling),
   /// and a core spinning through it burns: a throwaway script that delayed every pwrite by
-  /// 5 ms saw 41,235 sched_yield calls in 534 ms with a spin-then-yield wait (review, 05:50).
+  /// 5 ms saw 41,235 sched_yield calls in 534 ms with a spin-then-yield wait.
   std::atomic<uint32_t> sleepers{0};
   std::mutex mu;
   std::condition_variable cv;
@@ -958,7 +958,7 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
       // Room in the id -> offset table for the design scale without growing it: each
       // doubling copies the table, and from 128 KiB on glibc maps fresh pages for it. At
       // 10^4 spans in batches of 1,000 the doubling to 16,000 entries made its batch take
-      // ~100 µs instead of ~67 (median of 300 fresh logs, throwaway loop, 2026-12-01).
+      // ~100 µs instead of ~67 (median of 300 fresh logs).
       // Reserved, not touched: memory is committed as entries are written. A larger table
       // (an existing log) is left as recovery sized it, rather than copied here.
       if (offsets_.capacity() < kOffsetsAhead) offsets_.reserve(kOffsetsAhead);
@@ -1004,7 +1004,7 @@ void SpanLog::OpenExisting() {
     struct stat st;
     if (::fstat(seg.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + seg.path + ": " + ErrnoText(errno));
     seg.file_size = static_cast<uint64_t>(st.st_size);
-    // Blocks past the end (a killed `none` writer's Preallocate): this session's first roll
+    // Blocks past the end (a killed `none` writer's Preallocate): this writer's first roll
     // or close cuts them, as it cuts its own.
     if (!options_.read_only && last && static_cast<uint64_t>(st.st_blocks) * 512 > seg.file_size + 4096) {
       seg.allocated_end = static_cast<uint64_t>(st.st_blocks) * 512;
@@ -1124,14 +1124,14 @@ void SpanLog::OpenExisting() {
     durable_end_ = tail.size;
     // A header still says "not yet durable" and nothing from it on proves a sync: now that
     // everything is, a checkpoint says so (else damage in those segments would pass for a
-    // torn write until this session's first flush or close).
+    // torn write until this writer's first flush or close).
     size_t stamped = 0;
     for (size_t i = 1; i < segments_.size(); ++i) {
       if (findings[i].result.unsynced_from != 0) stamped = i;
     }
     bool proven = stamped == 0;
     for (size_t i = stamped; !proven && i < segments_.size(); ++i) proven = findings[i].result.durable_mark;
-    // A failed write of it (a full disk) costs only that evidence until this session's first
+    // A failed write of it (a full disk) costs only that evidence until this writer's first
     // flush or close writes one: the open goes on, as it did before checkpoints were written here.
     needs_mark_ = !proven;
     if (!proven && WriteCheckpoint(tail.size) == 0) {
@@ -1833,7 +1833,7 @@ uint64_t SpanLog::AppendColumns(const BatchColumns& caller_cols, RecordInput* ro
     // they are copied once first: were the caller's memory to change meanwhile (a
     // SharedArrayBuffer another thread writes), rows would no longer match the planned
     // sizes, and a chunk would encode past its end of the staging buffer (found in review:
-    // a heap overflow under ASan, 2026-12-01). 4 bytes a row.
+    // a heap overflow under ASan). 4 bytes a row.
     BatchColumns cols = caller_cols;
     offsets_copy_.assign(caller_cols.texts.offsets, caller_cols.texts.offsets + n + 1);
     cols.texts.offsets = offsets_copy_.data();

@@ -382,7 +382,7 @@ class SpanLog final : public SpanSource {
   static int SyncFiles(const SyncTarget& target);
   /// Main thread, after SyncFiles: err == 0 advances the durable point, else the log fails.
   void FinishSync(const SyncTarget& target, int err);
-  /// For close: fdatasync anything unsynced and, if this session wrote records, append a
+  /// For close: fdatasync anything unsynced and, if this writer wrote records, append a
   /// checkpoint record and fdatasync again. Runs on a worker while the JS side refuses
   /// every other call. Returns 0 or errno (the log is then failed).
   int SyncAndCheckpointForClose();

@@ -393,7 +393,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     // The append scratch goes back to the allocator now, not when the collector finalizes
     // this object: the next log opened takes it warm instead of faulting in fresh pages
     // (a 1,000-row batch's rows are 80 KB; the first batch of a fresh 10^4-span log spent
-    // ~25 µs of its ~140 in the binding before this, throwaway loop, 2026-12-01).
+    // ~25 µs of its ~140 in the binding before this).
     std::vector<RecordInput>().swap(inputs_);
     std::vector<std::pair<size_t, size_t>>().swap(text_at_);
     std::vector<char16_t>().swap(u16_);
@@ -1079,7 +1079,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   // Set while append runs. Reading a batch of strings can run user JS (an element getter, a
   // Proxy's trap), and an append nested in it would reuse this log's scratch (inputs_,
   // arena_) under the outer one, which then stored the inner batch's bytes as its own
-  // records (found 2026-12-01); a close or flush nested in it would sync and release the log
+  // records; a close or flush nested in it would sync and release the log
   // under the outer append. Those nested calls are refused; reads are not.
   bool appending_ = false;
   struct AppendingScope {

@@ -10,7 +10,7 @@
 //   cmake --build build-stress --target large_batch_stress
 //   build-stress/large_batch_stress 200
 // Exit 0 and no "WARNING: ThreadSanitizer" on stderr is a pass. With the turn counter's
-// store made relaxed, TSan reported 15-16 races in 30 rounds (2026-12-01).
+// store made relaxed, TSan reported 15-16 races in 30 rounds.
 #include <cstdio>
 #include <cstdlib>
 #include <random>
