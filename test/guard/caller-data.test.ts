@@ -1,24 +1,12 @@
 // The guard does not trust caller data: summary ranges, anchor flags, refusals recorded,
 // divergence bounded, and the agent's recall checked against summaries.
-import { afterEach, describe, expect, it } from 'vitest';
-import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore, type SpanStoreOptions } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore } from '../../src/index.js';
 import { ContextWindow } from '../../src/window.js';
 import { judgeAnchors } from '../../src/guard.js';
-import { realTurns, tmpDir } from '../helpers/data.js';
+import { tmpDir } from '../helpers/data.js';
+import { FACT, factSession as session, open } from './helpers.js';
 
-const FACT = 'The upstream API enforces a rate limit of 40 req/s per token.';
-const open: SpanStore[] = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close().catch(() => {});
-});
-
-async function session(options: SpanStoreOptions = {}) {
-  const s = await SpanStore.open(tmpDir(), { durability: 'none', ...options });
-  open.push(s);
-  const turns = realTurns(200).map((t) => (t.turn === 100 ? { ...t, role: 'user', text: FACT } : t));
-  const ids = await s.appendMany(turns.map((t) => ({ turn: t.turn, role: t.role, text: t.text })));
-  return { s, ids, factId: ids[99]! };
-}
 const refusals = (s: SpanStore) => s.events().flatMap((e) => (e.event.type === 'refusal' ? [e.event] : []));
 
 describe("a summary's turn range must be the range of what it replaces", () => {

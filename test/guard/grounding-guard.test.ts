@@ -1,21 +1,11 @@
 // The guard applies grounding to every pass: a summary that states a value none of the
 // spans it replaces states is refused, or marked and never evidence for that value.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SpanStore, type SpanStoreOptions } from '../../src/index.js';
-import { realTurns, tmpDir } from '../helpers/data.js';
+import { tmpDir } from '../helpers/data.js';
+import { FACT, factSession } from './helpers.js';
 
-const FACT = 'The upstream API enforces a rate limit of 40 req/s per token.';
-const open: SpanStore[] = [];
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close().catch(() => {});
-});
-async function session(options: SpanStoreOptions = {}) {
-  const s = await SpanStore.open(tmpDir(), { durability: 'none', ...options });
-  open.push(s);
-  const turns = realTurns(60).map((t) => (t.turn === 10 ? { ...t, role: 'user', text: FACT } : t));
-  const ids = await s.appendMany(turns.map((t) => ({ turn: t.turn, role: t.role, text: t.text })));
-  return { s, ids };
-}
+const session = (options: SpanStoreOptions = {}) => factSession(options, 60, 10);
 
 describe('grounding: mark (default) accepts, records, and never uses the invented value as evidence', () => {
   it('a summary stating 45 req/s for turns that said 40 is marked; a search for 45 is not answered by it', async () => {
