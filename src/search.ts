@@ -131,7 +131,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const speakers = options.speaker === undefined ? null : new Set((Array.isArray(options.speaker) ? options.speaker : [options.speaker]).map((s) => s.toLowerCase()));
   const [timeFrom, timeTo] = options.time ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
   const filtered = speakers !== null || options.time !== undefined;
-  const depth = Math.max(filtered ? 200 : 100, 3 * k);
+  // A question reaches deeper into each list (its words may all differ from its evidence);
+  // a statement is decided by its exact or near-exact candidates near the top.
+  const depth = Math.max(filtered ? 200 : a.question ? 100 : 50, 3 * k);
   const qv = await ctx.embedQuery([query]);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
