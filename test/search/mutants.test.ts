@@ -3,6 +3,7 @@
 // by `npm run mutate` (docs/MUTATION.md). One describe per rule, on the pure functions.
 import { describe, expect, it } from 'vitest';
 import { analyzeQuery, isQuestion, parseParty, parseTime } from '../../src/query.js';
+import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, profileQuery } from '../../src/match.js';
 import { answersText, decideMiss, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
 
 const day = (y: number, m: number, d: number) => ({ from: Date.UTC(y, m - 1, d), to: Date.UTC(y, m - 1, d + 1) - 1 });
@@ -341,5 +342,204 @@ describe('answers: one text answers a query by search\'s own rules', () => {
   it('a question is answered when its support passes the miss decision, whatever its word coverage', () => {
     expect(answersText(analyzeQuery('What did we finally settle on regarding the build backend?'), 'We decided to use hatchling as the build backend for the package.')).toBe(true);
     expect(answersText(analyzeQuery('Did the library hold 197 books?'), 'The library holds 179 books in total.')).toBe(false);
+  });
+});
+
+describe('match: terms are lower-cased words; an identifier also gives its parts, split on _ . / : - and camelCase', () => {
+  it('words, paths, dotted, hyphenated and camelCase identifiers', () => {
+    expect(matchTerms('Read django/db/models.py, parseConfigFile and utf-8!')).toEqual([
+      'read', 'django/db/models.py', 'django', 'db', 'models', 'py', 'parseconfigfile', 'parse', 'config', 'file', 'and', 'utf-8', 'utf', '8',
+    ]);
+  });
+  it('leading and trailing separators are dropped; a separator alone is no term', () => {
+    expect(matchTerms('--verbose -- done-- hello')).toEqual(['verbose', 'done', 'hello']);
+  });
+});
+
+describe("match: a query's profile — its terms, values, identifiers, quotes, lines and key", () => {
+  it('terms of one character are dropped, and a value is a term once', () => {
+    expect(profileQuery('x marks the spot').terms).toEqual(['marks', 'spot']);
+    expect(profileQuery('rate limit 40').terms).toEqual(['rate', 'limit', '40']);
+  });
+  it('a sign not glued to a word before it is part of the value, a percent sign after it too', () => {
+    const p = profileQuery('it read +76 lines, offset -123, 5+3 = 8, cpu 300%');
+    expect(p.standalone).toEqual(['+76', '-123', '5', '3', '8', '300%']);
+    expect(profileQuery('tag v-2 shipped').digitIds).toEqual(['v-2']);
+  });
+  it('an identifier without digits is 5+ chars joined by _ . / or in camelCase; a dunder or a trailing _ is not', () => {
+    expect(profileQuery('set foo__bar, a.b and utf-8 in ValueError').identifiers).toEqual(['foo__bar', 'valueerror']);
+    expect(profileQuery('why __init__ and abcd__ fail').identifiers).toEqual([]);
+  });
+  it('a word is tested as a prefix, a value bounded', () => {
+    const p = profileQuery('enjoy 40 docs');
+    expect(p.tests.get('enjoy')!.test('i enjoyed it')).toBe(true);
+    expect(p.tests.get('40')!.test('140 docs')).toBe(false);
+  });
+  it('every quote however short is kept; a quote of 6+ chars is a quoted part', () => {
+    const p = profileQuery('in `longer quote` set `<U9` and "ab" and "a"');
+    expect(p.allQuoted).toEqual(['longer quote', '<U9', 'ab', 'a']);
+    expect(p.quoted).toEqual(['longer quote']);
+  });
+  it('lines are counted on newlines', () => {
+    expect(profileQuery('rate limit').lines).toBe(1);
+    expect(profileQuery('rate\nlimit').lines).toBe(2);
+  });
+  it('the key is the longest value, else the longest digit identifier, else the longest term', () => {
+    expect(profileQuery('port 40 or 8080 configuration').key).toBe('8080');
+    expect(profileQuery('port 40 or 8080 or 123').key).toBe('8080');
+    expect(profileQuery('use utf-8 or float16 configuration').key).toBe('float16');
+    expect(profileQuery('the file configuration').key).toBe('configuration');
+    expect(profileQuery('the').key).toBeNull();
+  });
+});
+
+describe("match: a value's context is its content-word neighbours in the query, at most 4 chars away, not across a quote", () => {
+  it('the word before, one function word away in the text', () => {
+    const p = profileQuery('rate limit 40');
+    expect(contextHolds(p, 'rate limit of 40')).toBe(true);
+    expect(contextHolds(p, 'no limit but 40 here')).toBe(false);
+  });
+  it('a value without content-word neighbours has no context', () => {
+    expect(profileQuery('at 40').contexts).toEqual([]);
+    expect(contextHolds(profileQuery('at 40 items'), 'at 40 items')).toBe(true);
+  });
+  it('a neighbour more than 4 chars away is no context; 4 is', () => {
+    expect(contextHolds(profileQuery('limit      40'), 'no limit here, just 40')).toBe(true);
+    expect(contextHolds(profileQuery('limit == 40'), '40 alone')).toBe(false);
+    expect(contextHolds(profileQuery('40 == items'), '40 alone')).toBe(false);
+    expect(contextHolds(profileQuery('40      items'), '40 alone')).toBe(true);
+    expect(contextHolds(profileQuery('cpu at 300%   load'), 'cpu at 300% idle')).toBe(false);
+  });
+  it('a sign before a word makes it a value only when the word is one; otherwise the word is the neighbour', () => {
+    expect(contextHolds(profileQuery('set #port 8080'), 'port 8080')).toBe(true);
+  });
+  it('a quoted part is a segment of its own: no neighbour across it', () => {
+    for (const q of ['ran `npm test` 40 times', 'ran `npm test`40 times', 'the rate 40 `npm test`']) {
+      const p = profileQuery(q);
+      expect(p.contexts).toHaveLength(1);
+      expect(p.contexts[0]!.source).not.toContain('test');
+      expect(p.contexts[0]!.source).not.toContain('npm');
+    }
+  });
+  it('a statement holds a value next to its words on both sides, a question on one side of each value', () => {
+    const p = profileQuery('the limit 40 req');
+    expect(contextHolds(p, 'limit of 40')).toBe(false);
+    expect(contextHolds(p, 'limit of 40', true)).toBe(true);
+    expect(contextHolds(p, '40 req', true)).toBe(true);
+    expect(contextHolds(p, 'just 40 here', true)).toBe(false);
+    expect(contextHolds(profileQuery('limit 40 and port 8080'), 'limit of 40', true)).toBe(false);
+  });
+});
+
+describe('match: coverage is the share of terms, and of values, a text holds', () => {
+  it('shares, and a query without terms or values has full value coverage', () => {
+    expect(coverage(profileQuery('the'), 'x')).toEqual({ terms: 0, values: 1 });
+    expect(coverage(profileQuery('rate limit'), 'rate')).toEqual({ terms: 0.5, values: 1 });
+    expect(coverage(profileQuery('rate limit 40'), 'rate limit 40')).toEqual({ terms: 1, values: 1 });
+    expect(coverage(profileQuery('rate limit 40'), 'rate limit')).toEqual({ terms: 2 / 3, values: 0 });
+    expect(coverage(profileQuery('port 40 or 8080'), 'port 40')).toEqual({ terms: 2 / 3, values: 0.5 });
+  });
+});
+
+describe('match: a distinctive term missing from the window contradicts when a one-edit variant of it is in the candidate', () => {
+  const c = (q: string, text: string, whole?: string) => contradicts(profileQuery(q), text, whole);
+  it('a letter changed, added or removed; not a plural s, not punctuation', () => {
+    expect(c('the sepauator line', 'if the separator is set')).toBe(true);
+    expect(c('parseConfigFile', 'parseConfigFjle')).toBe(true);
+    expect(c('parseConfigFile', 'parseConfigFil')).toBe(true);
+    expect(c('parseConfigFil', 'parseConfigFile')).toBe(true);
+    expect(c('parseConfigFile', 'parseConfigFileX')).toBe(true);
+    expect(c('parseConfigFile', 'parseConfigsFile')).toBe(true);
+    expect(c('parseConfigFile', 'parseConfigFiles')).toBe(false);
+    expect(c('parseConfigFile', 'parse-ConfigFile')).toBe(false);
+    expect(c('the test-summary file', 'the test_summary file')).toBe(false);
+  });
+  it('two edits are no variant', () => {
+    expect(c('the configuration', 'the confxguratxon')).toBe(false);
+    expect(c('the configuration', 'the configuraxions')).toBe(false);
+  });
+  it('a term held by the window, or found only as itself elsewhere, is no contradiction', () => {
+    expect(c('the configuration', 'the configuration', 'the configuration and configuratiox')).toBe(false);
+    expect(c('the configuration', 'nothing', 'nothing\nconfiguration')).toBe(false);
+  });
+  it('distinctive: 8+ chars, or 5+ with _ . / - or a digit; a standalone value is checked by the value rules', () => {
+    expect(c('the line', 'the like')).toBe(false);
+    expect(c('the plain text', 'the plait text')).toBe(false);
+    expect(c('the database', 'the databasx')).toBe(true);
+    expect(c('the res_id flag', 'the res_ix flag')).toBe(true);
+    expect(c('the ab_cd flag', 'the ab_ce flag')).toBe(true);
+    expect(c('the a_b flag', 'the a_c flag')).toBe(false);
+    expect(c('took 3.5ms', 'took 3.6ms')).toBe(false);
+  });
+  it('an identifier with digits is contradicted by the same identifier with other digits', () => {
+    expect(c('did utf-15 fail', 'we use utf-8 here')).toBe(true);
+    expect(c('did utf-15 fail', 'the build passed')).toBe(false);
+    expect(c('did utf-15 fail', 'nothing', 'nothing utf-15')).toBe(false);
+    expect(c('did res12 pass', 'res passed')).toBe(false);
+  });
+  it('by default every distinctive term counts; digitIdsOnly checks identifiers with digits only', () => {
+    expect(contradicts(profileQuery('the sepauator line'), 'the separator line', undefined, true)).toBe(false);
+    expect(contradicts(profileQuery('did utf-15 fail'), 'utf-8', undefined, true)).toBe(true);
+  });
+});
+
+describe('match: a candidate matches when one window — the lines around the key — holds the values and enough terms', () => {
+  it('the terms and values must stand in one window, not spread over the text', () => {
+    const p = profileQuery('rate limit gateway at 40');
+    expect(matches(p, 'rate limit gateway at 40')).toBe(true);
+    expect(matches(p, 'intro\nrate limit gateway at 40\nend')).toBe(true);
+    expect(matches(p, 'rate limit gateway\nat 40')).toBe(false);
+    expect(matches(p, 'at 40\nrate limit gateway')).toBe(false);
+  });
+  it('the window of a query of n lines reaches n-1 lines each side', () => {
+    const p = profileQuery('rate limit\nat 40');
+    expect(matches(p, 'a\nb\nrate limit\nat 40\nc')).toBe(true);
+    expect(matches(profileQuery('rate limit\n40'), 'intro\nrate limit\n40')).toBe(true);
+  });
+  it('without a value, the window is anchored on the longest term', () => {
+    expect(matches(profileQuery('rate limit gateway token'), 'rate limit\ngateway')).toBe(false);
+  });
+  it('half the terms are enough; every value is required, bounded', () => {
+    expect(matches(profileQuery('rate limit gateway token'), 'rate limit')).toBe(true);
+    expect(matches(profileQuery('rate limit at 40'), 'rate limit at 140')).toBe(false);
+  });
+  it('a policy may require fewer values', () => {
+    expect(matches(profileQuery('rate limit 40 or 8080'), 'rate limit 40', { minCoverage: 0.5, minValueCoverage: 0.5 })).toBe(true);
+  });
+  it('a query of function words only is matched as a whole under a zero-coverage policy', () => {
+    expect(matches(profileQuery('the'), 'x', { minCoverage: 0, minValueCoverage: 1 })).toBe(true);
+  });
+  it('a window with a contradicting variant does not match', () => {
+    expect(matches(profileQuery('the parseConfigFile call'), 'intro\nthe parseConfigFjle call\nend')).toBe(false);
+  });
+});
+
+describe('match: a quoted part held verbatim (case aside) pins the candidate: the rest must only be consistent next to it', () => {
+  const q = (query: string, text: string) => consistent(profileQuery(query), text);
+  it('every quote, however short, must be held', () => {
+    expect(q('ran `npm run build` with `-w`', 'npm run build -w\ndone')).toBe(true);
+    expect(q('ran `npm run build` with `-w`', 'npm run build\ndone')).toBe(false);
+  });
+  it('the quote is found in another case, on any line, even at the very start', () => {
+    expect(q('ran `npm run build` ok', 'NPM RUN BUILD\nOK')).toBe(true);
+    expect(q('ran `NPM run build`', '$ npm run build\nWatching')).toBe(true);
+    expect(q('ran `Make All`', 'Make All\nOK')).toBe(true);
+  });
+  it("each value stands in the quote's lines, one more each side per query line", () => {
+    const r = 'ran `npm run build` 40';
+    expect(q(r, '$ npm run build took 40 s')).toBe(true);
+    expect(q(r, 'took 40 seconds\n$ npm run build')).toBe(true);
+    expect(q(r, 'intro\n$ npm run build\nfinished 40')).toBe(true);
+    expect(q(r, 'took 40 seconds\nx\ny\n$ npm run build')).toBe(false);
+    expect(q(r, '$ npm run build\nx\ny\ntook 40 seconds')).toBe(false);
+    expect(q(r, '$ npm run build 40\n5 warnings')).toBe(true);
+    expect(q('ran `npm run build` 40 and 50', '$ npm run build 40')).toBe(false);
+  });
+  it('the next occurrence of the quote is tried when one fails, up to 65 lines', () => {
+    const r = 'ran `npm run build` 40';
+    expect(q(r, '$ npm run build\nx\ny\nz\n$ npm run build took 40')).toBe(true);
+    const at = (n: number) => [...Array.from({ length: n - 1 }, () => '$ npm run build\nx\ny'), '$ npm run build 40'].join('\n');
+    expect(q(r, at(65))).toBe(true);
+    expect(q(r, at(70))).toBe(false);
   });
 });
