@@ -8,6 +8,11 @@ import { lineAround } from '../../src/anchors.js';
 import { RecordKind, ROLE_CODES } from '../../src/native.js';
 import { RECALL_K } from '../../src/search.js';
 import { IdSet, type SpanStore } from '../../src/store.js';
+import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore as Store, type SpanStoreOptions } from '../../src/index.js';
+import { judgeAnchors, probeDivergence } from '../../src/guard.js';
+import { perturb } from '../../src/anchors.js';
+import { tmpDir } from '../helpers/data.js';
+import { open } from './helpers.js';
 
 interface StubSpan { kind: number; role: number; text: string }
 interface Hit { spanId: number; text: string }
@@ -246,5 +251,443 @@ describe("audit: the agent's recall — a fact stated in at most RECALL_K spans 
     expect((await finds({ search: () => ({ miss: false, hits: all }) })).r).toEqual({ found: true, topId: 30, topHolds: true });
     expect((await finds({ search: () => ({ miss: false, hits: all.slice(1) }) })).r.found).toBe(false);
     expect((await finds({ search: () => ({ miss: false, hits: [...all.slice(1), hit(99, 'other')] }) })).r.found).toBe(false);
+  });
+});
+
+// ------------------------------------------------------------------ the compaction guard
+
+const NAMES = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+const NUMS = [37, 52, 68, 81, 94, 46, 73, 29];
+const QUEUES = ['amber', 'azure', 'beige', 'black', 'blue', 'bronze', 'brown', 'coral', 'cream', 'crimson', 'cyan', 'ebony', 'emerald', 'fuchsia', 'gold', 'gray', 'green', 'indigo', 'ivory', 'jade', 'khaki', 'lavender', 'lemon', 'lilac', 'lime', 'magenta', 'maroon', 'mint', 'navy', 'ochre', 'olive', 'orange', 'peach', 'pink', 'plum', 'purple', 'red', 'rose', 'ruby', 'rust'];
+const WORDS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+/** An anchor: a quantity, with a never-stated perturbation (the number shifted). */
+const poolFact = (i: number) => `The ${NAMES[i]} pool keeps ${NUMS[i]} workers busy.`;
+/** A summary line that answers a statement of the pool's size without restating it verbatim. */
+const poolLine = (i: number, n: number | string) => `${NAMES[i]} pool: keeps ${n} workers`;
+const wrong = (i: number) => /\d+/.exec(perturb(poolFact(i), 0))![0];
+const filler = (i: number) => ({ role: 'assistant', text: `We talked about the weather and the lunch plans, part ${WORDS[i % WORDS.length]}.` });
+
+interface Probe { query: string; positive: boolean; numbers: string[]; raw: boolean; summary: boolean }
+interface GuardInternals {
+  probeSet: Probe[];
+  anchorsAtDraw: number;
+  pairs: Map<number, { fact: string; negative: string; numbers: string[] } | null>;
+  localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts?: ReadonlyMap<number, string>): Probe[];
+  neverStated(perturbed: string): boolean;
+  distance(anchorText: string, topId: number): Promise<number>;
+  resetProbes(): void;
+  compact: Store['compact'];
+}
+const guardOf = (s: Store) => (s as unknown as { guard: GuardInternals }).guard;
+const eventsOf = (s: Store, type: string) => s.events().flatMap((e) => (e.event.type === type ? [e.event as unknown as Record<string, unknown>] : []));
+
+/** Turns: filler, anchor, filler, anchor… for `n` pools, then four fillers; turn = index + 1. */
+async function pools(n = 6, options: SpanStoreOptions = {}, extra: { role: string; text: string; anchor?: boolean }[] = []) {
+  const s = await Store.open(tmpDir(), { durability: 'none', hitRateProbes: 1, ...options });
+  open.push(s);
+  const turns: { role: string; text: string; anchor?: boolean }[] = [];
+  for (let i = 0; i < n; i++) turns.push(filler(i), { role: 'assistant', text: poolFact(i) });
+  turns.push(...extra);
+  for (let i = 0; i < 4; i++) turns.push(filler(n + i));
+  const ids = await s.appendMany(turns.map((t, i) => ({ ...t, turn: i + 1 })));
+  return { s, ids, anchorIds: Array.from({ length: n }, (_, i) => ids[2 * i + 1]!) };
+}
+const summary = (a: number, b: number, text = `summary of turns ${a}-${b}`) => ({ text, turnStart: a, turnEnd: b });
+const dot = (v: Float32Array) => {
+  const d = v.length / 2;
+  let x = 0;
+  for (let i = 0; i < d; i++) x += v[i]! * v[d + i]!;
+  return x;
+};
+
+describe('guard: a malformed request is refused, and recorded as an invalid request of the next pass', () => {
+  const refuse = async (req: unknown, message: string | RegExp, code = 'INVALID_ARGUMENT') => {
+    const { s } = await pools(1);
+    await expect(s.compact(req as never)).rejects.toMatchObject({ code, message });
+    return eventsOf(s, 'refusal');
+  };
+  it('a request that is not an object', async () => {
+    for (const req of [null, 'x']) {
+      expect(await refuse(req, 'compact expects { evict, rewrite, summary }')).toEqual([
+        { type: 'refusal', pass: 1, anchors: [], divergence: 0, reason: 'invalid-request', detail: 'INVALID_ARGUMENT: compact expects { evict, rewrite, summary }', spanIds: [] },
+      ]);
+    }
+  });
+  it('ids that are not an array of distinct non-negative integers', async () => {
+    await refuse({ evict: 'x', summary: summary(1, 1) }, 'evict must be an array of span ids');
+    await refuse({ evict: [], rewrite: 'x', summary: summary(1, 1) }, 'rewrite must be an array of span ids');
+    await refuse({ evict: [1.5], summary: summary(1, 1) }, 'evict contains 1.5, which is not a span id');
+    await refuse({ evict: ['3'], summary: summary(1, 1) }, 'evict contains 3, which is not a span id');
+    await refuse({ evict: [-1], summary: summary(1, 1) }, 'evict contains -1, which is not a span id');
+    await refuse({ evict: [2, 2], summary: summary(2, 2) }, 'evict names an id twice');
+    await refuse({ evict: [0], summary: summary(1, 1) }, /^span id\(s\) 0 are not in the store/, 'LOSSLESS_BOUNDARY');
+  });
+  it("the refusal's detail keeps the first 300 chars of the message", async () => {
+    const [r] = await refuse({ evict: ['x'.repeat(400)], summary: summary(1, 1) }, /^evict contains x+, which is not a span id$/);
+    expect(r!.detail).toBe(`INVALID_ARGUMENT: evict contains ${'x'.repeat(285)}`);
+  });
+  it('a summary without text, or a turn range that is not one', async () => {
+    await refuse({ evict: [] }, 'compact needs summary: { text, turnStart, turnEnd }');
+    await refuse({ evict: [], summary: { text: 5, turnStart: 1, turnEnd: 1 } }, 'compact needs summary: { text, turnStart, turnEnd }');
+    for (const [a, b] of [[1.5, 2], [1, '2'], [-1, 0], [5, 4]] as const) {
+      const [r] = await refuse({ evict: [], summary: { text: 'x', turnStart: a, turnEnd: b } }, `summary turn range ${a}..${b} is not a valid range`, 'INVALID_TURN');
+      expect(r).toMatchObject({ reason: 'invalid-request', spanIds: [] });
+    }
+  });
+  it('a pass that evicts nothing may start at turn 0; the refusal after it belongs to pass 2', async () => {
+    const { s } = await pools(1);
+    const r = await s.compact({ evict: [], summary: summary(0, 0, 'nothing yet') });
+    expect(r).toMatchObject({ pass: 1, evicted: [], evictedSummaries: [], spilled: [], superseded: [], refused: [] });
+    await expect(s.compact(null as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(eventsOf(s, 'refusal')).toEqual([expect.objectContaining({ pass: 2 })]);
+  });
+});
+
+describe('guard rules 1 and 2: a breach or an unknown id halts the pass, names the spans, and says which pass', () => {
+  it('rewriting raw spans: every one named', async () => {
+    const { s, ids } = await pools(2);
+    const err = await s.compact({ evict: ids.slice(0, 2), rewrite: [ids[0]!, ids[1]!], summary: summary(1, 2) }).catch((e) => e);
+    expect(err).toBeInstanceOf(LosslessRetrievalBoundaryError);
+    expect(err.message).toBe(`compaction attempted to rewrite indexed raw span(s) ${ids[0]}, ${ids[1]}; raw spans are immutable (eviction set is not a subset of the retention set). The pass was halted and the verdict is degraded.`);
+    expect(err.details).toMatchObject({ pass: 1 });
+    expect(eventsOf(s, 'boundary')).toEqual([{ type: 'boundary', pass: 1, reason: 'rewrite-raw', spanIds: [ids[0], ids[1]] }]);
+  });
+  it('unknown ids, in evict or rewrite: ten named in the message, 64 in the record, all in the error', async () => {
+    const { s, ids } = await pools(1);
+    const unknown = range(0, 70).map((i) => 100_000 + i);
+    const err = await s.compact({ evict: [ids[0]!], rewrite: unknown, summary: summary(1, 1) }).catch((e) => e);
+    expect(err).toBeInstanceOf(LosslessRetrievalBoundaryError);
+    expect(err.spanIds).toEqual(unknown);
+    expect(err.details).toMatchObject({ pass: 1 });
+    expect(err.message).toBe(`span id(s) ${unknown.slice(0, 10).join(', ')} are not in the store: the eviction set must be a subset of the retention set`);
+    expect(eventsOf(s, 'refusal')).toEqual([{ type: 'refusal', pass: 1, anchors: [], divergence: 0, reason: 'invalid-request', detail: `unknown span id(s) ${unknown.slice(0, 10).join(', ')}`, spanIds: unknown.slice(0, 64) }]);
+  });
+  it('an event record is no window entry; a superseded or evicted summary cannot be re-summarized again', async () => {
+    const { s, ids } = await pools(2);
+    const first = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    const eventId = s.events()[0]!.id;
+    await expect(s.compact({ evict: [eventId], summary: summary(1, 1) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: `span ${eventId} is an event record, not a window entry` });
+    expect(eventsOf(s, 'refusal').at(-1)).toMatchObject({ reason: 'invalid-request', spanIds: [eventId] });
+    const again = await s.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 2) });
+    expect(again).toMatchObject({ evicted: [], evictedSummaries: [first.summaryId], superseded: [first.summaryId] });
+    await expect(s.compact({ evict: [], rewrite: [first.summaryId], summary: summary(1, 2) })).rejects.toMatchObject({ message: `summary ${first.summaryId} was already superseded by an earlier pass` });
+    expect(eventsOf(s, 'refusal').at(-1)).toMatchObject({ spanIds: [first.summaryId] });
+    await expect(s.compact({ evict: [first.summaryId], summary: summary(1, 2) })).rejects.toMatchObject({ message: `summary ${first.summaryId} is not in the live window (already evicted or superseded)` });
+    expect(eventsOf(s, 'refusal').at(-1)).toMatchObject({ spanIds: [first.summaryId] });
+  });
+  it('a raw span that either index has not reached yet is unretained', async () => {
+    for (const index of ['lexical', 'vector'] as const) {
+      const { s, ids } = await pools(6);
+      const target = s[index];
+      const lag = ids[5]!;
+      (s as unknown as Record<string, unknown>)[index] = new Proxy(target, {
+        get: (t, p) => (p === 'highWater' ? () => lag : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
+      });
+      const err = await s.compact({ evict: ids.slice(0, 10), summary: summary(1, 10) }).catch((e) => e);
+      const unretained = ids.slice(5, 10);
+      expect(err).toBeInstanceOf(LosslessRetrievalBoundaryError);
+      expect(err.spanIds).toEqual(unretained);
+      expect(err.details).toMatchObject({ pass: 1 });
+      expect(err.message).toBe(`raw span(s) ${unretained.join(', ')} would leave the window without an index entry: eviction set is not a subset of the retention set`);
+      expect(eventsOf(s, 'boundary')).toEqual([{ type: 'boundary', pass: 1, reason: 'evict-unretained', spanIds: unretained }]);
+    }
+  });
+  it('the message names at most ten unretained spans', async () => {
+    const { s, ids } = await pools(6);
+    const lex = s.lexical;
+    s.lexical = new Proxy(lex, { get: (t, p) => (p === 'highWater' ? () => ids[0]! : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+    const err = await s.compact({ evict: ids.slice(0, 12), summary: summary(1, 12) }).catch((e) => e);
+    expect(err.message).toBe(`raw span(s) ${ids.slice(0, 10).join(', ')} would leave the window without an index entry: eviction set is not a subset of the retention set`);
+  });
+  it('a summary range off at either end is refused with both ranges', async () => {
+    const { s, ids } = await pools(5);
+    for (const [a, b] of [[1, 11], [2, 10]]) {
+      const err = await s.compact({ evict: ids.slice(0, 10), summary: summary(a!, b!) }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'SUMMARY_RANGE', message: `summary claims turns ${a}..${b} but replaces turns 1..10: a summary covers exactly what it evicts` });
+      expect(err.details).toEqual({ turnStart: a, turnEnd: b, evictedStart: 1, evictedEnd: 10 });
+    }
+    expect(eventsOf(s, 'refusal').map((r) => r.reason)).toEqual(['summary-range', 'summary-range']);
+  });
+});
+
+describe('guard: a receipt says where the pass spent its time, in microseconds', () => {
+  it('every phase took some time, and together no more than the pass', async () => {
+    const { s, ids } = await pools(5);
+    const t0 = performance.now();
+    const r = await guardOf(s).compact({ evict: ids.slice(0, 10), summary: summary(1, 10, poolLine(0, 37)), tokens: 42 } as never);
+    const elapsed = (performance.now() - t0) * 1000;
+    for (const phase of ['check', 'anchors', 'grounding', 'monitor', 'summary', 'record'] as const) expect(r.timing[phase]).toBeGreaterThan(0);
+    const sum = Object.values(r.timing).reduce((a, b) => a + b, 0);
+    expect(sum).toBeLessThanOrEqual(elapsed + 1);
+    expect(sum).toBeGreaterThan(elapsed / 2);
+  });
+  it("the summary's token count is stored with it", async () => {
+    const { s, ids } = await pools(1);
+    const r = await s.compact({ evict: ids.slice(0, 2), summary: { ...summary(1, 2), tokens: 42 } });
+    expect(s.get(r.summaryId)!.tokens).toBe(42);
+  });
+});
+
+describe('guard rule 4: each evicted anchor is probed; a divergent first hit is refused or spilled', () => {
+  it('only anchors are probed; an anchor with no text holds no value to lose', async () => {
+    const { s, ids } = await pools(5, {}, [{ role: 'user', text: '', anchor: true }]);
+    const r = await s.compact({ evict: ids.slice(0, 11), summary: summary(1, 11) });
+    expect(r.anchorsChecked).toBe(6);
+  });
+  const divergent = async (policy: 'refuse' | 'spill') => {
+    const { s, ids, anchorIds } = await pools(2, { maxDivergence: 0, policy });
+    const other = ids[0]!;
+    const lex = s.lexical;
+    s.lexical = new Proxy(lex, { get: (t, p) => (p === 'phrase' ? () => new Float64Array(0) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+    s.search = (async () => ({ miss: false, hits: [{ spanId: other, text: s.get(other)!.text }, { spanId: anchorIds[0]!, text: poolFact(0) }] })) as never;
+    const d = 1 - dot(await s.embedQuery([poolFact(0), s.get(other)!.text]));
+    return { s, ids, anchor: anchorIds[0]!, d, run: () => guardOf(s).compact({ evict: ids.slice(0, 2), summary: summary(1, 2) }) };
+  };
+  it('refuse: the refusal gives the divergence measured against the first hit', async () => {
+    const { s, anchor, d, run } = await divergent('refuse');
+    expect(d).toBeGreaterThan(0);
+    const err = await run().catch((e) => e);
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    expect(err.message).toBe(`compaction refused: for anchor span(s) ${anchor} the probe returned a span at divergence ${d.toFixed(3)} > maxDivergence 0`);
+    expect(err.details).toMatchObject({ pass: 1 });
+    const [r] = eventsOf(s, 'refusal');
+    expect(r).toMatchObject({ reason: 'divergence', anchors: [anchor] });
+    expect(r!.divergence).toBeCloseTo(d, 6);
+  });
+  it('spill: the anchor stays in the window, the rest is evicted', async () => {
+    const { ids, anchor, d, run } = await divergent('spill');
+    const r = await run();
+    expect(r.spilled).toEqual([anchor]);
+    expect(r.evicted).toEqual([ids[0]]);
+    expect(r.divergence).toBeCloseTo(d, 6);
+  });
+  it('an unverified anchor is named in the refusal, ten at most', async () => {
+    const { s, ids, anchorIds } = await pools(6);
+    const lex = s.lexical;
+    s.lexical = new Proxy(lex, { get: (t, p) => (p === 'phrase' ? () => new Float64Array(0) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+    s.search = (async () => ({ miss: true, hits: [] })) as never;
+    const err = await guardOf(s).compact({ evict: ids.slice(0, 12), summary: summary(1, 12) }).catch((e) => e);
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    expect(err.message).toBe(`compaction refused: anchor span(s) ${anchorIds.join(', ')} are not returned by the agent's retrieval for a probe of their own content`);
+    expect(eventsOf(s, 'refusal')).toEqual([expect.objectContaining({ reason: 'anchor-not-retrievable', anchors: anchorIds })]);
+  });
+  it("the distance is the cosine distance of the embeddings; an unknown span's text is empty", async () => {
+    const { s, ids } = await pools(1);
+    const g = guardOf(s);
+    expect(await g.distance(poolFact(0), ids[1]!)).toBeLessThan(1e-5);
+    const toFiller = await g.distance(poolFact(0), ids[0]!);
+    expect(toFiller).toBeCloseTo(1 - dot(await s.embedQuery([poolFact(0), s.get(ids[0]!)!.text])), 6);
+    expect(toFiller).toBeGreaterThan(0);
+    expect(await g.distance(poolFact(0), 999_999)).toBeCloseTo(Math.max(0, 1 - dot(await s.embedQuery([poolFact(0), '']))), 6);
+  });
+});
+
+describe("guard rule 4's acceptance: returned by its own probe, and what came first within maxDivergence", () => {
+  it('probeDivergence: null when not returned, 0 when the first hit is the anchor or states the probe, else measured', async () => {
+    const measure = vi.fn(async () => 0.42);
+    expect(await probeDivergence({ found: false, topId: 3, topHolds: false }, 7, measure)).toBeNull();
+    expect(await probeDivergence({ found: true, topId: null, topHolds: false }, 7, measure)).toBe(0);
+    expect(await probeDivergence({ found: true, topId: 7, topHolds: false }, 7, measure)).toBe(0);
+    expect(await probeDivergence({ found: true, topId: 3, topHolds: true }, 7, measure)).toBe(0);
+    expect(measure).not.toHaveBeenCalled();
+    expect(await probeDivergence({ found: true, topId: 3, topHolds: false }, 7, measure)).toBe(0.42);
+    expect(measure).toHaveBeenCalledWith(3);
+  });
+  it('judgeAnchors: not found or not measured is unverified; over the limit is diverged; the largest is reported', () => {
+    expect(
+      judgeAnchors(
+        [
+          { id: 1, found: false, divergence: 0.5 },
+          { id: 2, found: true, divergence: null },
+          { id: 3, found: true, divergence: 0.05 },
+          { id: 4, found: true, divergence: 0.3 },
+        ],
+        0.1,
+      ),
+    ).toEqual({ unverified: [1, 2], diverged: [4], divergence: 0.3 });
+  });
+});
+
+describe('guard grounding: a summary value nothing it replaces states is named', () => {
+  it('refused: ten values in the message and the record, all in the error', async () => {
+    const { s, ids } = await pools(1, { grounding: 'refuse' });
+    const values = range(0, 12).map((i) => 101 + i * 7);
+    const err = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2, `counted ${values.join(' then ')} items`) }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'UNGROUNDED_SUMMARY' });
+    const named = (err.details.values as string[]).slice(0, 10).join(', ');
+    expect(err.details.values).toHaveLength(12);
+    expect(err.message).toBe(`compaction refused: the summary states ${named}, which none of the spans it replaces states`);
+    expect(eventsOf(s, 'refusal')[0]).toEqual({ type: 'refusal', pass: 1, anchors: [], divergence: 0, reason: 'ungrounded', detail: `summary states ${named}, which nothing it replaces states`, spanIds: [] });
+  });
+  it('marked: the pass records at most 64 of them', async () => {
+    const { s, ids } = await pools(1);
+    const values = range(0, 70).map((i) => 1000 + i * 7);
+    await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2, `counted ${values.join(' then ')} items`) });
+    expect(eventsOf(s, 'pass')[0]!.ungrounded).toHaveLength(64);
+  });
+});
+
+describe('guard monitor: the session-wide probe set is drawn at the first pass and again when the anchors double', () => {
+  it('one anchor is enough for a first draw', async () => {
+    const { s, ids } = await pools(1);
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    expect(guardOf(s).anchorsAtDraw).toBe(1);
+    expect(guardOf(s).probeSet).toHaveLength(2);
+  });
+  it('not redrawn before the anchors double, redrawn when they do; forgotten on reset', async () => {
+    const { s, ids } = await pools(3);
+    const g = guardOf(s);
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    expect(g.anchorsAtDraw).toBe(3);
+    let turn = ids.length;
+    const add = async (k: number) => {
+      const more = await s.appendMany(range(0, k).map((i) => ({ turn: ++turn, role: 'assistant', text: `The spare pool ${WORDS[turn % 12]} keeps ${200 + turn} workers busy.` })));
+      return more;
+    };
+    await add(2);
+    await s.compact({ evict: [ids[1]!], summary: summary(2, 2) });
+    expect(g.anchorsAtDraw).toBe(3);
+    await add(1);
+    await s.compact({ evict: [ids[2]!], summary: summary(3, 3) });
+    expect(g.anchorsAtDraw).toBe(6);
+    g.resetProbes();
+    expect(g.probeSet).toEqual([]);
+    expect(g.anchorsAtDraw).toBe(0);
+  });
+  it('one pair per slice of the anchors, in order: the fact and its first perturbation the transcript never states', async () => {
+    const { s, ids, anchorIds } = await pools(8, { hitRateProbes: 4 });
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    const set = guardOf(s).probeSet;
+    expect(set).toHaveLength(8);
+    for (let k = 0; k < 4; k++) {
+      const fact = set[2 * k]!.query;
+      const i = NAMES.findIndex((n) => fact.includes(n));
+      expect([2 * k, 2 * k + 1]).toContain(i);
+      expect(set[2 * k]).toEqual({ query: poolFact(i), positive: true, numbers: [], raw: true, summary: false });
+      expect(set[2 * k + 1]).toEqual({ query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], raw: false, summary: false });
+    }
+    expect(anchorIds).toHaveLength(8);
+  });
+  it('facts under 8 chars, repeated facts and facts of no text make no pair; a perturbation stated elsewhere is passed over', async () => {
+    const bravo53 = perturb(poolFact(1), 0);
+    const { s, ids } = await pools(2, { hitRateProbes: 7 }, [
+      { role: 'assistant', text: '47 ms' },
+      { role: 'assistant', text: '47 ms ok' },
+      { role: 'assistant', text: poolFact(0) },
+      { role: 'user', text: 'ok\nyes', anchor: true },
+      { role: 'assistant', text: bravo53 },
+    ]);
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    const queries = guardOf(s).probeSet.map((p) => p.query);
+    expect(queries).toEqual([poolFact(0), perturb(poolFact(0), 0), poolFact(1), perturb(poolFact(1), 1), '47 ms ok', perturb('47 ms ok', 0), bravo53, perturb(bravo53, 0)]);
+  });
+});
+
+describe('guard monitor: a perturbation is never stated when no span states it, nor each of its value phrases', () => {
+  it('weak, stated, near-true and never-stated perturbations', async () => {
+    const { s } = await pools(2);
+    const g = guardOf(s);
+    expect(g.neverStated('table_id = 1')).toBe(false);
+    expect(g.neverStated(poolFact(0))).toBe(false);
+    expect(g.neverStated(perturb(poolFact(0), 0))).toBe(true);
+    expect(g.neverStated('The alpha pool keeps 52 workers busy.')).toBe(false);
+    expect(g.neverStated('The alpha pool keeps 52 workers busy and 99 threads idle.')).toBe(true);
+  });
+});
+
+describe('guard monitor: the local probes are the anchors the summary speaks for — evicted, in its turn range, not in the session-wide set', () => {
+  it('the evicted anchors of the range, each as its fact (a raw hit) and its perturbation', async () => {
+    const { s, ids, anchorIds } = await pools(6);
+    await s.compact({ evict: ids.slice(0, 10), summary: summary(1, 10) });
+    const g = guardOf(s);
+    const global = new Set(g.probeSet.map((p) => p.query));
+    const expected = [0, 1, 2, 3, 4]
+      .filter((i) => !global.has(poolFact(i)))
+      .flatMap((i) => [
+        { query: poolFact(i), positive: true, numbers: [], raw: true, summary: false },
+        { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], raw: false, summary: false },
+      ]);
+    expect(expected.length).toBeGreaterThanOrEqual(8);
+    expect(g.localProbes(1, 10, new Set())).toEqual(expected);
+    expect(g.localProbes(1, 9, new Set())).toEqual(expected.slice(0, -2));
+    // Anchor 6 (turn 12) is in the window: spoken for only if this pass evicts it.
+    expect(g.localProbes(11, 12, new Set())).toEqual([]);
+    expect(g.localProbes(11, 12, new Set([anchorIds[5]!]))).toEqual([
+      { query: poolFact(5), positive: true, numbers: [], raw: true, summary: false },
+      { query: perturb(poolFact(5), 0), positive: false, numbers: [wrong(5)], raw: false, summary: false },
+    ]);
+  });
+  it('an anchor whose fact is short or holds no distinctive value gives no pair', async () => {
+    const { s, ids } = await pools(0, {}, [
+      { role: 'assistant', text: '47 ms' },
+      { role: 'user', text: 'We must never push to main' },
+      { role: 'assistant', text: '47 ms ok' },
+    ]);
+    await s.compact({ evict: ids.slice(0, 3), summary: summary(1, 3) });
+    const g = guardOf(s);
+    const global = new Set(g.probeSet.map((p) => p.query));
+    expect(g.localProbes(1, 3, new Set()).map((p) => p.query)).toEqual(global.has('47 ms ok') ? [] : ['47 ms ok', perturb('47 ms ok', 0)]);
+  });
+});
+
+describe("guard monitor: the hit rate over the session-wide set and over the pass's own probes", () => {
+  it('a summary that writes wrong values for the turns it replaces raises both, and the pass degrades naming both', async () => {
+    const { s, ids } = await pools(6);
+    const r = await guardOf(s).compact({ evict: ids.slice(0, 10), summary: summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, wrong(i))).join('\n')) } as never);
+    expect(r.refused).toEqual([]);
+    expect(r.spilled).toEqual([]);
+    const [p] = eventsOf(s, 'pass');
+    expect(p).toMatchObject({ hitRateBefore: 0.5, hitRateAfter: 1, localHitRateBefore: 0.5, localHitRateAfter: 1 });
+    expect(eventsOf(s, 'degrade')).toEqual([
+      {
+        type: 'degrade',
+        pass: 1,
+        reason: 'hit-rate-rise',
+        detail: 'hit rate rose from 0.500 to 1.000 over one pass (limit +15%); hit rate over the 8 probes of the turns this summary speaks for rose from 0.500 to 1.000 (limit +15%)',
+        spanIds: [r.summaryId],
+      },
+    ]);
+  });
+  it('a faithful summary moves neither', async () => {
+    const { s, ids } = await pools(6);
+    await guardOf(s).compact({ evict: ids.slice(0, 10), summary: summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, NUMS[i]!)).join('\n')) } as never);
+    expect(eventsOf(s, 'pass')[0]).toMatchObject({ hitRateBefore: 0.5, hitRateAfter: 0.5, localHitRateBefore: 0.5, localHitRateAfter: 0.5 });
+    expect(eventsOf(s, 'degrade')).toEqual([]);
+  });
+  it('fewer than four local pairs are not judged on their own', async () => {
+    // 40 queues, 16 of them in the session-wide set (one of the first two): the pass's own
+    // pair moves the whole rate by less than 15%, and its own rate is not judged.
+    const s = await Store.open(tmpDir(), { durability: 'none' });
+    open.push(s);
+    const queue = (i: number) => `The ${QUEUES[i]} queue keeps ${100 + 13 * i} workers busy.`;
+    const ids = await s.appendMany([...QUEUES.map((_, i) => ({ role: 'assistant', text: queue(i) })), filler(0), filler(1)].map((t, i) => ({ ...t, turn: i + 1 })));
+    const lines = [0, 1].map((i) => `${QUEUES[i]} queue: keeps ${/\d+/.exec(perturb(queue(i), 0))![0]} workers`);
+    await guardOf(s).compact({ evict: ids.slice(0, 2), summary: summary(1, 2, lines.join('\n')) } as never);
+    const [p] = eventsOf(s, 'pass');
+    expect(p).toMatchObject({ localHitRateBefore: 0.5, localHitRateAfter: 1 });
+    expect(p!.hitRateAfter as number).toBeGreaterThan(p!.hitRateBefore as number);
+    expect(eventsOf(s, 'degrade')).toEqual([]);
+  });
+  it('no anchors, no rates', async () => {
+    const { s, ids } = await pools(0);
+    await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    expect(eventsOf(s, 'pass')[0]).toMatchObject({ hitRateBefore: null, hitRateAfter: null, localHitRateBefore: null, localHitRateAfter: null });
+  });
+  it('a perturbation a later turn states is a raw hit before the pass as much as after it', async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const first = await g.compact({ evict: ids.slice(0, 10), summary: summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, NUMS[i]!)).join('\n')) } as never);
+    const global = new Set(g.probeSet.map((p) => p.query));
+    const i = [0, 2, 3, 4].find((k) => !global.has(poolFact(k)))!;
+    await s.appendMany([{ turn: ids.length + 1, role: 'assistant', text: perturb(poolFact(i), 0) }]);
+    await g.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 10, poolLine(i, wrong(i))) } as never);
+    const local = g.localProbes(1, 10, new Set()).length;
+    const all = local + g.probeSet.length;
+    const second = eventsOf(s, 'pass')[1]!;
+    expect(second.localHitRateBefore).toBeCloseTo((local / 2 + 1) / local, 12);
+    expect(second.localHitRateAfter).toBeCloseTo((local / 2 + 1) / local, 12);
+    expect(second.hitRateBefore).toBeCloseTo((all / 2 + 1) / all, 12);
+    expect(second.hitRateAfter).toBeCloseTo((all / 2 + 1) / all, 12);
+    expect(eventsOf(s, 'degrade')).toEqual([]);
   });
 });
