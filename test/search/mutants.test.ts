@@ -8,6 +8,14 @@ import { answersText, decideMiss, fieldText, saidBy, supportOf, type Support, ty
 
 const day = (y: number, m: number, d: number) => ({ from: Date.UTC(y, m - 1, d), to: Date.UTC(y, m - 1, d + 1) - 1 });
 
+// Runs first in this file: a word's normal form comes from the lexical index, read once per
+// process on first use, so the test that first asks for one is the one that sees how it is read.
+describe("query: a word's normal form is the lexical index's (Porter2 stem)", () => {
+  it('a word of letters is stemmed as the index stems it', () => {
+    expect(analyzeQuery('What about running?').terms).toEqual([{ term: 'running', norm: 'run' }]);
+  });
+});
+
 describe('query: the time a question names is read as a range of UTC milliseconds', () => {
   it('an ISO date is that day', () => {
     expect(parseTime('What failed on 2023-05-08?')).toEqual({ ...day(2023, 5, 8), text: '2023-05-08' });
@@ -63,6 +71,12 @@ describe("query: a question's single-quoted parts are quoted parts; a statement'
     expect(a.profile.allQuoted).toEqual(['Proper Git hygene']);
     expect(a.claim).toEqual(['proper git hygene']);
   });
+  it('six chars are enough; a part quoted twice is kept once', () => {
+    expect(analyzeQuery("Did 'abcdef' appear?").profile.quoted).toEqual(['abcdef']);
+    const twice = analyzeQuery("Did `Proper Git hygene` mean 'Proper Git hygene'?");
+    expect(twice.profile.allQuoted).toEqual(['Proper Git hygene']);
+    expect(twice.profile.quoted).toEqual(['Proper Git hygene']);
+  });
   it('a shorter one must only be held verbatim', () => {
     const a = analyzeQuery("Did 'or 0' appear?");
     expect(a.profile.allQuoted).toEqual(['or 0']);
@@ -114,6 +128,7 @@ describe('query: a name is a capitalized word of 3+ letters inside a sentence, n
     expect(analyzeQuery('Done.  Melanie went camping?').names).toEqual([]);
     expect(analyzeQuery('Caroline ran\n  Melanie went camping?').names).toEqual([]);
     expect(analyzeQuery('Did she say "Melanie went camping"?').names).toEqual([]);
+    expect(analyzeQuery('Who went camping ( Melanie or Caroline )?').names).toEqual(['caroline']);
   });
   it('two letters, a capital inside a word, a question word or an identifier is not a name', () => {
     expect(analyzeQuery('Did Jo approve it?').names).toEqual([]);
@@ -133,6 +148,7 @@ describe("query: a numbered period or a date says when, not what: its numbers le
     expect(a.claim).toEqual([]);
     expect(a.profile.contexts).toEqual([]);
     expect(a.profile.contextSides).toEqual([]);
+    expect(analyzeQuery('On day 012, what was fixed in the fixture loader?').profile.contexts).toEqual([]);
     expect(analyzeQuery('On day 102, what was fixed?').claim).toEqual([]);
     expect(analyzeQuery('On day 0, what was set up?').claim).toEqual([]);
   });
