@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "crc32c.h"
@@ -251,7 +253,8 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
     r.message = "segment header fails its CRC";
     return r;
   }
-  if (sh.version != format::kVersion || sh.header_size != format::kSegmentHeaderSize) {
+  if ((sh.version != format::kVersion && sh.version != format::kVersionNoExtent) ||
+      sh.header_size != format::kSegmentHeaderSize) {
     r.message = "unsupported segment version " + std::to_string(sh.version);
     return r;
   }
@@ -263,8 +266,18 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
     r.message = "segment header's unsynced-from id is past its first id";
     return r;
   }
+  if (sh.version == format::kVersion &&
+      (sh.log_tag == 0 || sh.log_start == 0 || sh.log_start > sh.first_id || sh.reserved != 0)) {
+    r.message = "segment header's log start or tag is out of range";
+    return r;
+  }
   r.first_id = sh.first_id;
   r.unsynced_from = sh.unsynced_from;
+  r.version = sh.version;
+  if (sh.version == format::kVersion) {
+    r.log_start = sh.log_start;
+    r.log_tag = sh.log_tag;
+  }
   ScanRecords(SegmentBytes{data, 0, size}, format::kSegmentHeaderSize, sh.first_id, offsets, &r);
   return r;
 }
@@ -559,6 +572,97 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
   return rs;
 }
 
+LogExtent DecodeExtent(const uint8_t* data, size_t size) {
+  LogExtent best;
+  best.present = data != nullptr && size > 0;
+  for (size_t slot = 0; slot < 2 && best.present; ++slot) {
+    const size_t at = slot * format::kExtentSlotStride;
+    if (size < at + sizeof(format::ExtentSlot)) break;
+    format::ExtentSlot x;
+    std::memcpy(&x, data + at, sizeof x);
+    if (std::memcmp(x.magic, format::kExtentMagic, sizeof x.magic) != 0) continue;
+    if (Crc32c(0, data + at, offsetof(format::ExtentSlot, crc)) != x.crc) continue;
+    if (x.version != format::kExtentVersion || x.log_tag == 0 || x.log_start == 0 || x.log_start > format::kMaxId ||
+        x.seq == 0 || x.durable_next < x.log_start || x.durable_next > format::kMaxId + 1) {
+      continue;
+    }
+    if (best.valid && x.seq <= best.seq) continue;
+    best.valid = true;
+    best.log_tag = x.log_tag;
+    best.log_start = x.log_start;
+    best.seq = x.seq;
+    best.durable_next = x.durable_next;
+  }
+  return best;
+}
+
+void EncodeExtentSlot(uint8_t* out, const LogExtent& e) {
+  format::ExtentSlot x{};
+  std::memcpy(x.magic, format::kExtentMagic, sizeof x.magic);
+  x.version = format::kExtentVersion;
+  x.log_tag = e.log_tag;
+  x.log_start = e.log_start;
+  x.seq = e.seq;
+  x.durable_next = e.durable_next;
+  x.crc = Crc32c(0, &x, offsetof(format::ExtentSlot, crc));
+  std::memcpy(out, &x, sizeof x);
+}
+
+LogRecoveryPlan CheckLogExtent(const LogExtent& x, const std::vector<SegmentFinding>& segments,
+                               const LogRecoveryPlan& plan) {
+  if (plan.corrupt) return plan;
+  LogRecoveryPlan out = plan;
+  auto corrupt = [&](size_t i, uint64_t offset, bool extent, std::string message) {
+    out.keep = 0;
+    out.corrupt = true;
+    out.corrupt_segment = i;
+    out.corrupt_offset = offset;
+    out.corrupt_extent = extent;
+    out.message = std::move(message);
+    return out;
+  };
+  const size_t n = segments.size();
+  if (!x.present) {
+    for (size_t i = 0; i < n; ++i) {
+      if (segments[i].result.version == format::kVersion) {
+        return corrupt(i, 48, false,
+                       "belongs to a log whose EXTENT is missing: where the log starts and how far it was durable "
+                       "cannot be checked");
+      }
+    }
+    return out;  // a log written before EXTENT existed, or a new one
+  }
+  if (!x.valid) return corrupt(0, 0, true, "has no valid slot (both fail their checks)");
+  for (size_t i = 0; i < n; ++i) {
+    const RecoveryResult& r = segments[i].result;
+    if (r.version == format::kVersion && (r.log_tag != x.log_tag || r.log_start != x.log_start)) {
+      return corrupt(i, 40, false, "belongs to another log (its log start or tag differs from EXTENT's)");
+    }
+  }
+  if (n == 0 || plan.keep == 0) {
+    if (x.durable_next > x.log_start) {
+      return corrupt(0, 0, true,
+                     "says ids " + std::to_string(x.log_start) + ".." + std::to_string(x.durable_next - 1) +
+                         " were durable, but no segment of the log remains");
+    }
+    return out;
+  }
+  if (segments[0].first_id != x.log_start) {
+    return corrupt(0, 16, false,
+                   "is the first segment but starts at id " + std::to_string(segments[0].first_id) + " while the log starts at id " +
+                       std::to_string(x.log_start) + " (EXTENT): the segments holding the first ids are missing");
+  }
+  const size_t last = plan.keep - 1;
+  const RecoveryResult& lr = segments[last].result;
+  const uint64_t end = segments[last].first_id + lr.records;
+  if (end < x.durable_next) {
+    return corrupt(last, lr.valid_end, false,
+                   "ends the log at id " + std::to_string(end - 1) + " but ids up to " + std::to_string(x.durable_next - 1) +
+                       " were durable (EXTENT): durable records after this offset, or whole segments, are missing");
+  }
+  return out;
+}
+
 void EncodeCheckpoint(uint8_t* out, uint64_t next_id, uint64_t synced_end) {
   RecordHeader h{};
   h.id = next_id;
@@ -569,11 +673,16 @@ void EncodeCheckpoint(uint8_t* out, uint64_t next_id, uint64_t synced_end) {
   std::memcpy(out, &h, sizeof h);
 }
 
-void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from) {
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from,
+                         uint64_t log_start, uint64_t log_tag) {
   SegmentHeader sh{};
   sh.unsynced_from = unsynced_from;
   std::memcpy(sh.magic, format::kSegmentMagic, sizeof sh.magic);
-  sh.version = format::kVersion;
+  sh.version = log_tag == 0 ? format::kVersionNoExtent : format::kVersion;
+  if (log_tag != 0) {
+    sh.log_start = log_start;
+    sh.log_tag = log_tag;
+  }
   sh.header_size = format::kSegmentHeaderSize;
   sh.first_id = first_id;
   sh.created_ms = created_ms;
@@ -952,7 +1061,7 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
       }
     }
     OpenExisting();
-    if (!options_.read_only && segments_.empty()) CreateSegment(1, 0);
+    if (!options_.read_only && segments_.empty()) CreateSegment(extent_.log_start, 0);
     RestartStaging();
     if (!options_.read_only) {
       // Room in the id -> offset table for the design scale without growing it: each
@@ -975,8 +1084,44 @@ SpanLog::SpanLog(std::string dir, const SpanLogOptions& options) : dir_(std::mov
 
 SpanLog::~SpanLog() { Release(); }
 
+namespace {
+
+// EXTENT's bytes (at most its two slots); `present` false when there is no file. Read before
+// the segments are listed: a live writer only ever raises what it claims, for records it
+// wrote before, so a reader that lists after reading sees every record the claim covers.
+LogExtent ReadExtentFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return LogExtent{};
+    throw NativeError("IO_ERROR", "cannot open " + path + ": " + std::strerror(errno));
+  }
+  std::vector<uint8_t> bytes;
+  const uint64_t got = ReadRange(fd, 0, format::kExtentFileSize, &bytes);
+  ::close(fd);
+  return DecodeExtent(bytes.data(), static_cast<size_t>(got));
+}
+
+uint64_t RandomTag() {
+  uint64_t tag = 0;
+  while (tag == 0) {
+    if (::getrandom(&tag, sizeof tag, 0) != static_cast<ssize_t>(sizeof tag)) {
+      std::random_device rd;
+      tag = (uint64_t{rd()} << 32) ^ rd();
+    }
+  }
+  return tag;
+}
+
+}  // namespace
+
 void SpanLog::OpenExisting() {
+  const std::string extent_path = dir_ + "/EXTENT";
+  if (!options_.read_only) (void)Io().unlink((extent_path + ".tmp").c_str());
+  LogExtent extent = ReadExtentFile(extent_path);
   DirListing listing = ListDir(dir_);
+  // A reader racing a writer that creates the log: EXTENT comes first, so a segment listed
+  // after an absent EXTENT may be that writer's first; read it again.
+  if (!extent.present && options_.read_only && !listing.segments.empty()) extent = ReadExtentFile(extent_path);
   if (!options_.read_only) {
     for (const std::string& t : listing.temps) (void)Io().unlink((dir_ + "/" + t).c_str());
   }
@@ -1031,12 +1176,16 @@ void SpanLog::OpenExisting() {
     for (uint64_t off : local) offsets_.push_back((uint64_t{i} << kOffsetBits) | off);
   }
 
-  const LogRecoveryPlan plan = PlanLogRecovery(findings);
+  const LogRecoveryPlan plan = CheckLogExtent(extent, findings, PlanLogRecovery(findings));
   std::vector<TornTailRecovery> dropped;  // reported after the cut of the segment they follow
+  if (plan.corrupt && plan.corrupt_extent) {
+    throw NativeError("CORRUPT", "log extent " + extent_path + " " + plan.message + WhereSuffix(extent_path, plan.corrupt_offset));
+  }
   if (plan.corrupt) {
     const Segment& seg = segments_[plan.corrupt_segment];
     throw NativeError("CORRUPT", "segment " + seg.path + " " + plan.message + WhereSuffix(seg.path, plan.corrupt_offset));
   }
+  extent_ = extent;
   if (plan.keep < count) {
     // The torn tail of a `none` roll: whole segments written after records that never
     // became durable. A writer deletes them (reported like any torn tail); a reader stops
@@ -1144,6 +1293,80 @@ void SpanLog::OpenExisting() {
       durable_end_ = tail.size;
     }
   }
+  if (!options_.read_only) {
+    if (!extent_.valid) {
+      // A new log, or one written before EXTENT existed: from here on it knows its extent.
+      CreateExtent(segments_.empty() ? 1 : first_id_, next_id_);
+    } else {
+      const int fd = Io().open(extent_path.c_str(), O_RDWR, 0600);
+      if (fd < 0) throw NativeError("IO_ERROR", "cannot open " + extent_path + ": " + ErrnoText(errno));
+      extent_fd_ = fd;
+      // Everything recovered is durable now (synced above): say so, durably.
+      if (const int err = WriteExtent(next_id_, true); err != 0) {
+        throw NativeError("IO_ERROR", "cannot write " + extent_path + ": " + ErrnoText(err) + WhereSuffix(extent_path, 0));
+      }
+    }
+  }
+}
+
+void SpanLog::CreateExtent(uint64_t log_start, uint64_t durable_next) {
+  const std::string path = dir_ + "/EXTENT";
+  const std::string tmp = path + ".tmp";
+  LogExtent x;
+  x.present = x.valid = true;
+  x.log_tag = RandomTag();
+  x.log_start = log_start;
+  x.seq = 1;
+  x.durable_next = durable_next;
+  uint8_t bytes[format::kExtentFileSize] = {};
+  EncodeExtentSlot(bytes, x);
+  const int fd = Io().open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) throw NativeError("IO_ERROR", "cannot create " + tmp + ": " + ErrnoText(errno));
+  if (Io().pwrite(fd, bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    const int err = errno;
+    Io().close(fd);
+    (void)Io().unlink(tmp.c_str());
+    throw NativeError("IO_ERROR", "cannot write " + tmp + ": " + ErrnoText(err));
+  }
+  if (Io().fdatasync(fd) != 0) {
+    const int err = errno;
+    Io().close(fd);
+    (void)Io().unlink(tmp.c_str());
+    throw NativeError("FSYNC_FAILED", "fdatasync of " + tmp + " failed: " + ErrnoText(err));
+  }
+  if (Io().rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    Io().close(fd);
+    (void)Io().unlink(tmp.c_str());
+    throw NativeError("IO_ERROR", "cannot rename " + tmp + ": " + ErrnoText(err));
+  }
+  extent_fd_ = fd;
+  extent_ = x;
+  FsyncDir();
+}
+
+int SpanLog::WriteExtent(uint64_t durable_next, bool sync) {
+  if (extent_fd_ < 0 || durable_next <= extent_.durable_next) {
+    if (!sync || extent_fd_ < 0) return 0;
+  } else {
+    LogExtent x = extent_;
+    x.seq += 1;
+    x.durable_next = durable_next;
+    uint8_t slot[sizeof(format::ExtentSlot)];
+    EncodeExtentSlot(slot, x);
+    // Plain syscalls, not the I/O seam: the seam's fault plans count and damage the log's
+    // own writes and syncs, and a slot write only ever lowers nothing (see FORMAT.md).
+    const off_t at = static_cast<off_t>(((x.seq - 1) % 2) * format::kExtentSlotStride);
+    if (::pwrite(extent_fd_, slot, sizeof slot, at) != static_cast<ssize_t>(sizeof slot)) return errno == 0 ? EIO : errno;
+    extent_ = x;
+  }
+  if (sync && ::fdatasync(extent_fd_) != 0) return errno;
+  return 0;
+}
+
+void SpanLog::NoteDurable() {
+  if (unsynced_from_ != 0 || segments_.empty() || extent_fd_ < 0) return;
+  (void)WriteExtent(IdAtOffset(segments_.size() - 1, durable_end_), false);
 }
 
 int SpanLog::SyncSealed() {
@@ -1191,7 +1414,7 @@ void SpanLog::CreateSegment(uint64_t first_id, uint64_t unsynced_from) {
   int fd = Io().open(tmp_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
   if (fd < 0) throw NativeError("IO_ERROR", "cannot create " + tmp_path + ": " + ErrnoText(errno));
   uint8_t sh[format::kSegmentHeaderSize];
-  EncodeSegmentHeader(sh, first_id, NowMs(), unsynced_from);
+  EncodeSegmentHeader(sh, first_id, NowMs(), unsynced_from, extent_.log_start, extent_.log_tag);
   if (Io().pwrite(fd, sh, sizeof sh, 0) != static_cast<ssize_t>(sizeof sh)) {
     int err = errno;
     Io().close(fd);
@@ -1823,6 +2046,7 @@ void SpanLog::FinishAppend(size_t n) {
     if (Io().fdatasync(seg.fd) != 0) FailSync(errno, "fdatasync of " + seg.path);
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;
+    NoteDurable();
   }
 }
 
@@ -2011,6 +2235,10 @@ uint64_t SpanLog::Refresh() {
 VerifyResult SpanLog::Verify() const {
   if (released_) throw NativeError("CLOSED", "the span log is closed");
   VerifyResult out;
+  const std::string extent_path = dir_ + "/EXTENT";
+  // Read first, as at open: every record it vouches for was written before it.
+  const LogExtent extent = ReadExtentFile(extent_path);
+  std::vector<SegmentFinding> findings;
   for (const Segment& s : segments_) {
     struct stat st;
     if (::fstat(s.fd, &st) != 0) {
@@ -2053,12 +2281,25 @@ VerifyResult SpanLog::Verify() const {
     // Bytes that hold records (a live writer's zeros past them are not "checked" data).
     out.bytes += reader_tail ? r.valid_end : checked;
     out.records += r.records;
+    findings.push_back({s.first_id, r});
     const bool lost_known = r.valid_end < s.size || r.records < s.records;
     if (r.outcome == RecoveryOutcome::kCorrupt || lost_known ||
         (r.outcome == RecoveryOutcome::kTornTail && !options_.read_only)) {
       out.ok = false;
       out.problems.push_back({s.path, static_cast<uint64_t>(r.error_offset < 0 ? 0 : r.error_offset),
                               RecoveryOutcomeName(r.outcome), r.message});
+    }
+  }
+  // A segment's own damage is the problem to report; what EXTENT adds is the damage that
+  // leaves every segment clean (a segment or durable records missing, a foreign segment).
+  if (out.ok && findings.size() == segments_.size()) {
+    LogRecoveryPlan whole;
+    whole.keep = findings.size();
+    const LogRecoveryPlan x = CheckLogExtent(extent, findings, whole);
+    if (x.corrupt) {
+      out.ok = false;
+      out.problems.push_back({x.corrupt_extent ? extent_path : segments_[x.corrupt_segment].path, x.corrupt_offset,
+                              "corrupt", x.message});
     }
   }
   return out;
@@ -2094,6 +2335,7 @@ void SpanLog::FinishSync(const SyncTarget& target, int err) {
   if (target.segment + 1 == segments_.size()) {
     durable_end_ = std::max(durable_end_, target.segment_end);
     unsynced_from_ = 0;
+    NoteDurable();
     if (needs_mark_ && !read_only() && !failed_) {
       // Every sealed segment is durable now: a checkpoint says so to recovery, which would
       // otherwise take damage in them for a torn write (FORMAT.md, "Across segments"). It
@@ -2128,7 +2370,7 @@ int SpanLog::SyncAndCheckpointForClose() {
     synced_seq_ = written_seq_;
     durable_end_ = seg.size;
   }
-  if (!wrote_this_session_ && !needs_mark_) return 0;
+  if (!wrote_this_session_ && !needs_mark_) return WriteExtent(next_id_, true);
   if (const int err = WriteCheckpoint(seg.size); err != 0) return err;
   if (Io().fdatasync(seg.fd) != 0) {
     failed_ = true;
@@ -2137,7 +2379,7 @@ int SpanLog::SyncAndCheckpointForClose() {
   durable_end_ = seg.size;
   wrote_this_session_ = false;
   needs_mark_ = false;
-  return 0;
+  return WriteExtent(next_id_, true);
 }
 
 void SpanLog::Release() {
@@ -2148,6 +2390,10 @@ void SpanLog::Release() {
     Unmap(s);
     if (s.fd >= 0) Io().close(s.fd);
     s.fd = -1;
+  }
+  if (extent_fd_ >= 0) {
+    Io().close(extent_fd_);
+    extent_fd_ = -1;
   }
   if (lock_fd_ >= 0) {
     Io().close(lock_fd_);  // closing the last fd of the description drops the flock

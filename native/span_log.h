@@ -25,7 +25,9 @@ namespace spanguard {
 namespace format {
 
 inline constexpr char kSegmentMagic[8] = {'S', 'P', 'G', 'L', 'O', 'G', '\0', '\0'};
-inline constexpr uint32_t kVersion = 1;
+/// Segment headers written now; version 1 (no log start, no tag) is still read.
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersionNoExtent = 1;
 inline constexpr size_t kSegmentHeaderSize = 64;
 inline constexpr size_t kRecordHeaderSize = 64;
 inline constexpr size_t kAlign = 8;
@@ -51,13 +53,43 @@ struct SegmentHeader {
   /// first id that was not (a `none` roll, which does not wait for the old segment's
   /// fdatasync): recovery may then find that id and later ones torn in an earlier segment.
   uint64_t unsynced_from;
-  uint8_t reserved[20];
+  /// Version 2: the log's first id, and its random non-zero tag (the same in every segment
+  /// and in EXTENT). Version 1: zero.
+  uint64_t log_start;
+  uint64_t log_tag;
+  uint32_t reserved;
   uint32_t crc;
 };
 static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize, "segment header is 64 bytes");
 static_assert(offsetof(SegmentHeader, first_id) == 16, "FORMAT.md: first id at 16");
 static_assert(offsetof(SegmentHeader, unsynced_from) == 32, "FORMAT.md: unsynced from at 32");
+static_assert(offsetof(SegmentHeader, log_start) == 40, "FORMAT.md: log start at 40");
+static_assert(offsetof(SegmentHeader, log_tag) == 48, "FORMAT.md: log tag at 48");
 static_assert(offsetof(SegmentHeader, crc) == 60, "FORMAT.md: header crc at 60");
+
+/// EXTENT: two slots, each in a page (and a sector) of its own, written alternately.
+inline constexpr char kExtentMagic[8] = {'S', 'P', 'G', 'E', 'X', 'T', '\0', '\0'};
+inline constexpr uint32_t kExtentVersion = 1;
+inline constexpr size_t kExtentSlotStride = 4096;
+inline constexpr size_t kExtentFileSize = 2 * kExtentSlotStride;
+/// One EXTENT slot, 64 bytes. Invariant: crc == Crc32c(bytes 0..59).
+struct ExtentSlot {
+  char magic[8];
+  uint32_t version;
+  uint32_t reserved0;
+  uint64_t log_tag;
+  uint64_t log_start;
+  uint64_t seq;
+  uint64_t durable_next;
+  uint8_t reserved[12];
+  uint32_t crc;
+};
+static_assert(sizeof(ExtentSlot) == 64, "an extent slot is 64 bytes");
+static_assert(offsetof(ExtentSlot, log_tag) == 16, "FORMAT.md: extent log tag at 16");
+static_assert(offsetof(ExtentSlot, log_start) == 24, "FORMAT.md: extent log start at 24");
+static_assert(offsetof(ExtentSlot, seq) == 32, "FORMAT.md: extent sequence at 32");
+static_assert(offsetof(ExtentSlot, durable_next) == 40, "FORMAT.md: durable next at 40");
+static_assert(offsetof(ExtentSlot, crc) == 60, "FORMAT.md: extent crc at 60");
 
 /// Record header, 64 bytes, followed by `payload_len` bytes (text then meta) and zero
 /// padding to 8. Invariant: crc == Crc32c(bytes 4 .. RecordSize(payload_len) - 1).
@@ -118,6 +150,10 @@ struct RecoveryResult {
   /// A record before valid_end is a checkpoint or stamps a synced_end past the header: the
   /// writer fdatasynced this segment, which it does only once every earlier one is durable.
   bool durable_mark = false;
+  /// The header's version, log start and tag (0 and 0 in version 1, or when it is bad).
+  uint32_t version = 0;
+  uint64_t log_start = 0;
+  uint64_t log_tag = 0;
 };
 
 /// Recovery over one segment's bytes (docs/FORMAT.md, "Recovery"). Pure and total: reads
@@ -139,6 +175,8 @@ struct LogRecoveryPlan {
   bool corrupt = false;
   size_t corrupt_segment = 0;
   uint64_t corrupt_offset = 0;
+  /// The damage was found through EXTENT and concerns that file, not a segment.
+  bool corrupt_extent = false;
   std::string message;
 };
 
@@ -148,6 +186,24 @@ struct LogRecoveryPlan {
 /// durable (unsynced_from at or before them) and none of them proves a later fdatasync.
 LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments);
 
+/// EXTENT as read (docs/FORMAT.md, "Extent").
+struct LogExtent {
+  bool present = false;  ///< the file exists with a non-zero length
+  bool valid = false;    ///< one of its slots checks out (the newest one is below)
+  uint64_t log_tag = 0;
+  uint64_t log_start = 0;
+  uint64_t seq = 0;
+  uint64_t durable_next = 0;
+};
+/// Decodes EXTENT's bytes: the valid slot with the larger sequence number. Pure and total.
+LogExtent DecodeExtent(const uint8_t* data, size_t size);
+/// Writes one 64-byte slot at `out`.
+void EncodeExtentSlot(uint8_t* out, const LogExtent& x);
+/// The extent checks over a plan PlanLogRecovery made (docs/FORMAT.md, "Extent"): `plan`
+/// unchanged when they pass, else a corrupt plan naming the segment (or EXTENT) and offset.
+/// Pure. A plan that is already corrupt is returned as it is.
+LogRecoveryPlan CheckLogExtent(const LogExtent& extent, const std::vector<SegmentFinding>& segments,
+                               const LogRecoveryPlan& plan);
 enum class Durability : uint8_t { kNone = 0, kGroup = 1, kSync = 2 };
 
 struct RecordInput;
@@ -161,8 +217,10 @@ uint64_t EncodeRecord(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t i
 /// Writes a 64-byte checkpoint record (kind 0: id field = the next id, no payload) at `out`.
 /// Shared by SpanLog and the fuzzers' log builder.
 void EncodeCheckpoint(uint8_t* out, uint64_t next_id, uint64_t synced_end);
-/// Writes a 64-byte segment header at `out`.
-void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from = 0);
+/// Writes a 64-byte segment header at `out`: version 2 with the log's start and tag, or
+/// version 1 when `log_tag` is 0 (what logs written before EXTENT hold; tests build them).
+void EncodeSegmentHeader(uint8_t* out, uint64_t first_id, int64_t created_ms, uint64_t unsynced_from = 0,
+                         uint64_t log_start = 0, uint64_t log_tag = 0);
 
 struct SpanLogOptions {
   bool read_only = false;
@@ -419,6 +477,16 @@ class SpanLog final : public SpanSource {
   };
 
   void OpenExisting();
+  /// Writer: creates EXTENT (tmp, fdatasync, rename, directory fsync) for a log starting at
+  /// `log_start` and durable below `durable_next`, with a fresh tag.
+  void CreateExtent(uint64_t log_start, uint64_t durable_next);
+  /// Writer: records `durable_next` in the next EXTENT slot when it moved past the current
+  /// one; fdatasyncs EXTENT when `sync`. Returns 0 or errno; a failed write only leaves an
+  /// older, lower claim on disk.
+  int WriteExtent(uint64_t durable_next, bool sync);
+  /// Writer, after a durable point: the first id not durable (unless a `none` roll left a
+  /// sealed segment unsynced) goes to EXTENT.
+  void NoteDurable();
   /// Creates, names and fsyncs a new last segment (header stamped with `unsynced_from`).
   void CreateSegment(uint64_t first_id, uint64_t unsynced_from);
   void FsyncDir();
@@ -464,6 +532,9 @@ class SpanLog final : public SpanSource {
   std::string dir_;
   SpanLogOptions options_;
   int lock_fd_ = -1;
+  /// Writer: EXTENT, open for its slot writes; extent_ is what its current slot says.
+  int extent_fd_ = -1;
+  LogExtent extent_;
   std::vector<Segment> segments_;
   /// Dense id -> (segment index << 40 | offset). O(1) get; 8 bytes per record.
   std::vector<uint64_t> offsets_;

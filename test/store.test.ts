@@ -118,8 +118,9 @@ describe('close and reopen: every span and the verdict are back', () => {
     const dir = tmpDir();
     const s = await store(dir);
     await s.append({ turn: 1, role: 'user', text: 'x' });
-    const seg = fs.readdirSync(path.join(dir, 'log')).find((f) => f !== 'LOCK')!;
-    expect(fs.statSync(path.join(dir, 'log', seg)).mode & 0o777).toBe(0o600);
+    const files = fs.readdirSync(path.join(dir, 'log'));
+    expect(files).toEqual(expect.arrayContaining(['EXTENT', 'LOCK', 'seg-00000000000000000001.log']));
+    for (const f of files) expect(fs.statSync(path.join(dir, 'log', f)).mode & 0o777, f).toBe(0o600);
   });
 });
 

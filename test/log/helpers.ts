@@ -195,3 +195,37 @@ export async function expectRecovered(
   await again.close();
   return { next, recoveries };
 }
+
+/** What a log's EXTENT says (docs/FORMAT.md, "Extent"): the valid slot with the larger sequence. */
+export function readExtent(dir: string): { tag: bigint; logStart: number; seq: number; durableNext: number } | null {
+  const p = path.join(dir, 'EXTENT');
+  if (!fs.existsSync(p)) return null;
+  const b = fs.readFileSync(p);
+  let best: { tag: bigint; logStart: number; seq: number; durableNext: number } | null = null;
+  for (const at of [0, 4096]) {
+    if (b.length < at + 64 || b.subarray(at, at + 6).toString('latin1') !== 'SPGEXT') continue;
+    if ((testing.crc32c(b.subarray(at, at + 60)) >>> 0) !== b.readUInt32LE(at + 60)) continue;
+    const slot = { tag: b.readBigUInt64LE(at + 16), logStart: Number(b.readBigUInt64LE(at + 24)), seq: Number(b.readBigUInt64LE(at + 32)), durableNext: Number(b.readBigUInt64LE(at + 40)) };
+    if (!best || slot.seq > best.seq) best = slot;
+  }
+  return best;
+}
+
+/**
+ * Writes an EXTENT for the segments in `dir` (their tag and log start are read from the first
+ * one's header) that vouches for ids below `durableNext` — by default none at all, for tests
+ * that ask what the segments' own bytes tell.
+ */
+export function writeExtent(dir: string, durableNext?: number): void {
+  const first = fs.readFileSync(segmentFiles(dir)[0]!);
+  const logStart = Number(first.readBigUInt64LE(40));
+  const slot = Buffer.alloc(8192);
+  slot.write('SPGEXT', 0, 'latin1');
+  slot.writeUInt32LE(1, 8);
+  slot.writeBigUInt64LE(first.readBigUInt64LE(48), 16);
+  slot.writeBigUInt64LE(BigInt(logStart), 24);
+  slot.writeBigUInt64LE(1n, 32);
+  slot.writeBigUInt64LE(BigInt(durableNext ?? logStart), 40);
+  slot.writeUInt32LE(testing.crc32c(slot.subarray(0, 60)) >>> 0, 60);
+  fs.writeFileSync(path.join(dir, 'EXTENT'), slot, { mode: 0o600 });
+}

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { columns, durabilities, native, openLog, recordOffsets, rowsFor, segmentFiles, tmpDir, type Row } from './helpers.js';
+import { columns, durabilities, native, openLog, recordOffsets, rowsFor, segmentFiles, tmpDir, writeExtent, type Row } from './helpers.js';
 import type { RecoveryReport } from '../../src/native.js';
 
 const recover = (b: Uint8Array): RecoveryReport => native.recoverSegment(b);
@@ -34,9 +34,14 @@ async function buildLog(opts: { checkpoint: boolean }): Promise<{ dir: string; f
   return { dir, file, bytes, live, rows };
 }
 
+/**
+ * A log directory holding `bytes` as its one segment. Its EXTENT vouches for no record: these
+ * tests ask what a segment's own bytes tell (what EXTENT adds is test/log/extent.test.ts's).
+ */
 function copyDirWith(file: string, bytes: Uint8Array): string {
   const dir = tmpDir('recovery-copy');
   fs.writeFileSync(path.join(dir, path.basename(file)), bytes);
+  writeExtent(dir);
   return dir;
 }
 

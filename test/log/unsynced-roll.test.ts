@@ -41,6 +41,7 @@ async function killedNoneLog(tag: string, batches: number, flushAfter = -1): Pro
   }
   const dir = tmpDir(`unsynced-${tag}`);
   for (const f of segmentFiles(live)) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+  fs.copyFileSync(path.join(live, 'EXTENT'), path.join(dir, 'EXTENT'));
   await log.close();
   return { dir, files: segmentFiles(dir), next };
 }
