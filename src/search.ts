@@ -134,7 +134,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // A question reaches deeper into each list (its words may all differ from its evidence);
   // a statement is decided by its exact or near-exact candidates near the top.
   const depth = Math.max(filtered ? 200 : a.question ? 100 : 50, 3 * k);
-  const qv = await ctx.embedQuery([query]);
+  // A host embedder that fails (a model server down) costs the vector candidates, not the
+  // search: the exact and lexical lists still reach every stored span.
+  const qv = await ctx.embedQuery([query]).catch(() => null);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
     let c = cands.get(id);
@@ -168,8 +170,10 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
         ranks(t.ids, t.scores, (c, r) => (c.time = Math.min(c.time, r)), kind);
       }
     }
-    const vec = ctx.vector.search(qv, depth, kind);
-    ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
+    if (qv !== null) {
+      const vec = ctx.vector.search(qv, depth, kind);
+      ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
+    }
   }
   // Tiers first: the whole query verbatim, then a quoted part verbatim, then the rest; within
   // a tier, reciprocal-rank fusion (k = 60), rank-based so BM25 and cosine need no shared

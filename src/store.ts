@@ -99,6 +99,21 @@ export interface TurnInput {
   meta?: Record<string, unknown>;
   /** Milliseconds since the epoch (default now). */
   timestamp?: number;
+  /**
+   * An idempotency key (1–256 characters, unique per turn): a batch whose turns are all
+   * already stored under their keys is not stored again, and their ids come back. Recognized
+   * while among the last 65,536 keyed turns. Stored in the span's `meta.key`.
+   */
+  key?: string;
+}
+
+/** An index that could not catch up with the log: the spans are stored, not yet indexed. */
+export interface IndexLag {
+  index: 'lexical' | 'vector';
+  /** The first span id the index lacks. */
+  fromId: number;
+  code: string;
+  message: string;
 }
 
 export interface Span {
@@ -181,6 +196,8 @@ export interface StoreStats {
   pinnedFacts: number;
   /** Torn tails cut at open. zerosOnly: every cut byte was zero — no record was cut into (a `sync`/`group` writer killed with its zero prefill, or data the disk never got). */
   recoveries: { file: string; offset: number; droppedBytes: number; zerosOnly: boolean }[];
+  /** An index behind the log (its catch-up failed; the spans are stored), or null. */
+  indexLag: IndexLag | null;
 }
 
 const DEFAULTS = {
@@ -200,6 +217,9 @@ const DEFAULTS = {
 };
 
 const APPEND_CHUNK = 4096;
+/** A retry is recognized while its key is among the last KEY_WINDOW keyed raw spans. */
+export const KEY_WINDOW = 65536;
+const MAX_KEY_LENGTH = 256;
 
 function invalid(message: string): never {
   throw new SpanguardError(ErrorCode.INVALID_OPTIONS, message);
@@ -346,6 +366,10 @@ export class SpanStore {
   /** The store's id, from its `store` event; null until recorded (see recordRetention). */
   private storeId: string | null = null;
   private pending = new Set<Promise<unknown>>();
+  /** Idempotency keys of recent raw spans (built on the first keyed append). */
+  private keys: Map<string, number> | null = null;
+  /** Why an index is behind the log (its catch-up failed), or null. */
+  private lag: IndexLag | null = null;
   private lastVerdictState: VerdictState;
 
   private constructor(
@@ -592,28 +616,112 @@ export class SpanStore {
   }
 
   /**
-   * Appends turns as raw spans, in order, with contiguous ids. The whole batch is validated
-   * first: on any bad input nothing is written.
+   * Appends turns as raw spans, in order, with contiguous ids: one batch of any size,
+   * validated whole before anything is written, written whole or not at all (one log append,
+   * so an append made meanwhile takes ids after it). Resolves once the records are durable
+   * under the store's mode; indexing follows and never un-stores them (see `indexLag`).
+   * Turns with a `key` already stored (a retry) are not stored again: their ids come back.
    */
   async appendMany(turns: readonly TurnInput[]): Promise<number[]> {
     this.assertWritable();
     if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'appendMany expects an array of turns');
-    const ids: number[] = [];
-    const vetoedIds: number[] = [];
-    for (let i = 0; i < turns.length; i += APPEND_CHUNK) {
-      const chunk = turns.slice(i, i + APPEND_CHUNK);
-      const vetoed: number[] = [];
-      const cols = this.columns(chunk, i, vetoed);
-      const first = await this.track(this.log.append(cols));
-      for (const j of vetoed) vetoedIds.push(first + j);
-      for (let j = 0; j < chunk.length; j++) ids.push(first + j);
-      for (let j = 0; j < chunk.length; j++) if (cols.flags[j]! & RecordFlag.anchor) this.state.anchors.push(first + j);
-      this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[chunk.length - 1] ?? -1);
-      await this.catchUpIndexes();
+    const retried = this.storedKeys(turns);
+    if (retried !== null) return retried;
+    const vetoed: number[] = [];
+    const cols = this.columns(turns, 0, vetoed);
+    for (let i = 0; i < turns.length; i++) {
+      const key = turns[i]!.key;
+      if (key === undefined) continue;
+      const meta = cols.metas[i] ? (JSON.parse(cols.metas[i]!) as Record<string, unknown>) : {};
+      cols.metas[i] = JSON.stringify({ ...meta, key });
     }
+    const first = await this.track(this.log.append(cols));
+    const ids = Array.from({ length: turns.length }, (_, j) => first + j);
+    for (let j = 0; j < turns.length; j++) if (cols.flags[j]! & RecordFlag.anchor) this.state.anchors.push(first + j);
+    for (let j = 0; j < turns.length; j++) if (turns[j]!.key !== undefined) this.rememberKey(turns[j]!.key!, first + j);
+    if (turns.length > 0) this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[turns.length - 1]!);
+    await this.catchUpIndexes();
     // After the whole batch, so its ids stay contiguous.
-    if (vetoedIds.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoedIds.slice(0, 4096) });
+    if (vetoed.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoed.slice(0, 4096).map((j) => first + j) });
     return ids;
+  }
+
+  // ---------------------------------------------------------------- retries (idempotency keys)
+
+  /**
+   * A batch's keys checked against the keys already stored. null: store the batch. Ids: every
+   * turn of the batch is keyed and already stored under its key with the same role and text
+   * (a retry of an append whose outcome the host did not see): nothing is written again.
+   */
+  private storedKeys(turns: readonly TurnInput[]): number[] | null {
+    let keyed = 0;
+    const seen = new Set<string>();
+    for (let i = 0; i < turns.length; i++) {
+      const key = (turns[i] as TurnInput | null)?.key;
+      if (key === undefined) continue;
+      if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`);
+      if (seen.has(key)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: key ${JSON.stringify(key)} appears twice in the batch`);
+      seen.add(key);
+      keyed++;
+    }
+    if (keyed === 0) return null;
+    const keys = this.recentKeys();
+    const stored: number[] = [];
+    const fresh: number[] = [];
+    for (let i = 0; i < turns.length; i++) {
+      const key = turns[i]!.key;
+      const id = key === undefined ? undefined : keys.get(key);
+      if (id === undefined) {
+        fresh.push(i);
+        continue;
+      }
+      const span = this.get(id);
+      const t = turns[i]!;
+      if (!span || span.text !== t.text || span.role !== t.role || span.turnStart !== t.turn)
+        throw new SpanguardError(
+          ErrorCode.INVALID_ARGUMENT,
+          `turn at index ${i}: key ${JSON.stringify(key)} is already stored as span ${id} with another turn, role or text`,
+          { spanId: id },
+        );
+      stored.push(id);
+    }
+    if (stored.length === 0) return null;
+    if (fresh.length > 0)
+      throw new SpanguardError(
+        ErrorCode.INVALID_ARGUMENT,
+        `turns at index ${stored.length > 0 ? turns.findIndex((t) => t.key !== undefined && keys.has(t.key)) : 0} and on are already stored under their keys, but the turn at index ${fresh[0]} is not: a retry repeats the batch as it was appended`,
+      );
+    return stored;
+  }
+
+  /** The keys of the last KEY_WINDOW raw spans (read from the log once), plus those appended since. */
+  private recentKeys(): Map<string, number> {
+    if (this.keys !== null) return this.keys;
+    const keys = new Map<string, number>();
+    const first = this.log.firstId();
+    const found: [string, number][] = [];
+    let raw = 0;
+    for (let hi = this.log.nextId(); hi > first && raw < KEY_WINDOW; hi -= APPEND_CHUNK) {
+      const lo = Math.max(first, hi - APPEND_CHUNK);
+      const chunk = this.log.scan(lo, hi - lo, 1 << RecordKind.raw);
+      for (let j = chunk.length - 1; j >= 0 && raw < KEY_WINDOW; j--, raw++) {
+        const r = chunk[j]!;
+        if (!r.meta || !r.meta.includes('"key"')) continue;
+        const key = (JSON.parse(r.meta) as { key?: unknown }).key;
+        if (typeof key === 'string') found.push([key, r.id]);
+      }
+    }
+    for (let j = found.length - 1; j >= 0; j--) keys.set(found[j]![0], found[j]![1]);
+    this.keys = keys;
+    return keys;
+  }
+
+  private rememberKey(key: string, id: number): void {
+    const keys = this.recentKeys();
+    keys.delete(key);
+    keys.set(key, id);
+    if (keys.size > KEY_WINDOW) keys.delete(keys.keys().next().value!);
   }
 
   private columns(turns: readonly TurnInput[], offset: number, vetoed: number[] = []): AppendColumns {
@@ -707,11 +815,43 @@ export class SpanStore {
   }
 
   /**
-   * Brings both indexes up to the end of the log (the only way anything gets indexed). A
-   * reader catches the lexical index up in memory; its vector index stays at what the writer
-   * persisted (the exact and BM25 paths still cover the newest spans).
+   * Brings both indexes up to the end of the log (the only way anything gets indexed). Never
+   * throws: the spans are in the log already, so a failure (a full disk, a host embedder that
+   * throws) leaves the index behind, recorded in `lag` — the verdict and `stats().indexLag`
+   * say so — and the next append, search or `catchUp()` tries again.
    */
   private async catchUpIndexes(): Promise<void> {
+    try {
+      await this.catchUpOrThrow();
+      this.lag = null;
+    } catch (e) {
+      const err = e as { code?: unknown; message?: unknown };
+      const lexicalBehind = this.lexical.highWater() < this.log.nextId();
+      this.lag = {
+        index: lexicalBehind ? 'lexical' : 'vector',
+        fromId: Math.max(lexicalBehind ? this.lexical.highWater() : this.vector.highWater(), this.log.firstId()),
+        code: typeof err.code === 'string' ? err.code : ErrorCode.IO_ERROR,
+        message: String(err.message ?? e),
+      };
+    }
+  }
+
+  /**
+   * Catches the indexes up with the log now; rejects with the failure when one stays behind
+   * (the spans stay stored either way). Appends and searches do this on their own.
+   */
+  async catchUp(): Promise<void> {
+    this.assertOpen();
+    await this.catchUpIndexes();
+    const lag = this.lag;
+    if (lag !== null) throw new SpanguardError(lag.code as ErrorCode, `the ${lag.index} index lacks spans from ${lag.fromId} on: ${lag.message}`, { ...lag });
+  }
+
+  /**
+   * A reader catches the lexical index up in memory; its vector index stays at what the
+   * writer persisted (the exact and BM25 paths still cover the newest spans).
+   */
+  private async catchUpOrThrow(): Promise<void> {
     this.lexical.catchUp(this.log);
     if (this.options.readOnly) return;
     if (!this.options.embedder) {
@@ -867,10 +1007,19 @@ export class SpanStore {
     return this.auditor.run(options.full ?? false);
   }
 
-  /** The verdict with its reasons and evidence (computed from the event trail). */
+  /**
+   * The verdict with its reasons and evidence (computed from the event trail), and while an
+   * index is behind the log, `unknown` at best: recall cannot yet reach the spans it lacks.
+   */
   verdict(): Verdict {
     this.assertOpen();
-    return this.monitor.verdict();
+    const v = this.monitor.verdict();
+    const lag = this.lag;
+    if (lag === null) return v;
+    const reason = `the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`;
+    const state = v.state === 'lossless' ? 'unknown' : v.state;
+    const reasons = v.state === 'lossless' ? [reason] : [...v.reasons, reason];
+    return { ...v, state, reasons, trustExactRecall: false };
   }
 
   /** The recorded events, oldest first: the verdict's explanation. */
@@ -984,6 +1133,7 @@ export class SpanStore {
       anchors: this.state.anchors.length,
       pinnedFacts: this.state.pins.length + this.state.anchors.length,
       recoveries: ls.recoveries,
+      indexLag: this.lag,
     };
   }
 
@@ -999,9 +1149,15 @@ export class SpanStore {
       if (declared !== null) throw declared;
       if (!this.options.readOnly && !this.log.stats().failed) {
         await this.log.flush();
-        this.lexical.save();
-        this.vector.save();
-        this.saveIdentity();
+        try {
+          this.lexical.save();
+          this.vector.save();
+          this.saveIdentity();
+        } catch {
+          // The log is flushed: every span is kept. The indexes are derived from it, and the
+          // next open catches up (or rebuilds) whatever an index file lacks, so a close on a
+          // full disk still closes.
+        }
       }
     } finally {
       this.vector.close();
