@@ -13,6 +13,7 @@ import {
   RecordKind,
   ROLE_CODES,
   ROLE_NAMES,
+  roleCodeOf,
   type AppendColumns,
   type Durability,
   type NativeEmbedder,
@@ -24,6 +25,7 @@ import {
 } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
+import { checkMeta, MAX_ROLE_CHARS, metaText as toMetaText } from './meta.js';
 import type { GuardEvent, RetentionEvent, StoreEvent } from './events.js';
 import { randomUUID } from 'node:crypto';
 import { IDENTITY_VERSION, identityMismatch, identityOf, indexAgreement, readIdentity, writeIdentity } from './upkeep.js';
@@ -757,14 +759,16 @@ export class SpanStore {
       if (typeof t.text !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: text must be a string`);
       if (!t.text.isWellFormed())
         throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: text is not valid UTF-8 (it contains a lone surrogate)`);
-      if (typeof t.role !== 'string' || t.role.length === 0)
-        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: role must be a non-empty string`);
+      if (typeof t.role !== 'string' || t.role.length === 0 || t.role.length > MAX_ROLE_CHARS)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: role must be a non-empty string of at most ${MAX_ROLE_CHARS} characters`);
+      if (t.timestamp !== undefined && (typeof t.timestamp !== 'number' || !Number.isSafeInteger(t.timestamp) || t.timestamp < 0))
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: timestamp must be an integer number of milliseconds since the epoch, >= 0, got ${typeof t.timestamp === 'number' ? t.timestamp : typeof t.timestamp}`);
       if (t.tokens !== undefined && (!Number.isInteger(t.tokens) || t.tokens < 0 || t.tokens > 0xffffffff))
         throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: tokens must be a non-negative integer`);
       if (t.anchor !== undefined && typeof t.anchor !== 'boolean')
         throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: anchor must be a boolean`);
-      const roleCode = ROLE_CODES[t.role];
-      let meta: Record<string, unknown> | undefined = t.meta;
+      const roleCode = roleCodeOf(t.role);
+      let meta: Record<string, unknown> | undefined = t.meta === undefined ? undefined : checkMeta(t.meta, where);
       if (roleCode === undefined) meta = { ...(meta ?? {}), role: t.role };
       if (t.speaker !== undefined) {
         if (typeof t.speaker !== 'string' || t.speaker.length === 0 || t.speaker.length > 256)
@@ -773,8 +777,7 @@ export class SpanStore {
       }
       let metaText: string | null = null;
       if (meta !== undefined) {
-        if (meta === null || typeof meta !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: meta must be an object`);
-        metaText = JSON.stringify(meta);
+        metaText = toMetaText(meta, where);
         if (!metaText.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: meta is not valid UTF-8`);
       }
       // Detection runs whatever the host says: a host may add anchors, not remove them. A

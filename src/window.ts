@@ -7,7 +7,7 @@
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CompactionRefusedError } from './errors.js';
 import { anchorFact } from './audit.js';
-import { ROLE_CODES } from './native.js';
+import { roleCodeOf } from './native.js';
 import { RECALL_K } from './search.js';
 import type { CompactionReceipt } from './guard.js';
 import type { Hit, SpanStore, TurnInput } from './store.js';
@@ -365,7 +365,7 @@ export const extractiveSummary: Summarizer = async (spans) => {
   let used = 0;
   for (const s of spans) {
     const first = s.text.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
-    const fact = s.anchor ? anchorFact(s.text, ROLE_CODES[s.role] ?? 0) : null;
+    const fact = s.anchor ? anchorFact(s.text, roleCodeOf(s.role) ?? 0) : null;
     const parts = [first.slice(0, 120)];
     if (fact && fact !== first) parts.push(fact.slice(0, 160));
     const line = `- t${s.turnStart}${s.turnEnd !== s.turnStart ? `–${s.turnEnd}` : ''} ${s.role}: ${parts.join(' … ')}`;
