@@ -920,6 +920,10 @@ export class SpanStore {
   /** Many spans in one crossing; `undefined` holes for unknown ids. */
   getMany(ids: readonly number[]): (Span | undefined)[] {
     this.assertOpen();
+    if (!Array.isArray(ids)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'getMany expects an array of span ids');
+    for (const id of ids)
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `span ids must be non-negative integers, got ${typeof id === 'number' ? id : typeof id}`);
     return this.log.getMany(Float64Array.from(ids)).map((r) => (r ? toSpan(r) : undefined));
   }
 
