@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { SpanStore } from './store.js';
 import { SpanguardError } from './errors.js';
 import { packageRoot, RecordKind } from './native.js';
-import { parseQuestions, parseTranscript, readText, TranscriptError, type Question } from './transcript.js';
+import { readQuestions, readTranscript, TranscriptError, type Question } from './transcript.js';
 import { replay, type QuestionOutcome, type ReplayReport } from './replay.js';
 import { renderHtml, verdictMeaning } from './report.js';
 import type { Hit, SearchOptions, SearchResult } from './store.js';
@@ -64,7 +64,9 @@ file or store named that does not exist), 3 log corruption, 4 log/index disagree
 
 Streams a transcript through a ContextWindow over a SpanStore and prints a report.
 Input: JSONL of {turn, role, text} (shared/data format) or OpenAI chat messages {role, content}.
-The whole file is checked first: a malformed line exits 65 with its line number, nothing written.
+The file (plain or gzip; a pipe or a device too) is read a line at a time and checked whole
+first: a malformed line — not JSON, a line over 64 MiB, a text over 16 MiB, a cut or garbled
+.gz — exits 65 with its line number, nothing written. Messages never quote the file.
 
 Options:
   --store DIR          directory to create the store in (must not already hold one);
@@ -74,7 +76,9 @@ Options:
                        after the replay through ContextWindow.recall. answer null with
                        evidence_turns [] is a question the transcript does not answer: it
                        counts as an honest miss when recall says "not in transcript".
-                       Questions naming another session than the transcript's are skipped.
+                       Questions naming another session than the transcript's are skipped,
+                       as are those with evidence past its last turn; an evidence turn
+                       within its turns that no line holds exits 65.
   --keep-recent N      turns never evicted at the end of the window (default 8)
   --policy P           refuse | spill (default refuse)
   --durability D       sync | group | none (default none: a replay re-reads a transcript that
@@ -176,21 +180,26 @@ function needDir(pos: string[], cmd: string): string {
   return dir;
 }
 
-/** Reads a transcript or questions file named on the command line (gzip or plain). */
-function readInput(file: string, what: string): string {
+/**
+ * A transcript or questions file named on the command line must exist and not be a
+ * directory; a pipe or a device is read like a file (readLines streams it).
+ */
+function checkInput(file: string, what: string): void {
   let st: fs.Stats;
   try {
     st = fs.statSync(file);
   } catch {
     throw new UsageError(`${what} ${file} does not exist`);
   }
-  if (!st.isFile()) throw new UsageError(`${what} ${file} is not a file`);
+  if (st.isDirectory()) throw new UsageError(`${what} ${file} is a directory`);
+}
+
+/** Parses a named input file; a malformed line is reported as the file's, by name and line. */
+async function readInput<T>(file: string, what: string, read: (file: string) => Promise<T>): Promise<T> {
   try {
-    return readText(file);
+    return await read(file);
   } catch (e) {
-    const code = (e as { code?: unknown }).code;
-    // zlib's codes: a .gz that is not gzip, or is cut short.
-    if (typeof code === 'string' && code.startsWith('Z_')) throw new InputError(`${what} ${file}: not readable as gzip (${(e as Error).message})`);
+    if (e instanceof TranscriptError) throw new InputError(`${what} ${file}: ${e.message}`);
     throw e;
   }
 }
@@ -220,11 +229,11 @@ async function cmdReplay(argv: string[]): Promise<number> {
   const budgetTokens = intOpt(v.budget, 'budget', 32_000);
   const keepRecentTurns = intOpt(v['keep-recent'], 'keep-recent', 8);
   const limit = v.limit === undefined ? undefined : intOpt(v.limit, 'limit', 1);
-  const transcriptText = readInput(file, 'transcript');
-  const questionsText = questionsFile ? readInput(questionsFile, 'questions file') : undefined;
-  let turns = parseTranscript(transcriptText);
+  checkInput(file, 'transcript');
+  if (questionsFile) checkInput(questionsFile, 'questions file');
+  let turns = await readInput(file, 'transcript', readTranscript);
   if (limit !== undefined) turns = turns.slice(0, limit);
-  const picked = questionsText !== undefined ? pickQuestions(parseQuestions(questionsText), turns) : undefined;
+  const picked = questionsFile ? pickQuestions(await readInput(questionsFile, 'questions file', readQuestions), turns, questionsFile) : undefined;
   const questions = picked?.questions;
   const parseSeconds = (performance.now() - phaseStart) / 1000;
   const progress = process.stderr.isTTY && !json;
@@ -259,17 +268,45 @@ async function cmdReplay(argv: string[]): Promise<number> {
  * The questions that apply to this transcript: those about its session (when both name
  * one) whose evidence lies within its turns. A question without evidence (not in
  * transcript) applies to any prefix of its session: a prefix states less, never more.
+ * An evidence turn within the transcript's turns that no line of it holds is malformed
+ * input (the question could never be scored against it), named by line and field.
  */
-function pickQuestions(all: Question[], turns: { turn: number; meta?: Record<string, unknown> }[]): { questions: Question[]; skipped: { otherSession: number; pastLastTurn: number } } {
+function pickQuestions(
+  all: (Question & { line: number })[],
+  turns: { turn: number; turnEnd?: number; meta?: Record<string, unknown> }[],
+  file: string,
+): { questions: Question[]; skipped: { otherSession: number; pastLastTurn: number } } {
   const lastTurn = turns[turns.length - 1]?.turn ?? 0;
   const sessions = new Set<string>();
   for (const t of turns) if (typeof t.meta?.session === 'string') sessions.add(t.meta.session);
+  // Turns never go backwards (parseTranscript), so the first turn ending at or after an
+  // evidence turn is the only one that can hold it.
+  const holds = (ev: number) => {
+    let lo = 0;
+    let hi = turns.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((turns[mid]!.turnEnd ?? turns[mid]!.turn) < ev) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < turns.length && turns[lo]!.turn <= ev;
+  };
   const skipped = { otherSession: 0, pastLastTurn: 0 };
-  const questions = all.filter((q) => {
-    if (q.session !== undefined && sessions.size > 0 && !sessions.has(q.session)) return (skipped.otherSession++, false);
-    if (!q.evidenceTurns.every((t) => t <= lastTurn)) return (skipped.pastLastTurn++, false);
-    return true;
-  });
+  const questions: Question[] = [];
+  for (const { line, ...q } of all) {
+    if (q.session !== undefined && sessions.size > 0 && !sessions.has(q.session)) {
+      skipped.otherSession++;
+      continue;
+    }
+    if (!q.evidenceTurns.every((t) => t <= lastTurn)) {
+      skipped.pastLastTurn++;
+      continue;
+    }
+    const missing = q.evidenceTurns.find((t) => !holds(t));
+    if (missing !== undefined)
+      throw new InputError(`questions file ${file}: questions line ${line}: "evidence_turns" names turn ${missing}, which no line of the transcript holds`);
+    questions.push(q);
+  }
   return { questions, skipped };
 }
 

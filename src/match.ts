@@ -126,8 +126,50 @@ export interface QueryProfile {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const L = '\\p{L}\\p{N}_';
 
-/** A value or identifier with digits, bounded so that `40` does not match `140`, `40.5` or `float40`. */
-const valueTest = (v: string) => `(?<![${L}]|\\p{N}\\.)${escape(v)}(?![${L}]|\\.\\p{N})`;
+/**
+ * The longest stretch of a term written into a pattern. V8 refuses to compile a pattern
+ * whose literal runs past about 32,000 characters ("Regular expression too large"); a
+ * longer term (a base64 blob, a minified line) is matched by its first 1,024 characters,
+ * which no other word shares by chance.
+ */
+export const MAX_TERM_PATTERN_CHARS = 1024;
+
+/**
+ * The term's first (or, for `tail`, last) MAX_TERM_PATTERN_CHARS characters, never cut
+ * inside a surrogate pair, and whether it was cut.
+ */
+function patternPart(t: string, tail = false): { part: string; cut: boolean } {
+  if (t.length <= MAX_TERM_PATTERN_CHARS) return { part: t, cut: false };
+  if (tail) {
+    let start = t.length - MAX_TERM_PATTERN_CHARS;
+    const c = t.charCodeAt(start);
+    if (c >= 0xdc00 && c <= 0xdfff) start++;
+    return { part: t.slice(start), cut: true };
+  }
+  let end = MAX_TERM_PATTERN_CHARS;
+  const c = t.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return { part: t.slice(0, end), cut: true };
+}
+
+/** The word before a value, ending where the value's separator starts: bounded at its start unless cut to its tail. */
+function wordBefore(w: string): string {
+  const { part, cut } = patternPart(w, true);
+  return cut ? escape(part) : `(?<![${L}])${escape(part)}`;
+}
+
+/** A word: a leading boundary only, so plain prefix stemming holds (allow matches allows). */
+const wordTest = (t: string) => `(?<![\\p{L}\\p{N}])${escape(patternPart(t).part)}`;
+
+/**
+ * A value or identifier with digits, bounded so that `40` does not match `140`, `40.5` or
+ * `float40`. A value cut to its first MAX_TERM_PATTERN_CHARS runs on over the characters a
+ * word or value is made of, so the boundary and the context words after it still apply.
+ */
+const valueTest = (v: string) => {
+  const { part, cut } = patternPart(v);
+  return `(?<![${L}]|\\p{N}\\.)${escape(part)}${cut ? `[${L}.'’+-]*` : ''}(?![${L}]|\\.\\p{N})`;
+};
 
 /** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
 const compiled = new Map<string, RegExp>();
@@ -203,7 +245,7 @@ export function profileQuery(query: string): QueryProfile {
   for (const t of terms) {
     // Values need both boundaries (40 must not match 140 or 40.5); words only a leading one,
     // which gives plain prefix stemming (allow matches allows).
-    tests.define(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? valueTest(t) : `(?<![\\p{L}\\p{N}])${escape(t)}`);
+    tests.define(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? valueTest(t) : wordTest(t));
   }
   const key = [...standalone].sort((a, b) => b.length - a.length)[0] ?? [...digitIds].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
   // "collected 50 items": 50 must stand next to collected and items (its content-word
@@ -219,8 +261,8 @@ export function profileQuery(query: string): QueryProfile {
     const next = words[i + 1];
     // The word before may stand one function word away in the text ("limit 40" is held by
     // "limit of 40", "timeout set to 30" by "timeout is 30").
-    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=(?<![${L}])${escape(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
-    const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(next!.w)})` : '';
+    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=${wordBefore(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
+    const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(patternPart(next!.w).part)})` : '';
     if (before || after)
       contextSources.push({ both: before + valueTest(cur.w) + after, sides: [before, after].filter(Boolean).map((side) => (side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after)) });
   });

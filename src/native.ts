@@ -28,6 +28,15 @@ export type Durability = keyof typeof DurabilityCode;
 export const ROLE_CODES: Record<string, number> = { other: 0, system: 1, user: 2, assistant: 3, tool: 4 };
 export const ROLE_NAMES: Record<number, string> = { 0: 'other', 1: 'system', 2: 'user', 3: 'assistant', 4: 'tool' };
 
+/**
+ * The stored code of a role name, or undefined for a host role without one. Own keys only:
+ * a host role named like an Object.prototype member (`constructor`, `toString`,
+ * `__proto__`) has no code and is kept by name like any other host role.
+ */
+export function roleCodeOf(role: string): number | undefined {
+  return Object.hasOwn(ROLE_CODES, role) ? ROLE_CODES[role] : undefined;
+}
+
 export interface NativeSpanLogOptions {
   readOnly: boolean;
   durability: number; // DurabilityCode

@@ -13,6 +13,7 @@ import {
   RecordKind,
   ROLE_CODES,
   ROLE_NAMES,
+  roleCodeOf,
   type AppendColumns,
   type Durability,
   type NativeEmbedder,
@@ -24,6 +25,7 @@ import {
 } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { detectAnchor } from './anchors.js';
+import { checkMeta, MAX_ROLE_CHARS, metaText as toMetaText } from './meta.js';
 import type { GuardEvent, RetentionEvent, StoreEvent } from './events.js';
 import { randomUUID } from 'node:crypto';
 import { IDENTITY_VERSION, identityMismatch, identityOf, indexAgreement, readIdentity, writeIdentity } from './upkeep.js';
@@ -757,14 +759,16 @@ export class SpanStore {
       if (typeof t.text !== 'string') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: text must be a string`);
       if (!t.text.isWellFormed())
         throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: text is not valid UTF-8 (it contains a lone surrogate)`);
-      if (typeof t.role !== 'string' || t.role.length === 0)
-        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: role must be a non-empty string`);
+      if (typeof t.role !== 'string' || t.role.length === 0 || t.role.length > MAX_ROLE_CHARS)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: role must be a non-empty string of at most ${MAX_ROLE_CHARS} characters`);
+      if (t.timestamp !== undefined && (typeof t.timestamp !== 'number' || !Number.isSafeInteger(t.timestamp) || t.timestamp < 0))
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: timestamp must be an integer number of milliseconds since the epoch, >= 0, got ${typeof t.timestamp === 'number' ? t.timestamp : typeof t.timestamp}`);
       if (t.tokens !== undefined && (!Number.isInteger(t.tokens) || t.tokens < 0 || t.tokens > 0xffffffff))
         throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: tokens must be a non-negative integer`);
       if (t.anchor !== undefined && typeof t.anchor !== 'boolean')
         throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: anchor must be a boolean`);
-      const roleCode = ROLE_CODES[t.role];
-      let meta: Record<string, unknown> | undefined = t.meta;
+      const roleCode = roleCodeOf(t.role);
+      let meta: Record<string, unknown> | undefined = t.meta === undefined ? undefined : checkMeta(t.meta, where);
       if (roleCode === undefined) meta = { ...(meta ?? {}), role: t.role };
       if (t.speaker !== undefined) {
         if (typeof t.speaker !== 'string' || t.speaker.length === 0 || t.speaker.length > 256)
@@ -773,8 +777,7 @@ export class SpanStore {
       }
       let metaText: string | null = null;
       if (meta !== undefined) {
-        if (meta === null || typeof meta !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: meta must be an object`);
-        metaText = JSON.stringify(meta);
+        metaText = toMetaText(meta, where);
         if (!metaText.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, `${where}: meta is not valid UTF-8`);
       }
       // Detection runs whatever the host says: a host may add anchors, not remove them. A
@@ -917,6 +920,10 @@ export class SpanStore {
   /** Many spans in one crossing; `undefined` holes for unknown ids. */
   getMany(ids: readonly number[]): (Span | undefined)[] {
     this.assertOpen();
+    if (!Array.isArray(ids)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'getMany expects an array of span ids');
+    for (const id of ids)
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `span ids must be non-negative integers, got ${typeof id === 'number' ? id : typeof id}`);
     return this.log.getMany(Float64Array.from(ids)).map((r) => (r ? toSpan(r) : undefined));
   }
 
@@ -1204,14 +1211,32 @@ export function toSpan(r: NativeSpan): Span {
   };
 }
 
-/** Bytes of every file under `dir`. */
+/**
+ * Bytes of every file under `dir`. A writer in another process renames and creates files
+ * while this runs (a segment roll, an index's temp file saved and renamed into place): an
+ * entry gone between the listing and its stat counts for nothing, as if listed a moment later.
+ */
 export function dirBytes(dir: string): number {
-  let total = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += dirBytes(p);
-    else if (entry.isFile()) total += fs.statSync(p).size;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch (e) {
+    throw new SpanguardError(ErrorCode.IO_ERROR, `cannot list ${dir}: ${(e as Error).message}`, { file: dir });
   }
-  return total;
+  return entries.reduce((total, entry) => total + entryBytes(path.join(dir, entry.name), entry), 0);
+}
+
+function entryBytes(p: string, entry: fs.Dirent): number {
+  if (entry.isFile()) return fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
+  if (!entry.isDirectory()) return 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(p, { withFileTypes: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 0;
+    throw new SpanguardError(ErrorCode.IO_ERROR, `cannot list ${p}: ${(e as Error).message}`, { file: p });
+  }
+  return entries.reduce((total, e) => total + entryBytes(path.join(p, e.name), e), 0);
 }
 

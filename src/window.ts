@@ -5,9 +5,9 @@
  * replaced by a summary. `recall` is the tool an agent calls to reach evicted history.
  */
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
-import { CompactionRefusedError } from './errors.js';
+import { CompactionRefusedError, ErrorCode, SpanguardError } from './errors.js';
 import { anchorFact } from './audit.js';
-import { ROLE_CODES } from './native.js';
+import { roleCodeOf } from './native.js';
 import { RECALL_K } from './search.js';
 import type { CompactionReceipt } from './guard.js';
 import type { Hit, SpanStore, TurnInput } from './store.js';
@@ -108,8 +108,20 @@ export class ContextWindow {
     readonly store: SpanStore,
     options: ContextWindowOptions,
   ) {
-    if (!options || !Number.isInteger(options.budgetTokens) || options.budgetTokens < 64)
-      throw new TypeError('budgetTokens must be an integer >= 64');
+    const bad = (why: string): never => {
+      throw new SpanguardError(ErrorCode.INVALID_OPTIONS, why);
+    };
+    if (options === null || typeof options !== 'object') bad('ContextWindow options must be an object');
+    if (!Number.isSafeInteger(options.budgetTokens) || options.budgetTokens < 64) bad(`budgetTokens must be an integer >= 64, got ${String(options.budgetTokens)}`);
+    if (options.keepRecentTurns !== undefined && (!Number.isSafeInteger(options.keepRecentTurns) || options.keepRecentTurns < 0))
+      bad(`keepRecentTurns must be an integer >= 0, got ${String(options.keepRecentTurns)}`);
+    if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill') bad(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
+    if (options.summarize !== undefined && typeof options.summarize !== 'function') bad('summarize must be a function');
+    if (options.countTokens !== undefined && typeof options.countTokens !== 'function') bad('countTokens must be a function');
+    if (options.lowWater !== undefined && (typeof options.lowWater !== 'number' || !(options.lowWater > 0 && options.lowWater <= 1)))
+      bad(`lowWater must be a number in (0, 1], got ${String(options.lowWater)}`);
+    if (options.maxSummaries !== undefined && (!Number.isSafeInteger(options.maxSummaries) || options.maxSummaries < 1))
+      bad(`maxSummaries must be an integer >= 1, got ${String(options.maxSummaries)}`);
     this.o = {
       budgetTokens: options.budgetTokens,
       keepRecentTurns: options.keepRecentTurns ?? 8,
@@ -129,7 +141,15 @@ export class ContextWindow {
 
   /** Appends turns in one store batch, then compacts once if the window is over budget. */
   async pushMany(turns: WindowTurn[]): Promise<number[]> {
-    const withTokens = turns.map((t) => (t.tokens === undefined ? { ...t, tokens: this.o.countTokens(t.text) } : t));
+    if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'pushMany expects an array of turns');
+    turns.forEach((t, i) => {
+      if (t === null || typeof t !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i} is not an object`);
+      if (t.attachToPrevious !== undefined && typeof t.attachToPrevious !== 'boolean')
+        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: attachToPrevious must be a boolean`);
+    });
+    // Tokens are counted only for a text that is a string: the store's own checks
+    // (appendMany) refuse every other malformed turn with its typed error, before a write.
+    const withTokens = turns.map((t) => (t.tokens === undefined && typeof t.text === 'string' ? { ...t, tokens: this.o.countTokens(t.text) } : t));
     const ids = await this.store.appendMany(withTokens.map(({ attachToPrevious: _a, ...t }) => t));
     for (const t of withTokens) this.counters.pushedTokens += t.tokens!;
     const spans = this.store.getMany(ids);
@@ -365,7 +385,7 @@ export const extractiveSummary: Summarizer = async (spans) => {
   let used = 0;
   for (const s of spans) {
     const first = s.text.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
-    const fact = s.anchor ? anchorFact(s.text, ROLE_CODES[s.role] ?? 0) : null;
+    const fact = s.anchor ? anchorFact(s.text, roleCodeOf(s.role) ?? 0) : null;
     const parts = [first.slice(0, 120)];
     if (fact && fact !== first) parts.push(fact.slice(0, 160));
     const line = `- t${s.turnStart}${s.turnEnd !== s.turnStart ? `–${s.turnEnd}` : ''} ${s.role}: ${parts.join(' … ')}`;
