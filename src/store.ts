@@ -40,6 +40,7 @@ import {
   readIdentity,
   vectorFileProblems,
   vectorFiles,
+  vectorHighWater,
   writeIdentity,
 } from './upkeep.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
@@ -566,9 +567,8 @@ export class SpanStore {
     };
     const rebuilt: { name: string; reason: string }[] = [];
     for (const name of ['lexical', 'vector'] as const) {
-      const index = name === 'lexical' ? this.lexical : this.vector;
       const problems = found[name];
-      const hw = index.highWater();
+      const hw = name === 'lexical' ? this.lexical.highWater() : vectorHighWater(this.vector, this.storeId, identity);
       // An index this store's identity vouches for (or that has none to go by) covering ids
       // the log does not hold: the log lost what the index saw. A disagreement, recorded
       // as a degrade below; the index is rebuilt. A damaged or foreign file's high water

@@ -131,6 +131,20 @@ export function identityMismatch(
   return null;
 }
 
+/**
+ * The vector index's high water for the identity checks. The index reopens at one past its
+ * last vector's id: the records after it that it had already passed (events, texts with
+ * nothing to embed) are not in vectors.bin. When vectors.bin is the very file the identity
+ * names (same records, same digest) and the identity is this store's, the identity's high
+ * water is what the index had reached.
+ */
+export function vectorHighWater(vector: NativeVectorIndex, storeId: string | null, id: IdentityFile | null): number {
+  const hw = vector.highWater();
+  if (id === null || (storeId !== null && id.storeId !== storeId) || id.vector.highWater <= hw) return hw;
+  const files = vectorFiles(vector);
+  return files.records === id.vector.files.records && files.digest === id.vector.files.digest ? id.vector.highWater : hw;
+}
+
 /** Whether the identity names this index at this high water, for this store (its files are checked apart). */
 export function identityVouches(name: 'lexical' | 'vector', indexHighWater: number, storeId: string | null, id: IdentityFile): boolean {
   return (storeId === null || id.storeId === storeId) && id[name].highWater === indexHighWater;
