@@ -1,10 +1,11 @@
 // A failed SpanStore.open releases everything it took — the log's lock, maps, descriptors
-// and helper thread, the vector index's lock on vectors.bin and its memory, a reader's
-// private rebuild directory — so the next open of the same store in the same process works.
+// and helper thread, the vector index's lock on vectors.bin and its memory — so the next open
+// of the same store in the same process works; a reader's private rebuild directory goes at close.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore, type Embedder } from '../../src/index.js';
+import { addon } from '../../src/native.js';
 import { tmpDir } from '../helpers/data.js';
 
 const DIMS = 8;
@@ -16,23 +17,54 @@ const embed: Embedder = async (texts) =>
     v[0]! += 1;
     return v;
   });
-const failing: Embedder = async () => {
-  throw new Error('embedding service unavailable');
-};
+
+interface Testing {
+  setFaults(plan: { failSyncAt?: number }): void;
+  clearFaults(): void;
+  faultCounters(): { syncs: number };
+}
+/** The addon's I/O seam (io_seam.h): the log's fdatasync calls go through it. */
+const testing = (addon() as unknown as { _testing: Testing })._testing;
 
 const open: SpanStore[] = [];
 afterEach(async () => {
+  testing.clearFaults();
   for (const s of open.splice(0)) await s.close().catch(() => {});
 });
 
-/** A closed store of 40 turns embedded by the host embedder, then its vector files removed: the next open must embed them all again. */
-async function storeNeedingEmbeds(): Promise<string> {
+const OPTIONS = { durability: 'sync' } as const;
+
+/**
+ * A closed store of 40 turns whose lexical index file is then deleted: its next open opens
+ * the log and both indexes, rebuilds the lexical one and records an `index-rebuilt` event —
+ * an fdatasync of the log after everything was taken. Returns the store and the number of
+ * that last sync of its open (measured on a copy).
+ */
+async function storeWhoseOpenEndsWithASync(): Promise<{ dir: string; lastSync: number }> {
   const dir = tmpDir();
-  const s = await SpanStore.open(dir, { durability: 'none', embedder: embed, dims: DIMS });
+  const s = await SpanStore.open(dir, OPTIONS);
   await s.appendMany(Array.from({ length: 40 }, (_, i) => ({ turn: i + 1, role: 'user', text: `turn ${i + 1}: the build took ${i * 7} seconds` })));
   await s.close();
-  for (const f of fs.readdirSync(path.join(dir, 'index', 'vector'))) fs.rmSync(path.join(dir, 'index', 'vector', f));
-  return dir;
+  fs.rmSync(path.join(dir, 'index', 'lexical.idx'));
+  const probe = tmpDir();
+  fs.cpSync(dir, probe, { recursive: true });
+  testing.setFaults({});
+  const p = await SpanStore.open(probe, OPTIONS);
+  const lastSync = testing.faultCounters().syncs;
+  testing.clearFaults();
+  expect(p.events().some((e) => e.event.type === 'index-rebuilt')).toBe(true);
+  await p.close();
+  return { dir, lastSync };
+}
+
+/** Opens `dir` with its `lastSync`-th fdatasync failing: FSYNC_FAILED after the log and both indexes were opened. */
+async function failedOpen(dir: string, lastSync: number): Promise<void> {
+  testing.setFaults({ failSyncAt: lastSync });
+  try {
+    await expect(SpanStore.open(dir, OPTIONS)).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
+  } finally {
+    testing.clearFaults();
+  }
 }
 
 /** What this process holds: open descriptors, mappings of files under `dir`, threads. */
@@ -45,13 +77,14 @@ function held(dir: string): { fds: number; maps: number; threads: number } {
 }
 
 describe('a failed open releases the locks it took: the next open of the store in this process succeeds', () => {
-  it('a host embedder failing during the open-time catch-up: EMBEDDER_FAILED, then a working open (not LOCKED)', async () => {
-    const dir = await storeNeedingEmbeds();
-    await expect(SpanStore.open(dir, { durability: 'none', embedder: failing, dims: DIMS })).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
-    const s = await SpanStore.open(dir, { durability: 'none', embedder: embed, dims: DIMS });
+  it('an fdatasync failing while the open records what it rebuilt: FSYNC_FAILED, then a working open (not LOCKED)', async () => {
+    const { dir, lastSync } = await storeWhoseOpenEndsWithASync();
+    expect(lastSync).toBeGreaterThan(0);
+    await failedOpen(dir, lastSync);
+    const s = await SpanStore.open(dir, OPTIONS);
     open.push(s);
-    expect(Number(s.stats().vector.spansRaw)).toBe(40);
     expect(s.findExact('the build took 70 seconds')).toHaveLength(1);
+    expect(Number(s.stats().vector.spansRaw)).toBe(40);
   });
 
   it('vectors of another dimension (DIMENSION_MISMATCH at the vector index): the next open with the right dims succeeds', async () => {
@@ -67,32 +100,29 @@ describe('a failed open releases the locks it took: the next open of the store i
 });
 
 describe('a failed open leaves no descriptor, mapping or thread behind, nor does an open and close', () => {
-  it('the same descriptors, mappings of the store and threads after a failed open, and after an open and close', async () => {
-    const dir = await storeNeedingEmbeds();
+  it('the same descriptors, mappings of the store and threads after failed opens, and after an open and close', async () => {
+    const { dir, lastSync } = await storeWhoseOpenEndsWithASync();
     // Warm-up: the first open starts process-wide pools (libuv) that stay.
-    await expect(SpanStore.open(dir, { durability: 'none', embedder: failing, dims: DIMS })).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+    await failedOpen(dir, lastSync);
     const before = held(dir);
-    for (let i = 0; i < 3; i++)
-      await expect(SpanStore.open(dir, { durability: 'none', embedder: failing, dims: DIMS })).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
+    for (let i = 0; i < 3; i++) await failedOpen(dir, lastSync);
     expect(held(dir)).toEqual(before);
-    const s = await SpanStore.open(dir, { durability: 'group', embedder: embed, dims: DIMS });
+    const s = await SpanStore.open(dir, { durability: 'group' });
     expect(held(dir).maps).toBeGreaterThan(0);
     await s.close();
     expect(held(dir)).toEqual(before);
   });
 
-  it("a reader's private rebuild directory is removed when its open fails", async () => {
-    const dir = await storeNeedingEmbeds();
+  it("a reader's private rebuild directory lives while it is open and is removed at close", async () => {
+    const { dir } = await storeWhoseOpenEndsWithASync();
     // A vectors.bin whose header fails its check: a reader rebuilds the vector index from
-    // the log in a private temporary directory, with the host embedder, which fails here.
+    // the log in a private temporary directory (it may not touch the store's files).
     fs.writeFileSync(path.join(dir, 'index', 'vector', 'vectors.bin'), Buffer.alloc(64, 0x5a));
     const tmp = tmpDir('private-tmp-');
     const saved = process.env.TMPDIR;
     process.env.TMPDIR = tmp;
     try {
-      await expect(SpanStore.open(dir, { readOnly: true, embedder: failing, dims: DIMS })).rejects.toMatchObject({ code: 'EMBEDDER_FAILED' });
-      expect(fs.readdirSync(tmp)).toEqual([]);
-      const r = await SpanStore.open(dir, { readOnly: true, embedder: embed, dims: DIMS });
+      const r = await SpanStore.open(dir, { readOnly: true });
       expect(fs.readdirSync(tmp)).toHaveLength(1);
       expect(Number(r.stats().vector.spansRaw)).toBe(40);
       await r.close();
