@@ -138,8 +138,18 @@ describe('log damage: a CorruptionError naming the file and offset, or a verdict
       fs.rmSync(path.join(dir, 'log', gone!));
       return next!; // the gap is seen at the segment after it
     }],
-    // Rows that the log format does not detect yet go here: a missing first or last
-    // segment, a log cut at a record boundary.
+    // The log's extent (docs/FORMAT.md, "Extent") tells a missing first or last segment.
+    ['delete the first segment', (dir) => {
+      const [gone, next] = segments(dir);
+      fs.rmSync(path.join(dir, 'log', gone!));
+      return next!;
+    }],
+    ['delete the last segment', (dir) => {
+      const all = segments(dir);
+      fs.rmSync(path.join(dir, 'log', all.at(-1)!));
+      return all.at(-2)!;
+    }],
+    // Rows for further log damage (a log cut at a record boundary) go here.
   ];
 
   it('the store under test has at least three segments', () => {
