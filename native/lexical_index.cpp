@@ -1535,6 +1535,7 @@ uint64_t Position(const BodyReader& r) { return kHeaderBytes + static_cast<uint6
 
 void LexicalIndex::Save() {
   const std::string tmp = file_ + ".tmp";
+  uint32_t saved_crc = 0;
   const IoOps& io = Io();
   // Every call that changes the disk goes through the I/O seam (io_seam.h), so the fault
   // tests exercise this exact path.
@@ -1594,6 +1595,7 @@ void LexicalIndex::Save() {
     StoreU32(header + 32, w.crc());
     StoreU32(header + 36, kTokenizerVersion);
     StoreU32(header + 60, Crc32cExtend(0, header, 60));
+    saved_crc = LoadU32(header + 60);
     if (io.pwrite(fd, header, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
       throw NativeError("IO_ERROR", std::string("header write failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
@@ -1625,6 +1627,9 @@ void LexicalIndex::Save() {
     throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") +
                                       std::strerror(errno) + Where(dir, 0));
   }
+  // The file in place is the one just written, whether or not the directory fsync below
+  // succeeds.
+  file_crc_ = saved_crc;
   const int rc = io.fsync(dfd);
   const int e = errno;
   io.close(dfd);
@@ -1772,6 +1777,7 @@ void LexicalIndex::Load() {
     high_water_ = high_water;
     loaded_from_ = "file";
     load_error_.clear();
+    file_crc_ = LoadU32(bytes + 60);
   } catch (const NativeError& e) {
     Reset();
     loaded_from_ = "rebuilt";
@@ -1796,6 +1802,7 @@ LexicalStats LexicalIndex::Stats() const {
   s.high_water = high_water_;
   s.loaded_from = loaded_from_;
   s.load_error = load_error_;
+  s.file_crc = file_crc_;
   s.raw_docs = raw_->doc_count();
   s.summary_docs = summary_->doc_count();
   s.raw_terms = raw_->terms.size();

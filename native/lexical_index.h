@@ -29,6 +29,10 @@ struct LexicalStats {
   uint64_t high_water = 0;
   std::string loaded_from;  ///< "file" or "rebuilt"
   std::string load_error;   ///< why the file was not used ("" when loaded)
+  /// CRC32C in the header (offset 60) of the file this index last loaded or saved, 0 when
+  /// neither happened: it names the file's whole content (the header holds the body's CRC),
+  /// so the store's identity can tell this file from another store's of the same shape.
+  uint32_t file_crc = 0;
   uint64_t raw_docs = 0, summary_docs = 0;
   uint64_t raw_terms = 0, summary_terms = 0;
   uint64_t raw_tokens = 0, summary_tokens = 0;
@@ -131,6 +135,7 @@ class LexicalIndex {
   uint64_t high_water_ = 0;
   std::string loaded_from_;
   std::string load_error_;
+  uint32_t file_crc_ = 0;  ///< header CRC of the file last loaded or saved (see LexicalStats)
   Namespace* raw_ = nullptr;
   Namespace* summary_ = nullptr;
   uint64_t phrase_fallback_scans_ = 0;

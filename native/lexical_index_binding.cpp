@@ -342,6 +342,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     num("highWater", s.high_water);
     out.Set("loadedFrom", Napi::String::New(env, s.loaded_from));
     out.Set("loadError", Napi::String::New(env, s.load_error));
+    num("fileCrc", s.file_crc);
     num("rawDocs", s.raw_docs);
     num("summaryDocs", s.summary_docs);
     num("rawTerms", s.raw_terms);

@@ -572,6 +572,7 @@ bool VectorIndex::try_load_snapshot(Namespace& ns) {
   ns.duplicates = duplicates;
   ns.covered = count;
   ns.snapshot_problem.clear();
+  ns.file_crc = header_crc;
   return true;
 }
 
@@ -1086,6 +1087,7 @@ void VectorIndex::save_snapshot(Namespace& ns) {
     throw NativeError("IO_ERROR", "cannot rename snapshot into place: " + std::string(std::strerror(errno)) + Where(path, 0));
   }
   closer.done = true;
+  ns.file_crc = hcrc;
   VectorFsyncDir(dir_);
 }
 

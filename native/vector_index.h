@@ -123,6 +123,9 @@ class VectorIndex {
     bool dirty = false;               ///< changed since the last snapshot
     std::string loaded_from = "empty";  ///< file | rebuilt | empty
     std::string snapshot_problem;     ///< why a snapshot was not trusted (empty if it was)
+    /// Header CRC (offset 60) of the snapshot file this namespace last loaded or saved, 0
+    /// when neither: it names the snapshot's content (the header holds the payload's CRC).
+    uint32_t file_crc = 0;
     // Identical vectors are kept out of the graph. Agent transcripts repeat themselves (the
     // same tool output, the same instruction, hundreds of times), and an HNSW graph full of
     // zero-distance duplicates loses its way: measured on real turns, recall@10 fell from

@@ -284,6 +284,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("strategy" + name(kind), Napi::String::New(env, ix.strategy(kind)));
       s.Set("loadedFrom" + name(kind), Napi::String::New(env, ns.loaded_from));
       s.Set("snapshotProblem" + name(kind), Napi::String::New(env, ns.snapshot_problem));
+      s.Set("snapshotCrc" + name(kind), Napi::Number::New(env, ns.file_crc));
       any_rebuilt = any_rebuilt || ns.loaded_from == "rebuilt";
       any_file = any_file || ns.loaded_from == "file";
     }
@@ -307,6 +308,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     s.Set("vectorsRecovery", Napi::String::New(env, rec.outcome));
     s.Set("vectorsRecoveryOffset", Napi::Number::New(env, static_cast<double>(rec.offset)));
     s.Set("vectorsDroppedBytes", Napi::Number::New(env, static_cast<double>(rec.dropped_bytes)));
+    s.Set("vectorsRecords", Napi::Number::New(env, static_cast<double>(ix.store().size())));
+    s.Set("vectorsDigest", Napi::Number::New(env, ix.store().digest()));
     return s;
   }
 };

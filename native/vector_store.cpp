@@ -175,6 +175,8 @@ void VectorStore::open_and_recover() {
   bool prev_last = true;   // the previous record closed its span
   uint8_t prev_kind = 0;
   uint64_t span_start = 0;  // record index where the open span began
+  uint32_t digest = 0;       // digest() of the records accepted so far
+  uint32_t span_digest = 0;  // digest() before the open span began
   for (uint64_t first = 0; first < whole && !bad; first += kChunk) {
     uint64_t n = std::min<uint64_t>(kChunk, whole - first);
     buf.resize(n * record_bytes_);
@@ -200,7 +202,11 @@ void VectorStore::open_and_recover() {
         bad = true;
         break;
       }
-      if (prev_last) span_start = good;
+      if (prev_last) {
+        span_start = good;
+        span_digest = digest;
+      }
+      digest = Crc32c(digest, r + record_bytes_ - 4, 4);
       prev_last = (flags & kFlagLast) != 0;
       prev_kind = kind;
       by_kind_[kind == kKindSummary].push_back(static_cast<uint32_t>(ids_.size()));
@@ -213,10 +219,12 @@ void VectorStore::open_and_recover() {
     // The file ends inside a span (its last window never made it): drop the whole span so
     // it is either complete or absent, and the high-water mark lets catchUp redo it.
     good = span_start;
+    digest = span_digest;
     ids_.resize(good);
     for (auto& v : by_kind_)
       while (!v.empty() && v.back() >= good) v.pop_back();
   }
+  digest_ = digest;
   for (int k = 0; k < 2; ++k) {
     // A span's windows are consecutive records: count id changes.
     const auto& rec = by_kind_[k];
@@ -249,6 +257,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync of the vectors file failed; writes are refused" + Where(path_, bytes()));
   if (ids_.size() + n > UINT32_MAX) throw NativeError("INVALID_ARGUMENT", "vectors file is full (2^32 records)" + Where(path_, bytes()));
   write_buf_.resize(n * record_bytes_);
+  uint32_t digest = digest_;
   for (size_t i = 0; i < n; ++i) {
     unsigned char* r = write_buf_.data() + i * record_bytes_;
     std::memcpy(r, &ids[i], 8);
@@ -259,6 +268,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     std::memcpy(r + 16, vectors + i * dims_, sizeof(float) * dims_);
     uint32_t crc = Crc32c(0, r, record_bytes_ - 4);
     std::memcpy(r + record_bytes_ - 4, &crc, 4);
+    digest = Crc32c(digest, r + record_bytes_ - 4, 4);
   }
   const uint64_t at = bytes();
   if (!WriteFull(fd_, write_buf_.data(), write_buf_.size(), at)) {
@@ -267,6 +277,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     if (::ftruncate(fd_, static_cast<off_t>(at)) != 0) failed_ = true;
     fail_io("cannot append to vectors file", at, err == 0 ? ENOSPC : err);
   }
+  digest_ = digest;
   for (size_t i = 0; i < n; ++i) {
     by_kind_[kinds[i] == kKindSummary].push_back(static_cast<uint32_t>(ids_.size()));
     ids_.push_back(ids[i]);

@@ -53,6 +53,10 @@ class VectorStore {
   bool empty() const noexcept { return ids_.empty(); }
   uint64_t last_id() const noexcept { return ids_.empty() ? 0 : ids_.back(); }
   const Recovery& recovery() const noexcept { return recovery_; }
+  /// CRC32C chained over the CRCs of the records held, in file order: names the file's
+  /// content, so the store's identity can tell this file from another store's with the same
+  /// ids (docs/FORMAT.md, "Index identity").
+  uint32_t digest() const noexcept { return digest_; }
 
   /// Vectors of one kind held (kind 1 or 2).
   uint64_t count(uint8_t kind) const noexcept { return by_kind_[kind == kKindSummary].size(); }
@@ -88,6 +92,7 @@ class VectorStore {
   std::vector<uint32_t> by_kind_[2];          ///< record indices per namespace (raw, summary)
   uint64_t spans_[2] = {0, 0};                ///< records flagged last, per namespace
   Recovery recovery_;
+  uint32_t digest_ = 0;  ///< see digest()
   std::vector<unsigned char> write_buf_;
 
   void open_and_recover();

@@ -3,7 +3,7 @@
  * The `spanguard` command line. Every command has `--help`; `--json` prints machine-readable
  * output; colours only on a TTY; `--version` prints the package version. Exit codes:
  *   0 ok · 1 error · 2 usage (a bad option, or a file or store argument that does not exist)
- *   3 verify: log corruption · 4 verify: log/index disagreement
+ *   3 verify: log corruption · 4 verify: a damaged index file or log/index disagreement
  *   5 verdict/audit: not lossless · 65 malformed input (a line number is printed)
  * Errors print one line, prefixed `spanguard <command>:`; a stack trace only for an internal
  * error under SPANGUARD_DEBUG=1.
@@ -52,13 +52,13 @@ Commands:
   exact DIR "phrase"     every raw span containing the phrase verbatim
   verdict DIR [--explain] the verdict, its reasons and evidence
   audit DIR              run an audit now (takes the writer lock)
-  verify DIR             CRC scan of the whole log and log/index agreement
+  verify DIR             checksums of every log and index file, log/index agreement
   stats DIR              counts, sizes, SIMD
   report DIR --html out.html  a self-contained HTML report with charts
 
 Every command takes --help and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
-file or store named that does not exist), 3 log corruption, 4 log/index disagreement,
-5 not lossless, 65 malformed input.`,
+file or store named that does not exist), 3 log corruption, 4 a damaged index file or
+log/index disagreement, 5 not lossless, 65 malformed input.`,
   replay: `Usage: spanguard replay <turns.jsonl[.gz]> --store DIR --budget N [options]
        spanguard replay --sample [--store DIR]
 
@@ -115,8 +115,14 @@ Runs an audit now and records it. Needs the writer lock. Exits 5 when it fails.
 Options:
   --full               check 16 times the usual sample of anchors and evicted spans (at least 512)`,
   verify: `Usage: spanguard verify DIR [--json]
-CRC-checks every record of every segment and checks that the indexes agree with the log.
-Exit 0: clean · 3: log corruption (file and byte offset printed) · 4: log/index disagreement.`,
+Checks every checksum of every file: each record of every log segment; the lexical index
+(header and body CRC, structure); vectors.bin (header and every record's CRC); the vector
+snapshots (header and payload CRC); identity.json (which store, log history and file
+contents the indexes were built from). Then checks, id by id, that the indexes hold exactly
+the log's spans. Read-only: nothing is repaired (a writer's next open rebuilds a damaged index
+from the log and records it).
+Exit 0: everything checks · 3: log corruption (file and byte offset printed) · 4: an index
+file damaged, missing or not this store's, or the indexes disagree with the log.`,
   stats: `Usage: spanguard stats DIR [--json]
 Span counts, next id, bytes on disk, passes, evictions, anchors, the SIMD level, index sizes.`,
   report: `Usage: spanguard report DIR --html out.html [--json]
@@ -621,6 +627,8 @@ async function cmdVerify(argv: string[]): Promise<number> {
   try {
     store = await openReadOnly(dir);
   } catch (e) {
+    // A store opens over any damage to its derived files (they are rebuilt from the log), so
+    // a CorruptionError at open is the log's.
     if (e instanceof SpanguardError && e.code === 'CORRUPT') {
       print(v.json === true, { ok: false, corrupt: true, message: e.message, ...e.details }, () => `${c(31, 'CORRUPT')}: ${e.message}`);
       return EXIT.corrupt;
@@ -636,20 +644,26 @@ async function cmdVerify(argv: string[]): Promise<number> {
       raw: store.log.scanIds(first, next - first, 1 << RecordKind.raw, 0).length,
       summary: store.log.scanIds(first, next - first, 1 << RecordKind.summary, 0).length,
     };
+    // Every index file was checked as the store opened: lexical.idx (header and body CRC,
+    // structure), vectors.bin (header and every record's CRC), each snapshot (header and
+    // payload CRC), identity.json (the store, log history and file contents the indexes
+    // were built from). What failed, a reader rebuilt in memory and reports here.
+    const indexFiles = store.derivedProblems;
     // Id by id: every raw and summary span of the log in both indexes, nothing else.
     const disagreements = await store.verifyIndexes();
-    if (store.vector.highWater() > next || store.lexical.highWater() > next)
-      disagreements.push(`an index claims ids past the end of the log (next id ${next})`);
-    const ok = log.ok && disagreements.length === 0;
-    print(v.json === true, { ok, log, counts, disagreements }, () =>
+    const indexOk = indexFiles.length === 0 && disagreements.length === 0;
+    const ok = log.ok && indexOk;
+    print(v.json === true, { ok, log, counts, indexFiles, disagreements }, () =>
       [
         `log: ${log.ok ? c(32, 'ok') : c(31, 'CORRUPT')} — ${log.records} records, ${log.bytes} bytes CRC-checked`,
         ...log.problems.map((p) => `  ${p.outcome} at ${p.file} offset ${p.offset}: ${p.message}`),
+        `index files: ${indexFiles.length === 0 ? c(32, 'ok') : c(31, 'DAMAGED')} — lexical.idx, vectors.bin, snapshots and identity.json checked`,
+        ...indexFiles.map((p) => `  ${p.index}: ${p.reason}`),
         `indexes: ${disagreements.length === 0 ? c(32, 'agree with the log') : c(31, 'DISAGREE')}`,
         ...disagreements.map((d) => `  ${d}`),
       ].join('\n'),
     );
-    return !log.ok ? EXIT.corrupt : disagreements.length > 0 ? EXIT.disagree : EXIT.ok;
+    return !log.ok ? EXIT.corrupt : !indexOk ? EXIT.disagree : EXIT.ok;
   } finally {
     await store.close();
   }

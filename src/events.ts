@@ -110,7 +110,7 @@ export interface StoreEvent {
   storeId: string;
 }
 
-/** An index loaded from its file belonged to another store or log history: rebuilt from the log at open. */
+/** An index file was damaged, missing, or not this store's (another store, log history or content): rebuilt from the log at open; `reason` says which file and why. */
 export interface IndexRebuiltEvent {
   type: 'index-rebuilt';
   pass: number;

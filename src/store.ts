@@ -4,6 +4,7 @@
  * phrase, and vectors), the compaction guard, the audit scheduler and the verdict.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   addon,
@@ -28,7 +29,20 @@ import { detectAnchor } from './anchors.js';
 import { checkMeta, MAX_ROLE_CHARS, metaText as toMetaText } from './meta.js';
 import type { GuardEvent, RetentionEvent, StoreEvent } from './events.js';
 import { randomUUID } from 'node:crypto';
-import { IDENTITY_VERSION, identityMismatch, identityOf, indexAgreement, readIdentity, writeIdentity } from './upkeep.js';
+import {
+  IDENTITY_VERSION,
+  identityMismatch,
+  identityOf,
+  identityVouches,
+  indexAgreement,
+  lexicalFileProblems,
+  lexicalFiles,
+  readIdentity,
+  vectorFileProblems,
+  vectorFiles,
+  vectorHighWater,
+  writeIdentity,
+} from './upkeep.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
@@ -373,6 +387,16 @@ export class SpanStore {
   /** Why an index is behind the log (its catch-up failed), or null. */
   private lag: IndexLag | null = null;
   private lastVerdictState: VerdictState;
+  /** A reader's vector index rebuilt from the log lives here (it may not write the store's files); removed at close. */
+  private privateVectorDir: string | null = null;
+  /** Why vectors.bin was rejected when the index was opened (the index then started empty). */
+  private vectorOpenError: string | null = null;
+  /**
+   * @internal What the open found wrong with the derived files, per index, and whether the
+   * index was rebuilt: what a writer records as `index-rebuilt` events, and what `verify`
+   * reports (a reader records nothing).
+   */
+  derivedProblems: { index: 'lexical' | 'vector'; reason: string }[] = [];
 
   private constructor(
     readonly dir: string,
@@ -443,17 +467,65 @@ export class SpanStore {
       segmentBytes: o.segmentBytes,
       maxTextBytes: o.maxTextBytes,
     });
+    // A failed open releases everything it took: the log (its lock, maps and helper thread)
+    // and the vector index (the lock on vectors.bin, its memory), so the next open of this
+    // store in this process is not refused.
+    let vector: NativeVectorIndex | undefined;
+    let store: SpanStore | undefined;
     try {
       const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
       const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
-      // Strategy and crossover: vectorOptions() above.
-      const vector = new a.VectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
-      const store = new SpanStore(dir, o, log, lexical, vector, embedder);
+      // Strategy and crossover: vectorOptions() above. vectors.bin is derived data too: one
+      // whose header fails its check is set aside and the index rebuilt from the log (replay).
+      let vectorOpenError: string | null = null;
+      let privateDir: string | null = null;
+      try {
+        vector = new a.VectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
+      } catch (e) {
+        if (!(e instanceof SpanguardError) || e.code !== ErrorCode.CORRUPT) throw e;
+        vectorOpenError = e.message;
+        ({ index: vector, privateDir } = SpanStore.freshVector(indexDir, o));
+      }
+      store = new SpanStore(dir, o, log, lexical, vector, embedder);
+      store.vectorOpenError = vectorOpenError;
+      store.privateVectorDir = privateDir;
       await store.replay();
       return store;
     } catch (e) {
+      if (store) store.releaseIndexes();
+      else vector?.close();
       await log.close();
       throw e;
+    }
+  }
+
+  /**
+   * An empty vector index over the store's vector directory, its old files removed (a
+   * writer), or over a private temporary directory (a reader, which may not touch the
+   * store's files; removed at close).
+   */
+  private static freshVector(indexDir: string, o: Resolved): { index: NativeVectorIndex; privateDir: string | null } {
+    const a = addon();
+    const vdir = path.join(indexDir, 'vector');
+    if (o.readOnly) {
+      const privateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-vector-'));
+      try {
+        return { index: new a.VectorIndex(privateDir, { ...vectorOptions(o), readOnly: false }), privateDir };
+      } catch (e) {
+        fs.rmSync(privateDir, { recursive: true, force: true });
+        throw e;
+      }
+    }
+    for (const f of fs.readdirSync(vdir)) fs.rmSync(path.join(vdir, f), { force: true, recursive: true });
+    return { index: new a.VectorIndex(vdir, vectorOptions(o)), privateDir: null };
+  }
+
+  /** Closes the vector index and removes a reader's private one; the lexical index holds no descriptor or lock. Idempotent. */
+  private releaseIndexes(): void {
+    this.vector.close();
+    if (this.privateVectorDir !== null) {
+      fs.rmSync(this.privateVectorDir, { recursive: true, force: true });
+      this.privateVectorDir = null;
     }
   }
 
@@ -462,12 +534,6 @@ export class SpanStore {
   private async replay(): Promise<void> {
     const next = this.log.nextId();
     const disagreements: string[] = [];
-    for (const [name, index] of [['lexical', this.lexical], ['vector', this.vector]] as const) {
-      if (index.highWater() > next) {
-        disagreements.push(`${name} index covers ids up to ${index.highWater() - 1} but the log ends at ${next - 1}`);
-        this.rebuildIndex(name);
-      }
-    }
     // The anchors (ids only) and the event trail restore the guard; no raw text is copied.
     const first = this.log.firstId();
     for (const id of this.log.scanIds(first, next - first, 1 << RecordKind.raw, RecordFlag.anchor)) this.state.anchors.push(id);
@@ -492,13 +558,35 @@ export class SpanStore {
     const storeEvent = events.find(([, e]) => e.type === 'store')?.[1] as StoreEvent | undefined;
     this.storeId = storeEvent?.storeId ?? null;
     const identity = readIdentity(path.join(this.dir, 'index'));
+    // Damaged derived files (src/upkeep.ts): a file that fails its own checks, is missing
+    // while the identity says it covered records, or is not the file the identity names
+    // means the index is rebuilt from the log; either way the finding is recorded.
+    const found = {
+      lexical: lexicalFileProblems(this.lexical, this.log, this.storeId, identity),
+      vector: vectorFileProblems(this.vector, this.storeId, identity, this.vectorOpenError),
+    };
     const rebuilt: { name: string; reason: string }[] = [];
     for (const name of ['lexical', 'vector'] as const) {
-      const index = name === 'lexical' ? this.lexical : this.vector;
-      const why = identityMismatch(name, index.highWater(), this.log, this.storeId, identity);
-      if (why === null) continue;
-      this.rebuildIndex(name);
-      rebuilt.push({ name, reason: why });
+      const problems = found[name];
+      const hw = name === 'lexical' ? this.lexical.highWater() : vectorHighWater(this.vector, this.storeId, identity);
+      // An index this store's identity vouches for (or that has none to go by) covering ids
+      // the log does not hold: the log lost what the index saw. A disagreement, recorded
+      // as a degrade below; the index is rebuilt. A damaged or foreign file's high water
+      // says nothing about the log: that is a rebuild like any other.
+      if (hw > next && !problems.some((p) => p.rebuild) && (identity === null || identityVouches(name, hw, this.storeId, identity))) {
+        const d = `${name} index covers ids up to ${hw - 1} but the log ends at ${next - 1}`;
+        disagreements.push(d);
+        this.derivedProblems.push({ index: name, reason: d });
+        this.rebuildIndex(name);
+        continue;
+      }
+      const why = identityMismatch(name, hw, this.log, this.storeId, identity);
+      if (why !== null) problems.push({ reason: why, rebuild: true });
+      if (problems.length === 0) continue;
+      if (problems.some((p) => p.rebuild)) this.rebuildIndex(name);
+      const reason = problems.map((p) => p.reason).join('; ');
+      rebuilt.push({ name, reason });
+      this.derivedProblems.push({ index: name, reason });
     }
     for (const [id, e] of events) this.applyEvent(id, e);
     this.lastVerdictState = this.monitor.verdict().state;
@@ -577,8 +665,8 @@ export class SpanStore {
     writeIdentity(path.join(this.dir, 'index'), {
       version: IDENTITY_VERSION,
       storeId: this.storeId,
-      lexical: identityOf(this.log, this.lexical.highWater()),
-      vector: identityOf(this.log, this.vector.highWater()),
+      lexical: { ...identityOf(this.log, this.lexical.highWater()), files: lexicalFiles(this.lexical) },
+      vector: { ...identityOf(this.log, this.vector.highWater()), files: vectorFiles(this.vector) },
     });
   }
 
@@ -856,7 +944,9 @@ export class SpanStore {
    */
   private async catchUpOrThrow(): Promise<void> {
     this.lexical.catchUp(this.log);
-    if (this.options.readOnly) return;
+    // A reader's vector index stays at what the writer saved, unless it was rebuilt in a
+    // private directory: then the reader fills it from the log itself.
+    if (this.options.readOnly && this.privateVectorDir === null) return;
     if (!this.options.embedder) {
       this.vector.catchUp(this.log, this.embedderNative);
       return;
@@ -1061,6 +1151,12 @@ export class SpanStore {
     return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
   }
 
+  /**
+   * Replaces one index with an empty one that the next catch-up fills from the log. A writer
+   * removes the old files first (every file of the vector index, vectors.bin included: a
+   * rebuild never reloads what it replaces); a reader builds in memory (lexical) or in a
+   * private temporary directory (vector).
+   */
   private rebuildIndex(name: 'lexical' | 'vector'): void {
     const a = addon();
     const indexDir = path.join(this.dir, 'index');
@@ -1069,12 +1165,8 @@ export class SpanStore {
       if (!this.options.readOnly) fs.rmSync(file, { force: true });
       this.lexical = new a.LexicalIndex(this.options.readOnly ? path.join(indexDir, 'lexical.rebuild-in-memory') : file);
     } else {
-      const vdir = path.join(indexDir, 'vector');
-      this.vector.close();
-      if (!this.options.readOnly) {
-        for (const f of fs.readdirSync(vdir)) if (f.endsWith('.usearch') || f.endsWith('.meta')) fs.rmSync(path.join(vdir, f), { force: true });
-      }
-      this.vector = new a.VectorIndex(vdir, vectorOptions(this.options));
+      this.releaseIndexes();
+      ({ index: this.vector, privateDir: this.privateVectorDir } = SpanStore.freshVector(indexDir, this.options));
     }
   }
 
@@ -1167,7 +1259,7 @@ export class SpanStore {
         }
       }
     } finally {
-      this.vector.close();
+      this.releaseIndexes();
       await this.log.close();
     }
   }

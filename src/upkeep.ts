@@ -1,15 +1,18 @@
 /**
- * Index identity: which store and which log history a derived index was built from.
+ * Index identity: which store and which log history a derived index was built from, and
+ * which files hold it.
  *
  * The indexes are derived from the log, and a derived file is only as good as the log it
  * came from. Next to them, `index/identity.json` records, for the store id (written once in
- * the log as a `store` event) and for each index, the id one past the last record it covers
- * and a digest of that last record. At open, an index whose file does not match — another
- * store's id, a high water the identity does not describe, a last record whose digest
- * differs (the same ids, another history) — is rebuilt from the log and the rebuild is
- * recorded. The identity is written after the indexes are saved (close, checkpoint), by
- * temporary file and rename: a crash between the two leaves an identity that no longer
- * matches, and the next open rebuilds, which is slow but never wrong.
+ * the log as a `store` event) and for each index, the id one past the last record it covers,
+ * a digest of that last record, and a fingerprint of the index's files (the content CRCs
+ * their headers hold). At open, an index whose files do not match — damaged (a check of the
+ * file failed), missing while the identity says they covered records, another store's id, a
+ * high water the identity does not describe, a last record whose digest differs (the same
+ * ids, another history), files of the same shape with other content — is rebuilt from the
+ * log and the rebuild is recorded. The identity is written after the indexes are saved
+ * (close, checkpoint), by temporary file and rename: a crash between the two leaves an
+ * identity that no longer matches, and the next open rebuilds, which is slow but never wrong.
  *
  * docs/FORMAT.md, "Index identity", describes the file.
  */
@@ -19,7 +22,7 @@ import path from 'node:path';
 import { RecordKind, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 
 export const IDENTITY_FILE = 'identity.json';
-export const IDENTITY_VERSION = 1;
+export const IDENTITY_VERSION = 2;
 
 export interface IndexIdentity {
   /** One past the last log id the index covers. */
@@ -28,11 +31,40 @@ export interface IndexIdentity {
   lastDigest: string | null;
 }
 
+/** The lexical index's file: the CRC its header ends with (0: no file written). */
+export interface LexicalFiles {
+  file: number;
+}
+
+/** The vector index's files: records and chained record CRCs of vectors.bin, header CRC of each snapshot (0: none written). */
+export interface VectorFiles {
+  records: number;
+  digest: number;
+  raw: number;
+  summary: number;
+}
+
 export interface IdentityFile {
   version: number;
   storeId: string;
-  lexical: IndexIdentity;
-  vector: IndexIdentity;
+  lexical: IndexIdentity & { files: LexicalFiles };
+  vector: IndexIdentity & { files: VectorFiles };
+}
+
+/** The fingerprint of the lexical index's file, from its stats. */
+export function lexicalFiles(lexical: NativeLexicalIndex): LexicalFiles {
+  return { file: Number(lexical.stats().fileCrc ?? 0) };
+}
+
+/** The fingerprint of the vector index's files, from its stats. */
+export function vectorFiles(vector: NativeVectorIndex): VectorFiles {
+  const s = vector.stats();
+  return {
+    records: Number(s.vectorsRecords ?? 0),
+    digest: Number(s.vectorsDigest ?? 0),
+    raw: Number(s.snapshotCrcRaw ?? 0),
+    summary: Number(s.snapshotCrcSummary ?? 0),
+  };
 }
 
 /**
@@ -57,7 +89,7 @@ export function identityOf(log: NativeSpanLog, highWater: number): IndexIdentity
 export function readIdentity(indexDir: string): IdentityFile | null {
   try {
     const raw = JSON.parse(fs.readFileSync(path.join(indexDir, IDENTITY_FILE), 'utf8')) as Partial<IdentityFile>;
-    if (raw.version !== IDENTITY_VERSION || typeof raw.storeId !== 'string' || !raw.lexical || !raw.vector) return null;
+    if (raw.version !== IDENTITY_VERSION || typeof raw.storeId !== 'string' || !raw.lexical?.files || !raw.vector?.files) return null;
     return raw as IdentityFile;
   } catch {
     return null;
@@ -97,6 +129,91 @@ export function identityMismatch(
   const now = identityOf(log, indexHighWater);
   if (now.lastDigest !== mine.lastDigest) return `${name} index was built from another log history (record ${indexHighWater - 1} differs)`;
   return null;
+}
+
+/**
+ * The vector index's high water for the identity checks. The index reopens at one past its
+ * last vector's id: the records after it that it had already passed (events, texts with
+ * nothing to embed) are not in vectors.bin. When vectors.bin is the very file the identity
+ * names (same records, same digest) and the identity is this store's, the identity's high
+ * water is what the index had reached.
+ */
+export function vectorHighWater(vector: NativeVectorIndex, storeId: string | null, id: IdentityFile | null): number {
+  const hw = vector.highWater();
+  if (id === null || (storeId !== null && id.storeId !== storeId) || id.vector.highWater <= hw) return hw;
+  const files = vectorFiles(vector);
+  return files.records === id.vector.files.records && files.digest === id.vector.files.digest ? id.vector.highWater : hw;
+}
+
+/** Whether the identity names this index at this high water, for this store (its files are checked apart). */
+export function identityVouches(name: 'lexical' | 'vector', indexHighWater: number, storeId: string | null, id: IdentityFile): boolean {
+  return (storeId === null || id.storeId === storeId) && id[name].highWater === indexHighWater;
+}
+
+const hex = (n: number) => n.toString(16).padStart(8, '0');
+
+/** One reason an index cannot be trusted as loaded; `rebuild`: the index must be rebuilt from the log. */
+export interface DerivedProblem {
+  reason: string;
+  rebuild: boolean;
+}
+
+/**
+ * What the open found wrong with the lexical index's file: rejected by its own checks
+ * (header, body CRC, structure: the index then starts empty), missing while the identity
+ * says it covered records, or a file whose content is not the one the identity names.
+ * Identity mismatches (identityMismatch) are checked beside this.
+ */
+export function lexicalFileProblems(lexical: NativeLexicalIndex, log: NativeSpanLog, storeId: string | null, id: IdentityFile | null): DerivedProblem[] {
+  const s = lexical.stats();
+  const out: DerivedProblem[] = [];
+  const loadError = String(s.loadError ?? '');
+  const expected = id !== null && (storeId === null || id.storeId === storeId) && id.lexical.highWater > log.firstId();
+  if (s.loadedFrom !== 'file' && loadError !== '' && loadError !== 'missing') out.push({ reason: `lexical.idx rejected: ${loadError}`, rebuild: true });
+  else if (loadError === 'missing' && expected)
+    out.push({ reason: `lexical.idx is missing; its identity says the index covered ids up to ${id.lexical.highWater - 1}`, rebuild: true });
+  else if (s.loadedFrom === 'file' && expected && lexicalFiles(lexical).file !== id.lexical.files.file)
+    out.push({ reason: `lexical.idx is not the file its identity names (content CRC ${hex(lexicalFiles(lexical).file)}, identity says ${hex(id.lexical.files.file)})`, rebuild: true });
+  return out;
+}
+
+/**
+ * What the open found wrong with the vector index's files. `openError`: vectors.bin was
+ * rejected outright (its header failed its check) and the index started empty. A damaged
+ * record in vectors.bin (the file was cut there) or a vectors.bin whose content is not the
+ * one the identity names means a rebuild from the log. A snapshot (index.<kind>.flat)
+ * rejected by its own checks was rebuilt from vectors.bin by the engine: recorded, no
+ * re-embedding; a snapshot that passed its checks but is not the one the identity names (a
+ * file of the same shape from elsewhere) means a rebuild.
+ */
+export function vectorFileProblems(vector: NativeVectorIndex, storeId: string | null, id: IdentityFile | null, openError: string | null): DerivedProblem[] {
+  const out: DerivedProblem[] = [];
+  if (openError !== null) out.push({ reason: `vectors.bin rejected: ${openError}`, rebuild: true });
+  const s = vector.stats();
+  if (s.vectorsRecovery !== 'clean')
+    out.push({ reason: `vectors.bin: ${String(s.vectorsRecovery)} record at offset ${String(s.vectorsRecoveryOffset)}, ${String(s.vectorsDroppedBytes)} byte(s) dropped`, rebuild: true });
+  const mine = id !== null && (storeId === null || id.storeId === storeId) ? id.vector.files : null;
+  const files = vectorFiles(vector);
+  if (mine !== null && openError === null && s.vectorsRecovery === 'clean' && (files.records !== mine.records || files.digest !== mine.digest))
+    out.push({
+      reason:
+        files.records === 0
+          ? `vectors.bin is missing or empty; its identity says it held ${mine.records} record(s)`
+          : `vectors.bin is not the file its identity names (${files.records} records, digest ${hex(files.digest)}; identity says ${mine.records}, ${hex(mine.digest)})`,
+      rebuild: true,
+    });
+  for (const [ns, key] of [['Raw', 'raw'], ['Summary', 'summary']] as const) {
+    const file = `index.${key}.flat`;
+    const problem = String(s[`snapshotProblem${ns}`] ?? '');
+    const expectedCrc = mine?.[key] ?? 0;
+    if (s[`loadedFrom${ns}`] === 'file') {
+      if (mine !== null && files[key] !== expectedCrc)
+        out.push({ reason: `${file} is not the file its identity names (content CRC ${hex(files[key])}, identity says ${hex(expectedCrc)})`, rebuild: true });
+    } else if (problem !== '' && (problem !== 'missing' || expectedCrc !== 0)) {
+      out.push({ reason: `${file} rejected: ${problem}; rebuilt from vectors.bin`, rebuild: false });
+    }
+  }
+  return out;
 }
 
 /**

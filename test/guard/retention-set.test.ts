@@ -33,7 +33,7 @@ describe('an evicted raw span must be indexed (rule 2: eviction set ⊆ retentio
 });
 
 describe('the log and an index disagreeing at open is recorded and degrades', () => {
-  it("another, longer store's index files: rebuilt, and the disagreement is an event and a verdict reason", async () => {
+  it("an index this store's identity vouches for, covering ids the log does not hold: rebuilt, and the disagreement is an event and a verdict reason", async () => {
     const bigDir = tmpDir();
     const big = await SpanStore.open(bigDir, { durability: 'none' });
     await big.appendMany(realTurns(80).map((t) => ({ turn: t.turn, role: t.role, text: `${t.text}` })));
@@ -43,6 +43,10 @@ describe('the log and an index disagreeing at open is recorded and degrades', ()
     await small.appendMany(realTurns(30).map((t) => ({ turn: t.turn, role: t.role, text: t.text })));
     await small.close();
     fs.copyFileSync(path.join(bigDir, 'index', 'lexical.idx'), path.join(smallDir, 'index', 'lexical.idx'));
+    // The identity names that file as this store's: the log, not the index, is what fell short.
+    // (A file the identity does not name is rebuilt without a disagreement: test/store/fault-matrix.test.ts.)
+    const identity = (d: string) => JSON.parse(fs.readFileSync(path.join(d, 'index', 'identity.json'), 'utf8'));
+    fs.writeFileSync(path.join(smallDir, 'index', 'identity.json'), JSON.stringify({ ...identity(smallDir), lexical: identity(bigDir).lexical }));
     const s = await SpanStore.open(smallDir, { durability: 'none' });
     open.push(s);
     const degrade = s.events().find((e) => e.event.type === 'degrade' && e.event.reason === 'index-disagreement');

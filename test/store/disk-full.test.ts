@@ -24,9 +24,9 @@ afterAll(() => {
   if (mnt !== null) execFileSync('umount', ['-l', mnt]);
 });
 
-/** Fills the file system but for `leave` bytes with a filler file; returns a way to free it. */
-function fill(dir: string, leave = 0): () => void {
-  const filler = path.join(dir, 'filler');
+/** Fills the file system but for `leave` bytes with a filler file (`name`); returns a way to free it. */
+function fill(dir: string, leave = 0, name = 'filler'): () => void {
+  const filler = path.join(dir, name);
   const fd = fs.openSync(filler, 'w');
   const chunk = Buffer.alloc(64 * 1024, 1);
   try {
@@ -78,11 +78,17 @@ describe('a full disk: appends fail typed, nothing half-written, the store still
     for (const [k, id] of acknowledged.entries()) expect(again.get(id)?.text, `span ${id}`).toBe(text(k + 1));
     expect((await again.search('/var/cache/build-7')).hits.map((h) => h.spanId)).toContain(acknowledged[6]);
     expect(again.verdict().state).toBeDefined();
-    await expect(again.append({ turn: rejectedTurn, role: 'user', text: text(rejectedTurn) })).rejects.toBeInstanceOf(SpanguardError);
+    // The close on the full disk could not write the index identity, so this open rebuilt
+    // the vector index from the log, removing its files (and the log may have taken some of
+    // that room as its zero prefill): fill what is left, and append more than a segment,
+    // which no prefill holds.
+    const freeAgain = fill(mnt, 0, 'filler-2');
+    await expect(again.append({ turn: rejectedTurn, role: 'user', text: text(rejectedTurn) + 'y'.repeat(300 * 1024) })).rejects.toBeInstanceOf(SpanguardError);
     await again.close();
 
     // Space again: the rejected turn was never stored, and appends go on.
     free();
+    freeAgain();
     fs.rmSync(reserve);
     const later = await SpanStore.open(dir, { durability: 'sync', segmentBytes: 256 * 1024 });
     const raw = later.stats().spans.raw;
