@@ -24,8 +24,9 @@
 // - A child reopening a log whose next id is below what an earlier child wrote would hand
 //   those ids out again with the same content and hide the loss: each child checks its
 //   open against the floor the parent passes it.
-// - Some trials kill the child while it opens (recovers) an existing log; a child also
-//   closes and reopens its log now and then, so kills land in close and in reopen too.
+// - Some trials kill the child while it opens (recovers) an existing log, or creates a new
+//   one; a child also closes and reopens its log now and then, so kills land in close and
+//   in reopen too.
 // - Durability, segment size, batch shape and kill delay are drawn per trial from a PRNG
 //   seeded by --seed: the trial sequence replays with the same seed (kill instants are
 //   timing, and vary).
@@ -165,7 +166,7 @@ struct Shared {
   std::atomic<uint32_t> phase;
   std::atomic<uint64_t> written;   ///< highest id whose write returned (0: none)
   std::atomic<uint64_t> acked;     ///< highest id known durable (0: none)
-  std::atomic<uint64_t> open_us;   ///< duration of the child's last completed open
+  std::atomic<uint64_t> open_us;   ///< duration of the child's first open, once completed
   std::atomic<uint64_t> opens;     ///< opens started
   std::atomic<uint64_t> batches;   ///< batches written
   std::atomic<uint64_t> records;   ///< records written
@@ -386,11 +387,11 @@ void Publish(std::atomic<uint64_t>& slot, uint64_t id) {
   Batch batch;
 
   const auto open = [&] {
-    sh->opens.fetch_add(1, std::memory_order_relaxed);
+    const bool first_open = sh->opens.fetch_add(1, std::memory_order_relaxed) == 0;
     sh->phase.store(kOpening, std::memory_order_release);
     const uint64_t t0 = NowUs();
     log = std::make_unique<SpanLog>(p.dir, opts);
-    sh->open_us.store(NowUs() - t0, std::memory_order_relaxed);
+    if (first_open) sh->open_us.store(NowUs() - t0, std::memory_order_relaxed);
     if (log->first_id() != 1 && log->next_id() > 1) ChildFail(sh, "open: the log starts at id %" PRIu64, log->first_id());
     if (log->next_id() - 1 < floor) {
       ChildFail(sh, "open: next id %" PRIu64 ", but ids up to %" PRIu64 " were written before (lost at open)", log->next_id(),
@@ -526,6 +527,7 @@ struct ModeStats {
   uint64_t trials = 0;
   uint64_t kills[5] = {0, 0, 0, 0, 0};  ///< by the phase the child was in
   uint64_t kills_in_large = 0;          ///< during the append of a batch of 256 KiB or more
+  uint64_t kills_open_new = 0;          ///< of kills[kOpening]: while creating a new log
   uint64_t acked_checked = 0;     ///< acknowledged ids checked present and exact, summed over trials
   uint64_t written_checked = 0;   ///< written ids checked likewise
   uint64_t records_checked = 0;   ///< every record read back and compared
@@ -842,7 +844,9 @@ int main(int argc, char** argv) {
   ModeStats stats[3];
   std::vector<Failure> failures;
   uint64_t dir_seed = 0, acked = 0, written = 0, seen = 0, dir_bytes = 0, dir_segments = 0, since_reset = 0, resets = 0;
-  double open_us_avg = 2000;
+  // Measured open times (moving averages): of a new log (mkdir, EXTENT, first segment) and
+  // of an existing one (recovery); a kill aimed into an open falls within 1.5x of them.
+  double open_us_avg[2] = {2000, 2000};
   uint64_t max_bytes_seen = 0, max_segments_seen = 0, max_id_marked = kMarkedIds - 1;
   const uint64_t t_start = NowUs();
   uint64_t trial = 0;
@@ -879,8 +883,11 @@ int main(int argc, char** argv) {
     plan.p_reopen = trng.Chance(0.3) ? 0.02 : 0;
     plan.p_flush = 0.05 + 0.5 * trng.Unit();
     plan.p_main_sync = 0.3;
-    const bool open_kill = seen > 0 && trng.Chance(args.open_kill);
-    const double delay_us = open_kill ? trng.Unit() * 1.5 * open_us_avg
+    // A new log is killed in its first open three times in four: the next trial opens what a
+    // creation cut short (EXTENT without a segment, leftover .tmp files).
+    const bool fresh = seen == 0;
+    const bool open_kill = trng.Chance(fresh ? 0.75 : args.open_kill);
+    const double delay_us = open_kill ? trng.Unit() * 1.5 * open_us_avg[fresh]
                                       : args.min_delay_us * std::pow(args.max_delay_us / args.min_delay_us, trng.Unit());
     const bool as_writer = trng.Below(8) == 0;
 
@@ -925,7 +932,10 @@ int main(int argc, char** argv) {
     ms.large += sh->large.load();
     ms.syncs += sh->syncs.load();
     ms.opens += sh->opens.load();
-    if (const uint64_t o = sh->open_us.load(); o > 0) open_us_avg = 0.8 * open_us_avg + 0.2 * static_cast<double>(o);
+    if (const uint64_t o = sh->open_us.load(); o > 0) {
+      open_us_avg[fresh] = 0.8 * open_us_avg[fresh] + 0.2 * static_cast<double>(o);
+    }
+    ms.kills_open_new += fresh && phase == kOpening;
     ms.acked_by_child += sh->acked.load() > acked ? sh->acked.load() - acked : 0;
     acked = std::max(acked, sh->acked.load());
     written = std::max(written, sh->written.load());
@@ -1010,7 +1020,7 @@ int main(int argc, char** argv) {
                 m.torn_kept, m.seconds);
     bad += m.lost_acked + m.lost_written + m.lost_seen + m.corrupt + m.gaps + m.torn_kept + m.child_failures + m.open_failures;
   }
-  uint64_t total_trials = 0, batches = 0, records = 0, large = 0, idle = 0, in_large = 0;
+  uint64_t total_trials = 0, batches = 0, records = 0, large = 0, idle = 0, in_large = 0, open_new = 0;
   for (const ModeStats& m : stats) {
     total_trials += m.trials;
     batches += m.batches;
@@ -1018,13 +1028,15 @@ int main(int argc, char** argv) {
     large += m.large;
     idle += m.kills[kIdle] + m.kills[kStarting];
     in_large += m.kills_in_large;
+    open_new += m.kills_open_new;
   }
   std::printf("%" PRIu64 " trials in %.1f s (%.1f ms each)%s; the children wrote %" PRIu64 " batches (%" PRIu64
               " of 256 KiB or more; %" PRIu64 " kills during one), %" PRIu64 " records; %" PRIu64 " directory resets, up to %.1f MiB and %" PRIu64
-              " segments; %" PRIu64 " kills after a child's byte budget or before its open; %zu failures; seed %" PRIu64 "\n",
+              " segments; %" PRIu64 " kills during the creation of a new log, %" PRIu64
+              " after a child's byte budget or before its open; %zu failures; seed %" PRIu64 "\n",
               total_trials, wall, total_trials ? wall * 1000 / static_cast<double>(total_trials) : 0.0,
               budget_hit ? " (time budget reached)" : "", batches, large, in_large, records, resets,
-              static_cast<double>(max_bytes_seen) / (1 << 20), max_segments_seen, idle, failures.size(), args.seed);
+              static_cast<double>(max_bytes_seen) / (1 << 20), max_segments_seen, open_new, idle, failures.size(), args.seed);
 
   if (!args.json.empty()) {
     FILE* f = std::fopen(args.json.c_str(), "w");
@@ -1046,13 +1058,13 @@ int main(int argc, char** argv) {
       const ModeStats& m = stats[i];
       std::fprintf(f,
                    "    \"%s\": {\"trials\": %" PRIu64 ", \"killsDuringOpen\": %" PRIu64 ", \"killsDuringAppend\": %" PRIu64
-                   ", \"killsDuringClose\": %" PRIu64 ", \"killsDuringLargeBatch\": %" PRIu64 ", \"killsIdle\": %" PRIu64 ", \"newlyAcked\": %" PRIu64 ", \"ackedIdsChecked\": %" PRIu64
+                   ", \"killsDuringOpenOfNewLog\": %" PRIu64 ", \"killsDuringClose\": %" PRIu64 ", \"killsDuringLargeBatch\": %" PRIu64 ", \"killsIdle\": %" PRIu64 ", \"newlyAcked\": %" PRIu64 ", \"ackedIdsChecked\": %" PRIu64
                    ", \"writtenIdsChecked\": %" PRIu64 ", \"recordsChecked\": %" PRIu64 ", \"lostAcked\": %" PRIu64
                    ", \"lostWritten\": %" PRIu64 ", \"lostSeen\": %" PRIu64 ", \"corrupt\": %" PRIu64 ", \"gaps\": %" PRIu64 ", \"tornBatchesKept\": %" PRIu64 ", \"childFailures\": %" PRIu64
                    ", \"openFailures\": %" PRIu64 ", \"batches\": %" PRIu64 ", \"records\": %" PRIu64 ", \"largeBatches\": %" PRIu64
                    ", \"syncs\": %" PRIu64 ", \"opens\": %" PRIu64 ", \"writerVerifies\": %" PRIu64 ", \"seconds\": %.1f}%s\n",
-                   DurabilityName(modes[i]), m.trials, m.kills[kOpening], m.kills[kAppending], m.kills[kClosing],
-                   m.kills_in_large, m.kills[kIdle] + m.kills[kStarting], m.acked_by_child, m.acked_checked, m.written_checked, m.records_checked, m.lost_acked,
+                   DurabilityName(modes[i]), m.trials, m.kills[kOpening], m.kills[kAppending], m.kills_open_new,
+                   m.kills[kClosing], m.kills_in_large, m.kills[kIdle] + m.kills[kStarting], m.acked_by_child, m.acked_checked, m.written_checked, m.records_checked, m.lost_acked,
                    m.lost_written, m.lost_seen, m.corrupt, m.gaps, m.torn_kept, m.child_failures, m.open_failures, m.batches, m.records, m.large, m.syncs,
                    m.opens, m.writer_verifies, m.seconds, i < 2 ? "," : "");
     }
