@@ -103,7 +103,7 @@ const checks = [
   check('every writer and every open ran clean until killed', sum('childFailures') + sum('openFailures') === 0, `${sum('childFailures')} writer failures, ${sum('openFailures')} refused opens; ${sum('killsDuringOpen')} kills during open, ${sum('killsDuringClose')} during close`),
 ];
 const out = {
-  command: `npm run campaign -- ${process.argv.slice(2).join(' ')}`.trim(),
+  command: ["npm run campaign", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(' '),
   replay: `npm run campaign -- --seed ${summary.seed} --trials ${summary.trialsAsked}`,
   machineStart,
   machineEnd,
