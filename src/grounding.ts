@@ -73,6 +73,13 @@ export interface GroundingResult {
   ungrounded: string[];
 }
 
+/** A source with the turns it covers: lets a quote citing turns be checked against them. */
+export interface GroundingSource {
+  text: string;
+  turnStart: number;
+  turnEnd: number;
+}
+
 export interface GroundingOptions {
   /**
    * A number must also stand beside one of its content-word neighbours in the summary
@@ -497,12 +504,63 @@ export function summaryValues(text: string): string[] {
   return [...new Set(checks(text).map((c) => c.value))];
 }
 
+/** The extractive line prefix with its cited turns. */
+const EXTRACTIVE_CITE = /^- t(\d+)(?:–(\d+))? [^\s:]+: /;
+
+/**
+ * The summary's lines in the extractive format: the turns each cites, and its quoted pieces
+ * (the text after the prefix, split at the summarizer's separator), each of which that
+ * summarizer copies verbatim from the span it cites.
+ */
+function extractiveQuotes(summary: string): { from: number; to: number; pieces: string[] }[] {
+  const out: { from: number; to: number; pieces: string[] }[] = [];
+  const lines = summary.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = EXTRACTIVE_CITE.exec(lines[i]!);
+    if (!m) continue;
+    let record = lines[i]!.slice(m[0].length);
+    while (i + 1 < lines.length && !EXTRACTIVE_LINE.test(lines[i + 1]!) && !MORE_SPANS.test(lines[i + 1]!)) record += '\n' + lines[++i];
+    const from = Number(m[1]);
+    const to = m[2] === undefined ? from : Number(m[2]);
+    out.push({ from, to, pieces: record.split(SEPARATOR).map((p) => p.trim()).filter((p) => p.length > 0) });
+  }
+  return out;
+}
+
 /**
  * Whether every value `summary` states occurs, verbatim and bounded, in at least one of
  * `sources` (the raw spans the pass evicts, and the texts of the summaries it re-summarizes).
  * An empty summary, or one that states no value, is grounded.
+ *
+ * A line in the extractive format (`- t12–15 role: first line … fact`) is a quote of the
+ * span it cites: each of its pieces must occur verbatim in a source covering the cited
+ * turns (any source, when the sources carry no turns or none covers them). A piece that does
+ * not makes its values ungrounded — those the cited turns do not hold, or all of them when
+ * they hold each one elsewhere: a listing's line number, a test count another run printed,
+ * stated beside the wrong line.
  */
-export function checkGrounding(summary: string, sources: readonly string[], options: GroundingOptions = {}): GroundingResult {
+export function checkGrounding(summary: string, sources: readonly (string | GroundingSource)[], options: GroundingOptions = {}): GroundingResult {
+  const texts = sources.map((s) => (typeof s === 'string' ? s : s.text));
+  const result = checkValues(summary, texts, options);
+  const misquoted = new Set<string>();
+  for (const q of extractiveQuotes(summary)) {
+    const covering = sources.filter((s): s is GroundingSource => typeof s !== 'string' && s.turnStart <= q.from && q.to <= s.turnEnd).map((s) => s.text);
+    const within = covering.length > 0 ? covering : texts;
+    for (const piece of q.pieces) {
+      if (within.some((t) => t.includes(piece))) continue;
+      // The values the cited turns do not hold are the misquote; when they hold each one
+      // (elsewhere than the quote says), all of them are.
+      const wrong = checkValues(piece, within, options).ungrounded;
+      for (const v of wrong.length > 0 ? wrong : summaryValues(piece)) misquoted.add(v);
+    }
+  }
+  if (misquoted.size === 0) return result;
+  const bad = new Set([...result.ungrounded, ...misquoted]);
+  const values = [...new Set([...result.values, ...misquoted])];
+  return { grounded: false, values, ungrounded: values.filter((v) => bad.has(v)) };
+}
+
+function checkValues(summary: string, sources: readonly string[], options: GroundingOptions): GroundingResult {
   const context = options.context ?? true;
   const cs = checks(summary);
   let lowered: string[] | undefined;

@@ -262,7 +262,7 @@ export class CompactionGuard {
     // Grounding: every value the summary states is stated by what it replaces (the evicted
     // raw spans and the summaries it re-summarizes). Refused, or accepted with the summary
     // marked ungrounded for those values (never evidence for them), and recorded either way.
-    const sources = [...evict, ...rewrite].map((id) => byId.get(id)!.text);
+    const sources = [...evict, ...rewrite].map((id) => byId.get(id)!);
     const grounding = checkGrounding(summary.text, sources);
     if (!grounding.grounded && store.options.grounding === 'refuse') {
       await store.recordEvent({ type: 'refusal', pass, anchors: [], divergence: 0, reason: 'ungrounded', detail: `summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which nothing it replaces states`, spanIds: [] });

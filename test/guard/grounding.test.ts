@@ -176,7 +176,7 @@ describe('rule: the summarizer framing is not a value', () => {
   });
 
   it('the extractive summarizer line prefix and its "more spans" line', () => {
-    const s = '- t123–125 assistant: limit 40 req/s\n- t126 user: requests v4.5.0\n- … 4 more span(s)';
+    const s = '- t123–125 assistant: rate limit of 40 req/s per key\n- t126 user: Pinned requests v4.5.0\n- … 4 more span(s)';
     expect(summaryValues(s)).toEqual(['40', 'req/s', 'v4.5.0']);
     expect(checkGrounding(s, SOURCES).grounded).toBe(true);
   });
@@ -245,6 +245,44 @@ describe('rule: sources of a re-summary are the summaries it merges', () => {
     ]);
     expect(checkGrounding(merged, [a, b]).grounded).toBe(true);
     expect(checkGrounding(`${merged}\n- note: limit 45 req/s`, [a, b]).ungrounded).toEqual(['45']);
+  });
+});
+
+describe('rule: a line in the extractive format quotes the span it cites, verbatim', () => {
+  const listing = { text: '$ nl -ba app.py\n   178\t    if ready:\n   179\t        return 40', turnStart: 7, turnEnd: 7 };
+  const tests = { text: 'Ran 60 tests in 0.512s\nOK', turnStart: 8, turnEnd: 8 };
+  const later = { text: 'Ran 61 tests in 0.530s\nOK', turnStart: 9, turnEnd: 9 };
+
+  it("a listing line whose number another line of the same listing states: the quote is not the span's", () => {
+    const faithful = '- t7 tool: 178\t    if ready:';
+    expect(checkGrounding(faithful, [listing]).grounded).toBe(true);
+    // 179 is in the listing, beside no content word: the value alone is grounded…
+    expect(checkGrounding('179 if ready', [listing.text]).grounded).toBe(true);
+    // …but as a quote of turn 7 it is not what turn 7 says.
+    expect(checkGrounding('- t7 tool: 179\t    if ready:', [listing])).toMatchObject({ grounded: false, ungrounded: ['179'] });
+  });
+
+  it("a test count another turn of the pass printed: checked against the cited turn's text", () => {
+    expect(checkGrounding('- t8 tool: Ran 60 tests in 0.512s', [tests, later]).grounded).toBe(true);
+    expect(checkGrounding('- t8 tool: Ran 61 tests in 0.512s', [tests, later])).toMatchObject({ grounded: false, ungrounded: ['61'] });
+    // Without turns on the sources, any source may hold the quote: the same line is grounded.
+    expect(checkGrounding('- t8 tool: Ran 61 tests in 0.530s', [tests.text, later.text]).grounded).toBe(true);
+  });
+
+  it("a quote citing turns no source covers is checked against every source; a re-summary's quotes against the summary that covers them", async () => {
+    expect(checkGrounding('- t99 tool: Ran 61 tests in 0.530s', [tests, later]).grounded).toBe(true);
+    const inner = await extractiveSummary([span(8, tests.text), span(9, later.text)]);
+    const outer = await extractiveSummary([{ spanId: 20, kind: 'summary', role: 'system', turnStart: 8, turnEnd: 9, text: inner, anchor: false }]);
+    expect(checkGrounding(outer, [{ text: inner, turnStart: 8, turnEnd: 9 }]).grounded).toBe(true);
+    expect(checkGrounding(outer.replace('Ran 60', 'Ran 62'), [{ text: inner, turnStart: 8, turnEnd: 9 }]).grounded).toBe(false);
+  });
+
+  it('first line and anchor fact are quoted separately, each verbatim', async () => {
+    const s = { ...span(3, 'Deploy notes\nrun it\nThe API enforces a rate limit of 40 req/s per token.'), anchor: true };
+    const text = await extractiveSummary([s]);
+    expect(text).toContain(' … ');
+    expect(checkGrounding(text, [{ text: s.text, turnStart: 3, turnEnd: 3 }]).grounded).toBe(true);
+    expect(checkGrounding(text.replace('Deploy notes', 'Deploy notes v2'), [{ text: s.text, turnStart: 3, turnEnd: 3 }]).ungrounded).toEqual(['v2']);
   });
 });
 
