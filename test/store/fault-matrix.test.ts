@@ -149,7 +149,30 @@ describe('log damage: a CorruptionError naming the file and offset, or a verdict
       fs.rmSync(path.join(dir, 'log', all.at(-1)!));
       return all.at(-2)!;
     }],
-    // Rows for further log damage (a log cut at a record boundary) go here.
+    ['cut the last segment at a record boundary below its end', (dir) => {
+      const last = segments(dir).at(-1)!;
+      const file = path.join(dir, 'log', last);
+      const b = fs.readFileSync(file);
+      // The second record's offset: the first record's size from its payload length.
+      const second = 64 + ((64 + b.readUInt32LE(64 + 4) + 7) & ~7);
+      expect(second).toBeLessThan(b.length);
+      fs.truncateSync(file, second);
+      return last;
+    }],
+    ['delete EXTENT', (dir) => {
+      fs.rmSync(path.join(dir, 'log', 'EXTENT'));
+      return segments(dir)[0]!;
+    }],
+    ['flip a bit in both of EXTENT\'s slots', (dir) => {
+      flip(path.join(dir, 'log', 'EXTENT'), () => 20);
+      flip(path.join(dir, 'log', 'EXTENT'), () => 4096 + 20);
+      return 'EXTENT';
+    }],
+    ["another store's first segment in place of this one's", (dir) => {
+      const first = segments(dir)[0]!;
+      fs.copyFileSync(path.join(other, 'log', first), path.join(dir, 'log', first));
+      return first;
+    }],
   ];
 
   it('the store under test has at least three segments', () => {
