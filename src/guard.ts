@@ -14,7 +14,7 @@
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
-import { agentFinds, anchorFact, prng } from './audit.js';
+import { agentFinds, prng } from './audit.js';
 import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { checkGrounding } from './grounding.js';
@@ -245,7 +245,7 @@ export class CompactionGuard {
     const probed: { id: number; probe: string }[] = [];
     for (const id of anchors) {
       const s = byId.get(id)!;
-      const probe = anchorFact(s.text, s.role);
+      const probe = store.anchorFactOf(id, s.text, s.role);
       if (probe !== null) probed.push({ id, probe }); // an empty span holds no value to lose
     }
     const finds = await agentFinds(store, probed.map((p) => ({ fact: p.probe, spanId: p.id })));
@@ -438,7 +438,7 @@ export class CompactionGuard {
         let fact = facts.get(id)?.trim();
         if (fact === undefined) {
           const s = store.log.get(id);
-          fact = s ? anchorFact(s.text, s.role)?.trim() : undefined;
+          fact = s ? store.anchorFactOf(id, s.text, s.role)?.trim() : undefined;
         }
         if (fact && fact.length >= 8) {
           const negative = perturb(fact, 0);
@@ -496,7 +496,7 @@ export class CompactionGuard {
         const id = anchors[Math.min(anchors.length - 1, lo + Math.floor(rand() * (hi - lo)))]!;
         const s = store.log.get(id);
         if (!s) continue;
-        const fact = anchorFact(s.text, s.role)?.trim();
+        const fact = store.anchorFactOf(id, s.text, s.role)?.trim();
         if (!fact || fact.length < 8 || seen.has(fact)) continue;
         let negative: string | null = null;
         for (let v = 0; v < 8 && negative === null; v++) {

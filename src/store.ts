@@ -46,7 +46,7 @@ import {
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from './match.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
-import { Auditor, type AuditReport } from './audit.js';
+import { anchorFact, Auditor, type AuditReport } from './audit.js';
 import { search as runSearch, type SearchContext } from './search.js';
 import type { Support } from './support.js';
 
@@ -236,6 +236,8 @@ const APPEND_CHUNK = 4096;
 /** A retry is recognized while its key is among the last KEY_WINDOW keyed raw spans. */
 export const KEY_WINDOW = 65536;
 const MAX_KEY_LENGTH = 256;
+/** Anchor facts kept from append (~160 chars each: a few MiB at most). */
+const FACT_CACHE = 16384;
 
 function invalid(message: string): never {
   throw new SpanguardError(ErrorCode.INVALID_OPTIONS, message);
@@ -382,6 +384,8 @@ export class SpanStore {
   /** The store's id, from its `store` event; null until recorded (see recordRetention). */
   private storeId: string | null = null;
   private pending = new Set<Promise<unknown>>();
+  /** Anchor facts by span id (anchorFactOf), the most recent FACT_CACHE. */
+  private facts = new Map<number, string | null>();
   /** Idempotency keys of recent raw spans (built on the first keyed append). */
   private keys: Map<string, number> | null = null;
   /** Why an index is behind the log (its catch-up failed), or null. */
@@ -718,7 +722,8 @@ export class SpanStore {
     const retried = this.storedKeys(turns);
     if (retried !== null) return retried;
     const vetoed: number[] = [];
-    const cols = this.columns(turns, 0, vetoed);
+    const facts: (string | undefined)[] = [];
+    const cols = this.columns(turns, 0, vetoed, facts);
     for (let i = 0; i < turns.length; i++) {
       const key = turns[i]!.key;
       if (key === undefined) continue;
@@ -727,13 +732,38 @@ export class SpanStore {
     }
     const first = await this.track(this.log.append(cols));
     const ids = Array.from({ length: turns.length }, (_, j) => first + j);
-    for (let j = 0; j < turns.length; j++) if (cols.flags[j]! & RecordFlag.anchor) this.state.anchors.push(first + j);
+    for (let j = 0; j < turns.length; j++) {
+      if (!(cols.flags[j]! & RecordFlag.anchor)) continue;
+      this.state.anchors.push(first + j);
+      if (facts[j] !== undefined) this.rememberFact(first + j, facts[j]!);
+    }
     for (let j = 0; j < turns.length; j++) if (turns[j]!.key !== undefined) this.rememberKey(turns[j]!.key!, first + j);
     if (turns.length > 0) this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[turns.length - 1]!);
     await this.catchUpIndexes();
     // After the whole batch, so its ids stay contiguous.
     if (vetoed.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoed.slice(0, 4096).map((j) => first + j) });
     return ids;
+  }
+
+  // ---------------------------------------------------------------- anchor facts
+
+  /**
+   * @internal The fact an anchor span pins (audit.ts `anchorFact`): detection's match, kept
+   * from the append that ran it for the last FACT_CACHE anchors, else computed from the span.
+   * A pass probes each anchor it evicts, and detection over a long tool output costs tens of
+   * microseconds, paid at append already.
+   */
+  anchorFactOf(id: number, text: string, role: number): string | null {
+    const known = this.facts.get(id);
+    if (known !== undefined) return known;
+    const fact = anchorFact(text, role);
+    this.rememberFact(id, fact);
+    return fact;
+  }
+
+  private rememberFact(id: number, fact: string | null): void {
+    this.facts.set(id, fact);
+    if (this.facts.size > FACT_CACHE) this.facts.delete(this.facts.keys().next().value!);
   }
 
   // ---------------------------------------------------------------- retries (idempotency keys)
@@ -814,7 +844,7 @@ export class SpanStore {
     if (keys.size > KEY_WINDOW) keys.delete(keys.keys().next().value!);
   }
 
-  private columns(turns: readonly TurnInput[], offset: number, vetoed: number[] = []): AppendColumns {
+  private columns(turns: readonly TurnInput[], offset: number, vetoed: number[] = [], facts: (string | undefined)[] = []): AppendColumns {
     const n = turns.length;
     const cols: AppendColumns = {
       kinds: new Uint8Array(n).fill(RecordKind.raw),
@@ -870,7 +900,9 @@ export class SpanStore {
       }
       // Detection runs whatever the host says: a host may add anchors, not remove them. A
       // veto of a detected anchor is recorded (see appendMany) and the anchor kept.
-      const detected = detectAnchor(t.text, t.role) !== null;
+      const match = detectAnchor(t.text, t.role);
+      const detected = match !== null;
+      if (match) facts[i] = match.fact;
       const anchor = t.anchor === true || detected;
       if (t.anchor === false && detected) vetoed.push(i);
       cols.flags[i] = anchor ? RecordFlag.anchor : 0;
