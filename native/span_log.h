@@ -177,6 +177,8 @@ struct LogRecoveryPlan {
   uint64_t corrupt_offset = 0;
   /// The damage was found through EXTENT and concerns that file, not a segment.
   bool corrupt_extent = false;
+  /// The log ends below EXTENT's durable next (records or segments after it are missing).
+  bool durable_end_short = false;
   std::string message;
 };
 

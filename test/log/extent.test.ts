@@ -172,6 +172,17 @@ describe('EXTENT itself: lost, damaged, or another log', () => {
 });
 
 describe('verify() reports what only EXTENT can tell', () => {
+  it("a reader that has not refreshed since the writer rolled: the writer's newer durable records are not missing ones", async () => {
+    const dir = tmpDir('extent-reader-behind');
+    const w = open(dir, { durability: durabilities.sync, segmentBytes: SEGMENT_BYTES });
+    for (let id = 1; id <= 5; id++) await w.append(columnsFor(id, 1, 0));
+    const reader = open(dir, { readOnly: true });
+    for (let id = 6; id <= 60; id++) await w.append(columnsFor(id, 1, 0));
+    expect(segmentFiles(dir).length).toBeGreaterThan(2);
+    expect(readExtent(dir)!.durableNext).toBe(61);
+    expect(reader.verify()).toMatchObject({ ok: true, problems: [] });
+  });
+
   it('a reader opened before the last segment was deleted: verify names the missing durable records', async () => {
     const { dir, files } = await logOf('verify', 40);
     const reader = open(dir, { readOnly: true });
