@@ -50,7 +50,9 @@ export class ClaudeCodeReader implements TurnReader {
   private turn = 0;
 
   line(obj: Record<string, unknown>, line: number): WindowTurn[] {
-    if (typeof obj.type !== 'string') throw badLine(line, '"type" must be a string (a Claude Code session line)');
+    if (typeof obj.type !== 'string') throw badLine(line, 'not a Claude Code session line: "type" must be a string');
+    // A Codex rollout line ({timestamp, type, payload}) would otherwise pass as a line to skip.
+    if (isObject(obj.payload) && !isObject(obj.message)) throw badLine(line, 'not a Claude Code session line: a "payload" and no "message" (a Codex rollout line?)');
     if (obj.type !== 'user' && obj.type !== 'assistant') return [];
     if (obj.isMeta === true || obj.isCompactSummary === true) return [];
     const role = obj.type;

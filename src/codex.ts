@@ -80,15 +80,16 @@ export class CodexReader implements TurnReader {
   private session: string | undefined;
 
   line(obj: Record<string, unknown>, line: number): WindowTurn[] {
-    if (typeof obj.type !== 'string') throw badLine(line, '"type" must be a string (a Codex rollout line)');
+    // Every rollout line, of any type, is {timestamp, type, payload}: a line without a payload
+    // is of another format, not a line to skip.
+    if (typeof obj.type !== 'string' || !isObject(obj.payload)) throw badLine(line, 'not a Codex rollout line: "type" must be a string and "payload" an object');
     if (obj.type === 'session_meta') {
-      if (!isObject(obj.payload)) throw badLine(line, '"payload" must be an object');
       if (typeof obj.payload.id === 'string') this.session = obj.payload.id;
       return [];
     }
     if (obj.type !== 'response_item') return [];
-    const p = obj.payload;
-    if (!isObject(p) || typeof p.type !== 'string') throw badLine(line, '"payload" must be an object with a "type"');
+    const p = obj.payload as Record<string, unknown>;
+    if (typeof p.type !== 'string') throw badLine(line, '"payload.type" must be a string');
     const timestamp = isoTimestamp(obj.timestamp, 'timestamp', line);
     const base = this.session === undefined ? {} : { session: this.session };
     const at = timestamp === undefined ? {} : { timestamp };
