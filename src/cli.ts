@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { SpanStore } from './store.js';
 import { SpanguardError } from './errors.js';
 import { packageRoot, RecordKind } from './native.js';
-import { readQuestions, readTranscript, TRANSCRIPT_FORMATS, TranscriptError, type Question, type TranscriptFormat } from './transcript.js';
+import { readQuestions, readTranscript, TRANSCRIPT_FORMATS, TranscriptError, type Question, type Transcript, type TranscriptFormat } from './transcript.js';
 import { replay, type QuestionOutcome, type ReplayReport } from './replay.js';
 import { renderHtml, verdictMeaning } from './report.js';
 import type { Hit, SearchOptions, SearchResult } from './store.js';
@@ -253,7 +253,7 @@ async function cmdReplay(argv: string[]): Promise<number> {
   if (policy !== undefined && policy !== 'refuse' && policy !== 'spill') throw new UsageError('--policy must be refuse or spill');
   const format = (v.format as string | undefined) ?? 'auto';
   if (format !== 'auto' && !(TRANSCRIPT_FORMATS as readonly string[]).includes(format))
-    throw new UsageError(`--format must be auto, ${TRANSCRIPT_FORMATS.join(', ')}, got ${JSON.stringify(format.slice(0, 40))}`);
+    throw new UsageError(`--format must be auto, ${TRANSCRIPT_FORMATS.slice(0, -1).join(', ')} or ${TRANSCRIPT_FORMATS.at(-1)}, got ${JSON.stringify(format.slice(0, 40))}`);
   const durability = v.durability as string | undefined;
   if (durability !== undefined && !['sync', 'group', 'none'].includes(durability)) throw new UsageError('--durability must be sync, group or none');
   const json = v.json === true;
@@ -265,6 +265,7 @@ async function cmdReplay(argv: string[]): Promise<number> {
   if (questionsFile) checkInput(questionsFile, 'questions file');
   const transcript = await readInput(file, 'transcript', (f) => readTranscript(f, format as TranscriptFormat | 'auto'));
   let turns = transcript.turns;
+  const input = { format: transcript.format, turns: turns.length, lines: transcript.lines, skippedLines: transcript.skippedLines };
   if (limit !== undefined) turns = turns.slice(0, limit);
   const picked = questionsFile ? pickQuestions(await readInput(questionsFile, 'questions file', readQuestions), turns, questionsFile) : undefined;
   const questions = picked?.questions;
@@ -293,11 +294,11 @@ async function cmdReplay(argv: string[]): Promise<number> {
   const skipped = picked?.skipped;
   print(
     json,
-    { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir, format: transcript.format },
+    { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir, input },
     () =>
       formatReplay(
         report,
-        { dir: dir!, file: file!, format: transcript.format, sample: v.sample === true, keepRecentTurns, createdDir: v.sample === true && v.store === undefined },
+        { dir: dir!, file: file!, input, sample: v.sample === true, keepRecentTurns, createdDir: v.sample === true && v.store === undefined },
         parseSeconds,
         skipped,
       ),
@@ -355,8 +356,8 @@ function pickQuestions(
 interface ReplaySource {
   dir: string;
   file: string;
-  /** The format the transcript was read as. */
-  format: TranscriptFormat;
+  /** The transcript as read: its format, its turns (before --limit), its lines and the lines that made no turn. */
+  input: Pick<Transcript, 'format' | 'lines' | 'skippedLines'> & { turns: number };
   /** The bundled sample (`--sample`, `npm start`). */
   sample: boolean;
   keepRecentTurns: number;
@@ -366,7 +367,7 @@ interface ReplaySource {
 
 /** How the report names each transcript format. */
 const FORMAT_NAMES: Record<TranscriptFormat, string> = {
-  spanguard: 'spanguard turns',
+  spanguard: 'spanguard format',
   'claude-code': 'a Claude Code session',
   codex: 'a Codex CLI rollout',
 };
@@ -379,7 +380,8 @@ function formatReplay(r: ReplayReport, src: ReplaySource, parseSeconds: number, 
   const dir = src.dir;
   const what = src.sample
     ? `the bundled sample samples/miniswe-slice: ${r.turns} turns of a real SWE-bench coding-agent session (MIT, see its ATTRIBUTION.md)`
-    : `${src.file} (${FORMAT_NAMES[src.format]}): ${r.turns} turns`;
+    : `${src.file} (${FORMAT_NAMES[src.input.format]}): ${r.turns < src.input.turns ? `the first ${r.turns} of its ${src.input.turns} turns` : `${r.turns} turns`}` +
+      (src.input.skippedLines > 0 ? ` from ${src.input.lines} lines (${src.input.skippedLines} carry no conversation and were skipped)` : '');
   const lines = [
     bold('spanguard replay report'),
     `replayed ${what},`,

@@ -89,10 +89,14 @@ export function parseTranscript(text: string): WindowTurn[] {
   return turns;
 }
 
-/** A transcript read whole, and the format it was read as. */
+/** A transcript read whole, the format it was read as, and how many of its lines made no turn. */
 export interface Transcript {
   format: TranscriptFormat;
   turns: WindowTurn[];
+  /** Non-empty lines read. */
+  lines: number;
+  /** Non-empty lines that made no turn: lines of the format that carry no conversation (docs/importers.md). */
+  skippedLines: number;
 }
 
 /**
@@ -106,13 +110,21 @@ export async function readTranscript(file: string, format: TranscriptFormat | 'a
   let reader = format === 'auto' ? undefined : readerFor(format);
   let chosen: TranscriptFormat | undefined = format === 'auto' ? undefined : format;
   const turns: WindowTurn[] = [];
+  let lines = 0;
+  let skippedLines = 0;
+  const take = (r: TurnReader, obj: Record<string, unknown>, line: number) => {
+    const made = r.line(obj, line);
+    if (made.length === 0) skippedLines++;
+    for (const t of made) turns.push(t);
+  };
   const held: { obj: Record<string, unknown>; line: number }[] = [];
   for await (const { text, line } of readLines(file)) {
     const raw = text.trim();
     if (raw.length === 0) continue;
+    lines++;
     const obj = parseObjectLine(raw, line);
     if (reader) {
-      for (const t of reader.line(obj, line)) turns.push(t);
+      take(reader, obj, line);
       continue;
     }
     held.push({ obj, line });
@@ -120,7 +132,7 @@ export async function readTranscript(file: string, format: TranscriptFormat | 'a
     if (chosen === undefined && held.length < DETECT_LINES) continue;
     if (chosen === undefined) break;
     reader = readerFor(chosen);
-    for (const h of held) for (const t of reader.line(h.obj, h.line)) turns.push(t);
+    for (const h of held) take(reader, h.obj, h.line);
     held.length = 0;
   }
   if (!reader && held.length > 0)
@@ -128,7 +140,7 @@ export async function readTranscript(file: string, format: TranscriptFormat | 'a
       held[0]!.line,
       `no known transcript format in the first ${held.length} line(s) (spanguard turns or chat messages, a Claude Code session, a Codex rollout); name it with --format`,
     );
-  return { format: chosen ?? 'spanguard', turns };
+  return { format: chosen ?? 'spanguard', turns, lines, skippedLines };
 }
 
 /** The spanguard format's lines, checked as the store will check them, so a replay never stops halfway. */
