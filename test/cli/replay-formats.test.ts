@@ -29,6 +29,8 @@ describe('replay reads a Claude Code session and a Codex rollout, told apart by 
     const text = run('replay', CODEX, '--store', store('codex-text'), '--budget', '300');
     expect(text.status, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/^replayed .*codex-rollout\.jsonl \(a Codex CLI rollout\): 16 turns from 27 lines \(11 carry no conversation and were skipped\),$/m);
+    const limited = run('replay', CODEX, '--store', store('codex-limited'), '--budget', '300', '--limit', '5');
+    expect(limited.stdout).toMatch(/\(a Codex CLI rollout\): the first 5 of its 16 turns from 27 lines/);
   });
   it('named: the same turns as auto', () => {
     for (const [file, format] of [

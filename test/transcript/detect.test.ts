@@ -74,7 +74,7 @@ describe('auto reads each format as what its first lines show', () => {
     await malformed(readTranscript(file('{"hello": 1}\nSECRET not json\n')), 2, /^line 2: not valid JSON/);
   });
   it('an empty file is an empty transcript', async () => {
-    expect(await readTranscript(file(''))).toEqual({ format: 'spanguard', turns: [] });
+    expect(await readTranscript(file(''))).toEqual({ format: 'spanguard', turns: [], lines: 0, skippedLines: 0 });
   });
 });
 
