@@ -44,7 +44,7 @@ Usage: spanguard <command> [options]
        spanguard --version
 
 Commands:
-  replay <transcript.jsonl[.gz]> --store DIR --budget N [--format F] [--questions Q.jsonl]
+  replay <transcript.jsonl[.gz]> --store DIR [--budget N] [--format F] [--questions Q.jsonl]
                          stream a transcript (spanguard turns, chat messages, a Claude
                          Code session or a Codex rollout) through a budgeted context window
   replay --sample        replay the bundled sample (what \`npm start\` runs)
@@ -60,8 +60,8 @@ Commands:
 Every command takes --help (-h) and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
 file or store named that does not exist), 3 log corruption, 4 a damaged index file or
 log/index disagreement, 5 not lossless, 65 malformed input.`,
-  replay: `Usage: spanguard replay <transcript.jsonl[.gz]> --store DIR --budget N [options]
-       spanguard replay --sample [--store DIR]
+  replay: `Usage: spanguard replay <transcript.jsonl[.gz]> --store DIR [options]
+       spanguard replay --sample [options]
 
 Streams a transcript through a ContextWindow over a SpanStore and prints a report.
 The file (plain or gzip; a pipe or a device too) is read a line at a time and checked whole
