@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { SpanStore } from './store.js';
 import { SpanguardError } from './errors.js';
 import { packageRoot, RecordKind } from './native.js';
-import { readQuestions, readTranscript, TranscriptError, type Question } from './transcript.js';
+import { readQuestions, readTranscript, TRANSCRIPT_FORMATS, TranscriptError, type Question, type Transcript, type TranscriptFormat } from './transcript.js';
 import { replay, type QuestionOutcome, type ReplayReport } from './replay.js';
 import { renderHtml, verdictMeaning } from './report.js';
 import type { Hit, SearchOptions, SearchResult } from './store.js';
@@ -44,31 +44,38 @@ Usage: spanguard <command> [options]
        spanguard --version
 
 Commands:
-  replay <turns.jsonl[.gz]> --store DIR --budget N [--questions Q.jsonl]
-                         stream a transcript through a budgeted context window
+  replay <transcript.jsonl[.gz]> --store DIR [--budget N] [--format F] [--questions Q.jsonl]
+                         stream a transcript (spanguard turns, chat messages, a Claude
+                         Code session or a Codex rollout) through a budgeted context window
   replay --sample        replay the bundled sample (what \`npm start\` runs)
   search DIR "query"     hybrid search (exact + BM25 + vector): who said it, when,
                          what of the query each hit holds, or "not in transcript" and why
   exact DIR "phrase"     every raw span containing the phrase verbatim
   verdict DIR [--explain] the verdict, its reasons and evidence
-  audit DIR              run an audit now (takes the writer lock)
+  audit DIR [--full]     run an audit now (takes the writer lock)
   verify DIR             checksums of every log and index file, log/index agreement
   stats DIR              counts, sizes, SIMD
   report DIR --html out.html  a self-contained HTML report with charts
 
-Every command takes --help and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
+Every command takes --help (-h) and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
 file or store named that does not exist), 3 log corruption, 4 a damaged index file or
 log/index disagreement, 5 not lossless, 65 malformed input.`,
-  replay: `Usage: spanguard replay <turns.jsonl[.gz]> --store DIR --budget N [options]
-       spanguard replay --sample [--store DIR]
+  replay: `Usage: spanguard replay <transcript.jsonl[.gz]> --store DIR [options]
+       spanguard replay --sample [options]
 
 Streams a transcript through a ContextWindow over a SpanStore and prints a report.
-Input: JSONL of {turn, role, text} (shared/data format) or OpenAI chat messages {role, content}.
 The file (plain or gzip; a pipe or a device too) is read a line at a time and checked whole
-first: a malformed line — not JSON, a line over 64 MiB, a text over 16 MiB, a cut or garbled
-.gz — exits 65 with its line number, nothing written. Messages never quote the file.
+first: a malformed line — not JSON, not of the format, a line over 64 MiB, a text over
+16 MiB, a cut or garbled .gz — exits 65 with its line number, nothing written. Messages
+never quote the file.
 
 Options:
+  --format F           auto (default) | spanguard | claude-code | codex. auto tells them
+                       apart by the first lines. spanguard: JSONL of {turn, role, text}
+                       or OpenAI chat messages {role, content}; claude-code: a Claude Code
+                       session (~/.claude/projects/*/<session>.jsonl); codex: a Codex CLI
+                       rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl). What each
+                       keeps and skips: docs/importers.md
   --store DIR          directory to create the store in (must not already hold one);
                        with --sample, a fresh temp directory when omitted
   --budget N           window budget in tokens (default 32000)
@@ -136,6 +143,7 @@ type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolea
 export const OPTIONS: Record<string, OptionSpec> = {
   replay: {
     store: { type: 'string' },
+    format: { type: 'string' },
     budget: { type: 'string' },
     questions: { type: 'string' },
     'keep-recent': { type: 'string' },
@@ -162,13 +170,28 @@ export const OPTIONS: Record<string, OptionSpec> = {
 };
 type Parsed = { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
 
-function parse(argv: string[], options: OptionSpec): Parsed {
+/**
+ * Parses a command's arguments: its options, --help (or -h), --json and at most `maxPositionals`
+ * arguments. A word past those is refused rather than ignored (an unquoted query of several
+ * words would otherwise be searched by its first word alone). parseArgs' own messages span
+ * lines; they are joined into one.
+ */
+function parse(argv: string[], options: OptionSpec, maxPositionals: number): Parsed {
+  let r: ReturnType<typeof parseArgs>;
   try {
-    const r = parseArgs({ args: argv, options: { help: { type: 'boolean' }, json: { type: 'boolean' }, ...options }, allowPositionals: true, strict: true });
-    return { values: r.values as Parsed['values'], positionals: r.positionals };
+    r = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, ...options }, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
   }
+  const values = r.values as Parsed['values'];
+  if (!values.help && r.positionals.length > maxPositionals) {
+    const extra = r.positionals[maxPositionals]!;
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(extra.length > 60 ? `${extra.slice(0, 60)}…` : extra)}` +
+        (maxPositionals === 2 ? ' (quote a query or phrase of several words)' : ''),
+    );
+  }
+  return { values, positionals: r.positionals };
 }
 
 function intOpt(v: unknown, name: string, dflt: number): number {
@@ -211,7 +234,7 @@ async function readInput<T>(file: string, what: string, read: (file: string) => 
 }
 
 async function cmdReplay(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.replay!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.replay!, 1);
   if (v.help) return (console.log(HELP.replay), EXIT.ok);
   let file = pos[0];
   let questionsFile = v.questions as string | undefined;
@@ -228,6 +251,9 @@ async function cmdReplay(argv: string[]): Promise<number> {
     throw new UsageError(`${dir} already holds a store; replay into a new directory`);
   const policy = v.policy as string | undefined;
   if (policy !== undefined && policy !== 'refuse' && policy !== 'spill') throw new UsageError('--policy must be refuse or spill');
+  const format = (v.format as string | undefined) ?? 'auto';
+  if (format !== 'auto' && !(TRANSCRIPT_FORMATS as readonly string[]).includes(format))
+    throw new UsageError(`--format must be auto, ${TRANSCRIPT_FORMATS.slice(0, -1).join(', ')} or ${TRANSCRIPT_FORMATS.at(-1)}, got ${JSON.stringify(format.slice(0, 40))}`);
   const durability = v.durability as string | undefined;
   if (durability !== undefined && !['sync', 'group', 'none'].includes(durability)) throw new UsageError('--durability must be sync, group or none');
   const json = v.json === true;
@@ -237,7 +263,9 @@ async function cmdReplay(argv: string[]): Promise<number> {
   const limit = v.limit === undefined ? undefined : intOpt(v.limit, 'limit', 1);
   checkInput(file, 'transcript');
   if (questionsFile) checkInput(questionsFile, 'questions file');
-  let turns = await readInput(file, 'transcript', readTranscript);
+  const transcript = await readInput(file, 'transcript', (f) => readTranscript(f, format as TranscriptFormat | 'auto'));
+  let turns = transcript.turns;
+  const input = { format: transcript.format, turns: turns.length, lines: transcript.lines, skippedLines: transcript.skippedLines };
   if (limit !== undefined) turns = turns.slice(0, limit);
   const picked = questionsFile ? pickQuestions(await readInput(questionsFile, 'questions file', readQuestions), turns, questionsFile) : undefined;
   const questions = picked?.questions;
@@ -264,8 +292,16 @@ async function cmdReplay(argv: string[]): Promise<number> {
   });
   if (v.html) await writeReport(dir, v.html as string);
   const skipped = picked?.skipped;
-  print(json, { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir }, () =>
-    formatReplay(report, { dir: dir!, file: file!, sample: v.sample === true, keepRecentTurns, createdDir: v.sample === true && v.store === undefined }, parseSeconds, skipped),
+  print(
+    json,
+    { ...report, series: undefined, passTurns: undefined, phases: { parseSeconds, ...report.phases }, ...(skipped ? { questionsSkipped: skipped } : {}), store: dir, input },
+    () =>
+      formatReplay(
+        report,
+        { dir: dir!, file: file!, input, sample: v.sample === true, keepRecentTurns, createdDir: v.sample === true && v.store === undefined },
+        parseSeconds,
+        skipped,
+      ),
   );
   return EXIT.ok;
 }
@@ -320,12 +356,21 @@ function pickQuestions(
 interface ReplaySource {
   dir: string;
   file: string;
+  /** The transcript as read: its format, its turns (before --limit), its lines and the lines that made no turn. */
+  input: Pick<Transcript, 'format' | 'lines' | 'skippedLines'> & { turns: number };
   /** The bundled sample (`--sample`, `npm start`). */
   sample: boolean;
   keepRecentTurns: number;
   /** The store directory is a temp directory the command made. */
   createdDir: boolean;
 }
+
+/** How the report names each transcript format. */
+const FORMAT_NAMES: Record<TranscriptFormat, string> = {
+  spanguard: 'spanguard format',
+  'claude-code': 'a Claude Code session',
+  codex: 'a Codex CLI rollout',
+};
 
 /** Quotes one word for a POSIX shell (single quotes: nothing inside is expanded). */
 const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
@@ -335,7 +380,8 @@ function formatReplay(r: ReplayReport, src: ReplaySource, parseSeconds: number, 
   const dir = src.dir;
   const what = src.sample
     ? `the bundled sample samples/miniswe-slice: ${r.turns} turns of a real SWE-bench coding-agent session (MIT, see its ATTRIBUTION.md)`
-    : `${src.file}: ${r.turns} turns`;
+    : `${src.file} (${FORMAT_NAMES[src.input.format]}): ${r.turns < src.input.turns ? `the first ${r.turns} of its ${src.input.turns} turns` : `${r.turns} turns`}` +
+      (src.input.skippedLines > 0 ? ` from ${src.input.lines} lines (${src.input.skippedLines} carry no conversation and were skipped)` : '');
   const lines = [
     bold('spanguard replay report'),
     `replayed ${what},`,
@@ -467,7 +513,7 @@ async function withReadOnly<T>(dir: string, fn: (store: SpanStore) => Promise<T>
 }
 
 async function cmdSearch(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.search!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.search!, 2);
   if (v.help) return (console.log(HELP.search), EXIT.ok);
   const dir = needDir(pos, 'search');
   const query = pos[1];
@@ -559,7 +605,7 @@ export function supportSummary(s: Support): string {
 }
 
 async function cmdExact(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.exact!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.exact!, 2);
   if (v.help) return (console.log(HELP.exact), EXIT.ok);
   const dir = needDir(pos, 'exact');
   const phrase = pos[1];
@@ -574,7 +620,7 @@ async function cmdExact(argv: string[]): Promise<number> {
 }
 
 async function cmdVerdict(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.verdict!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.verdict!, 1);
   if (v.help) return (console.log(HELP.verdict), EXIT.ok);
   const dir = needDir(pos, 'verdict');
   return withReadOnly(dir, async (store) => {
@@ -599,7 +645,7 @@ async function cmdVerdict(argv: string[]): Promise<number> {
 }
 
 async function cmdAudit(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.audit!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.audit!, 1);
   if (v.help) return (console.log(HELP.audit), EXIT.ok);
   const dir = needStore(needDir(pos, 'audit'));
   const store = await SpanStore.open(dir, {});
@@ -620,7 +666,7 @@ async function cmdAudit(argv: string[]): Promise<number> {
 }
 
 async function cmdVerify(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.verify!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.verify!, 1);
   if (v.help) return (console.log(HELP.verify), EXIT.ok);
   const dir = needDir(pos, 'verify');
   let store: SpanStore;
@@ -670,7 +716,7 @@ async function cmdVerify(argv: string[]): Promise<number> {
 }
 
 async function cmdStats(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.stats!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.stats!, 1);
   if (v.help) return (console.log(HELP.stats), EXIT.ok);
   return withReadOnly(needDir(pos, 'stats'), async (store) => {
     const s = store.stats();
@@ -699,7 +745,7 @@ async function writeReport(dir: string, out: string): Promise<void> {
 }
 
 async function cmdReport(argv: string[]): Promise<number> {
-  const { values: v, positionals: pos } = parse(argv, OPTIONS.report!);
+  const { values: v, positionals: pos } = parse(argv, OPTIONS.report!, 1);
   if (v.help) return (console.log(HELP.report), EXIT.ok);
   const dir = needDir(pos, 'report');
   if (!v.html) throw new UsageError(`--html out.html is required\n${HELP.report}`);

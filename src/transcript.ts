@@ -1,56 +1,53 @@
 /**
- * Transcript input for the command line: the JSONL of turns used in shared/data
- * (`{turn, role, text, ...}`) and OpenAI-style chat messages (`{role, content}` with tool
- * calls). The whole file is parsed and checked before anything is written, so a malformed
- * line is reported with its number and the store is left untouched.
+ * Transcript input for the command line, read a line at a time: the JSONL of turns used in
+ * shared/data (`{turn, role, text, ...}`) and OpenAI-style chat messages (`{role, content}`
+ * with tool calls) — the `spanguard` format — and the session files of two coding agents,
+ * Claude Code (src/claude-code.ts) and Codex CLI (src/codex.ts). `auto` tells them apart by
+ * their first lines. The whole file is parsed and checked before anything is written, so a
+ * malformed line is reported with its number and the store is left untouched.
  */
 import fs from 'node:fs';
 import { Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
-import { MAX_ROLE_CHARS } from './meta.js';
+import { ClaudeCodeReader } from './claude-code.js';
+import { CodexReader } from './codex.js';
+import { badLine, checkTurn, isObject, parseObjectLine, TranscriptError, type TurnReader } from './transcript-line.js';
 import type { WindowTurn } from './window.js';
+
+export { MAX_TURN_TEXT_BYTES, TranscriptError } from './transcript-line.js';
 
 /** Longest line of a transcript or questions file, in bytes (after gunzip): longer is malformed input. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** Largest turn text a replay accepts, in UTF-8 bytes: the store's default `maxTextBytes`. */
-export const MAX_TURN_TEXT_BYTES = 16 * 1024 * 1024;
+/** The transcript formats `replay --format` reads. */
+export const TRANSCRIPT_FORMATS = ['spanguard', 'claude-code', 'codex'] as const;
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
+
+/** How many non-empty lines `auto` looks at for one that only one format writes. */
+export const DETECT_LINES = 16;
+
+const CODEX_LINE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
 
 /**
- * A malformed line (or a file that is not gzip although it says so). The message names the
- * line, the field and at most a character offset, never the file's contents.
+ * The format a line belongs to, when it tells: a Codex rollout line is `{type, payload}` with
+ * a rollout type; a Claude Code line has a string `type` and a session field (`sessionId`,
+ * `uuid`, `leafUuid`, `messageId`) or a `message` object; a spanguard line has no `type` and
+ * a `text`, a `turn` or a `role`.
  */
-export class TranscriptError extends Error {
-  constructor(
-    message: string,
-    readonly line: number,
-  ) {
-    super(message);
-    this.name = 'TranscriptError';
+export function detectFormat(obj: Record<string, unknown>): TranscriptFormat | undefined {
+  if (typeof obj.type === 'string') {
+    if (CODEX_LINE_TYPES.has(obj.type) && isObject(obj.payload)) return 'codex';
+    if (['sessionId', 'uuid', 'leafUuid', 'messageId'].some((k) => typeof obj[k] === 'string') || isObject(obj.message)) return 'claude-code';
+    return undefined;
   }
+  if (typeof obj.text === 'string' || typeof obj.turn === 'number' || typeof obj.role === 'string') return 'spanguard';
+  return undefined;
 }
 
-/**
- * Why JSON.parse refused a line, without the excerpt of the line its message quotes: only
- * the character offset, when it gives one.
- */
-function jsonProblem(e: unknown): string {
-  const at = /position (\d+)/.exec(e instanceof Error ? e.message : '');
-  return at ? `not valid JSON (at character ${at[1]})` : 'not valid JSON';
-}
-
-/**
- * One line of a questions file. `answer: null` with no evidence turns is a question the
- * transcript does not answer: the right response is "not in transcript". A string answer
- * comes with the turns that state it.
- */
-export interface Question {
-  question: string;
-  answer: string | null;
-  evidenceTurns: number[];
-  category?: string;
-  /** The `session` the question is about, when the line names one. */
-  session?: string;
+function readerFor(format: TranscriptFormat): TurnReader {
+  if (format === 'claude-code') return new ClaudeCodeReader();
+  if (format === 'codex') return new CodexReader();
+  return new SpanguardReader();
 }
 
 export function readText(file: string): string {
@@ -78,53 +75,93 @@ function contentText(content: unknown, line: number): string {
         return '';
       })
       .join('');
-  throw new TranscriptError(`line ${line}: "content" must be a string, an array of parts or null`, line);
+  throw badLine(line, '"content" must be a string, an array of parts or null');
 }
 
-/** Parses a whole transcript; throws TranscriptError naming the first bad line. */
+/** Parses a whole transcript in the spanguard format; throws TranscriptError naming the first bad line. */
 export function parseTranscript(text: string): WindowTurn[] {
-  const parser = new TranscriptParser();
-  text.split('\n').forEach((line, i) => parser.line(line, i + 1));
-  return parser.turns;
+  const reader = new SpanguardReader();
+  const turns: WindowTurn[] = [];
+  text.split('\n').forEach((line, i) => {
+    const raw = line.trim();
+    if (raw.length > 0) turns.push(...reader.line(parseObjectLine(raw, i + 1), i + 1));
+  });
+  return turns;
 }
 
-/** Reads and parses a transcript file (gzip or plain, streamed: see readLines). */
-export async function readTranscript(file: string): Promise<WindowTurn[]> {
-  const parser = new TranscriptParser();
-  for await (const { text, line } of readLines(file)) parser.line(text, line);
-  return parser.turns;
+/** A transcript read whole, the format it was read as, and how many of its lines made no turn. */
+export interface Transcript {
+  format: TranscriptFormat;
+  turns: WindowTurn[];
+  /** Non-empty lines read. */
+  lines: number;
+  /** Non-empty lines that made no turn: lines of the format that carry no conversation (docs/importers.md). */
+  skippedLines: number;
 }
 
-/** Transcript lines, one at a time, checked as the store will check them, so a replay never stops halfway. */
-class TranscriptParser {
-  readonly turns: WindowTurn[] = [];
+/**
+ * Reads a transcript file (gzip or plain, streamed a line at a time: see readLines) in
+ * `format`, or in the format its first lines show (`auto`, the default). `auto` decides on
+ * the first of the first DETECT_LINES non-empty lines that only one format writes; a file
+ * whose lines never tell is malformed at its first line. An empty file is an empty
+ * `spanguard` transcript.
+ */
+export async function readTranscript(file: string, format: TranscriptFormat | 'auto' = 'auto'): Promise<Transcript> {
+  let reader = format === 'auto' ? undefined : readerFor(format);
+  let chosen: TranscriptFormat | undefined = format === 'auto' ? undefined : format;
+  const turns: WindowTurn[] = [];
+  let lines = 0;
+  let skippedLines = 0;
+  const take = (r: TurnReader, obj: Record<string, unknown>, line: number) => {
+    const made = r.line(obj, line);
+    if (made.length === 0) skippedLines++;
+    for (const t of made) turns.push(t);
+  };
+  const held: { obj: Record<string, unknown>; line: number }[] = [];
+  for await (const { text, line } of readLines(file)) {
+    const raw = text.trim();
+    if (raw.length === 0) continue;
+    lines++;
+    const obj = parseObjectLine(raw, line);
+    if (reader) {
+      take(reader, obj, line);
+      continue;
+    }
+    held.push({ obj, line });
+    chosen = detectFormat(obj);
+    if (chosen === undefined && held.length < DETECT_LINES) continue;
+    if (chosen === undefined) break;
+    reader = readerFor(chosen);
+    for (const h of held) take(reader, h.obj, h.line);
+    held.length = 0;
+  }
+  if (!reader && held.length > 0)
+    throw badLine(
+      held[0]!.line,
+      `no known transcript format in the first ${held.length} line(s) (spanguard turns or chat messages, a Claude Code session, a Codex rollout); name it with --format`,
+    );
+  return { format: chosen ?? 'spanguard', turns, lines, skippedLines };
+}
+
+/** The spanguard format's lines, checked as the store will check them, so a replay never stops halfway. */
+class SpanguardReader implements TurnReader {
   private autoTurn = 0;
   private lastTurn = -1;
 
-  line(text: string, lineNo: number): void {
-    const raw = text.trim();
-    if (raw.length === 0) return;
-    const turn = parseTurn(raw, lineNo, () => ++this.autoTurn);
-    if (turn.turn < this.lastTurn) throw new TranscriptError(`line ${lineNo}: turn ${turn.turn} goes backwards (previous ${this.lastTurn})`, lineNo);
+  line(obj: Record<string, unknown>, lineNo: number): WindowTurn[] {
+    const turn = parseTurn(obj, lineNo, () => ++this.autoTurn);
+    if (turn.turn < this.lastTurn) throw badLine(lineNo, `turn ${turn.turn} goes backwards (previous ${this.lastTurn})`);
     this.lastTurn = turn.turn;
-    this.turns.push(turn);
+    return [turn];
   }
 }
 
-function parseTurn(raw: string, lineNo: number, nextAutoTurn: () => number): WindowTurn {
-  let obj: Record<string, unknown>;
-  try {
-    obj = JSON.parse(raw) as Record<string, unknown>;
-  } catch (e) {
-    throw new TranscriptError(`line ${lineNo}: ${jsonProblem(e)}`, lineNo);
-  }
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new TranscriptError(`line ${lineNo}: expected a JSON object`, lineNo);
+function parseTurn(obj: Record<string, unknown>, lineNo: number, nextAutoTurn: () => number): WindowTurn {
   let turn: WindowTurn;
   if (typeof obj.text === 'string' || typeof obj.turn === 'number') {
-    if (typeof obj.text !== 'string') throw new TranscriptError(`line ${lineNo}: "text" must be a string`, lineNo);
-    if (typeof obj.turn !== 'number' || !Number.isSafeInteger(obj.turn) || obj.turn < 0)
-      throw new TranscriptError(`line ${lineNo}: "turn" must be a non-negative integer`, lineNo);
-    if (typeof obj.role !== 'string' || obj.role.length === 0) throw new TranscriptError(`line ${lineNo}: "role" must be a non-empty string`, lineNo);
+    if (typeof obj.text !== 'string') throw badLine(lineNo, '"text" must be a string');
+    if (typeof obj.turn !== 'number' || !Number.isSafeInteger(obj.turn) || obj.turn < 0) throw badLine(lineNo, '"turn" must be a non-negative integer');
+    if (typeof obj.role !== 'string' || obj.role.length === 0) throw badLine(lineNo, '"role" must be a non-empty string');
     const kind = typeof obj.kind === 'string' ? obj.kind : undefined;
     // Every other scalar field of the line (session, episode, kind, command, ...) is kept as
     // the span's metadata, which the lexical index makes searchable.
@@ -154,16 +191,23 @@ function parseTurn(raw: string, lineNo: number, nextAutoTurn: () => number): Win
       ...(typeof m.tool_call_id === 'string' ? { meta: { tool_call_id: m.tool_call_id } } : {}),
     };
   } else {
-    throw new TranscriptError(`line ${lineNo}: neither a turn ({turn, role, text}) nor a chat message ({role, content})`, lineNo);
+    throw badLine(lineNo, 'neither a turn ({turn, role, text}) nor a chat message ({role, content})');
   }
-  if (!turn.text.isWellFormed()) throw new TranscriptError(`line ${lineNo}: text is not valid UTF-8 (lone surrogate)`, lineNo);
-  if (turn.role.length > MAX_ROLE_CHARS) throw new TranscriptError(`line ${lineNo}: "role" is longer than ${MAX_ROLE_CHARS} characters`, lineNo);
-  if (turn.tokens !== undefined && !(Number.isInteger(turn.tokens) && turn.tokens >= 0 && turn.tokens <= 0xffffffff))
-    throw new TranscriptError(`line ${lineNo}: "tokens" must be a non-negative integer`, lineNo);
-  // Checked by length first: a UTF-8 byte is at least one UTF-16 unit and at most three.
-  if (turn.text.length * 3 > MAX_TURN_TEXT_BYTES && Buffer.byteLength(turn.text) > MAX_TURN_TEXT_BYTES)
-    throw new TranscriptError(`line ${lineNo}: text is ${Buffer.byteLength(turn.text)} bytes; a turn holds at most ${MAX_TURN_TEXT_BYTES} (16 MiB)`, lineNo);
-  return turn;
+  return checkTurn(turn, lineNo);
+}
+
+/**
+ * One line of a questions file. `answer: null` with no evidence turns is a question the
+ * transcript does not answer: the right response is "not in transcript". A string answer
+ * comes with the turns that state it.
+ */
+export interface Question {
+  question: string;
+  answer: string | null;
+  evidenceTurns: number[];
+  category?: string;
+  /** The `session` the question is about, when the line names one. */
+  session?: string;
 }
 
 /**
