@@ -56,6 +56,7 @@ Commands:
   verify DIR             checksums of every log and index file, log/index agreement
   stats DIR              counts, sizes, SIMD
   report DIR --html out.html  a self-contained HTML report with charts
+  mcp --store DIR        serve the store to an agent host over MCP (stdio)
 
 Every command takes --help (-h) and --json. Exit codes: 0 ok, 1 error, 2 usage (also a
 file or store named that does not exist), 3 log corruption, 4 a damaged index file or
@@ -766,6 +767,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   verify: cmdVerify,
   stats: cmdStats,
   report: cmdReport,
+  // Loaded on use: the MCP server's module imports the optional MCP SDK.
+  mcp: async (argv) => (await import('./mcp.js')).runMcpCommand(argv),
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -28,6 +28,7 @@ export const ErrorCode = {
   COMPACTION_REFUSED: 'COMPACTION_REFUSED',
   SUMMARY_RANGE: 'SUMMARY_RANGE',
   UNGROUNDED_SUMMARY: 'UNGROUNDED_SUMMARY',
+  MISSING_PEER_DEPENDENCY: 'MISSING_PEER_DEPENDENCY',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
