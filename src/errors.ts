@@ -28,6 +28,7 @@ export const ErrorCode = {
   COMPACTION_REFUSED: 'COMPACTION_REFUSED',
   SUMMARY_RANGE: 'SUMMARY_RANGE',
   UNGROUNDED_SUMMARY: 'UNGROUNDED_SUMMARY',
+  SUMMARIZER_FAILED: 'SUMMARIZER_FAILED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
