@@ -1,0 +1,94 @@
+// ContextWindow.open(store, options): the live window of a reopened store, restored from the
+// log and its event trail (what passes evicted, which summaries are live, what was pinned),
+// so a host resumes where it was — and goes on exactly as a session that never stopped.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ContextWindow, SpanStore, type ContextWindowOptions, type WindowTurn } from '../../src/index.js';
+import { tmpDir } from '../helpers/data.js';
+import { pushAll, toolSessionTurns } from './helpers.js';
+
+const open: SpanStore[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close().catch(() => {});
+});
+async function openStore(dir: string): Promise<SpanStore> {
+  const s = await SpanStore.open(dir, { durability: 'none' });
+  open.push(s);
+  return s;
+}
+
+const options: ContextWindowOptions = {
+  budgetTokens: 3000,
+  keepRecentTurns: 4,
+  maxSummaries: 2,
+  summarize: async (spans) => `${spans.length} spans, turns ${spans[0]!.turnStart}-${spans.at(-1)!.turnEnd}: ran the tests, read files.`,
+};
+
+/** A tool-using session with a pinned turn early on. */
+function sessionTurns(steps: number): WindowTurn[] {
+  const turns = toolSessionTurns(steps);
+  turns[10] = { ...turns[10]!, pin: true };
+  return turns;
+}
+
+describe('ContextWindow.open restores the live window of a reopened store', () => {
+  it('the same entries (raw, summaries in place, pinned), tokens and messages as before the close', async () => {
+    const dir = tmpDir();
+    const turns = sessionTurns(150);
+    const first = await openStore(dir);
+    const w1 = new ContextWindow(first, options);
+    await pushAll(w1, turns);
+    expect(w1.stats().resummarized).toBeGreaterThan(0);
+    const before = { snapshot: w1.snapshot(), tokens: w1.stats().tokens, pushed: w1.stats().pushedTokens, plain: w1.messages(), openai: w1.messages({ format: 'openai' }) };
+    await first.close();
+
+    const second = await openStore(dir);
+    expect(new ContextWindow(second, options).snapshot()).toEqual([]);
+    const w2 = await ContextWindow.open(second, options);
+    expect(w2.snapshot()).toEqual(before.snapshot);
+    expect(w2.stats()).toMatchObject({ tokens: before.tokens, pushedTokens: before.pushed });
+    expect(w2.messages()).toEqual(before.plain);
+    expect(w2.messages({ format: 'openai' })).toEqual(before.openai);
+  });
+  it('a resumed session goes on as one that never stopped', async () => {
+    const turns = sessionTurns(150);
+    // Mid-session, between a call and its result.
+    const cut = turns.findIndex((t, i) => i > 180 && t.role === 'tool' && turns[i - 1]!.role === 'assistant');
+
+    const straight = await openStore(tmpDir());
+    const ws = new ContextWindow(straight, options);
+    await pushAll(ws, turns);
+
+    const dir = tmpDir();
+    const a = await openStore(dir);
+    await pushAll(new ContextWindow(a, options), turns.slice(0, cut));
+    await a.close();
+    const b = await openStore(dir);
+    const wr = await ContextWindow.open(b, options);
+    await pushAll(wr, turns.slice(cut));
+
+    const shape = (w: ContextWindow) => w.snapshot().map(({ id: _id, ...e }) => e);
+    expect(shape(wr)).toEqual(shape(ws));
+    expect(wr.messages({ format: 'anthropic' })).toEqual(ws.messages({ format: 'anthropic' }));
+    // The result pushed after the reopen stays with its call (one unit): evicted together.
+    const ids = (s: SpanStore, t: number) => s.findExact(turns[t]!.text.slice(0, 120)).find((h) => h.turnStart === turns[t]!.turn)!.spanId;
+    expect(b.state.evicted.has(ids(b, cut))).toBe(b.state.evicted.has(ids(b, cut - 1)));
+  });
+  it('a clipped turn is clipped again when restored', async () => {
+    const dir = tmpDir();
+    const s1 = await openStore(dir);
+    const w1 = new ContextWindow(s1, options);
+    const huge = Array.from({ length: 2500 }, (_, i) => `row ${i}: shard-${i * 13} ok`).join('\n');
+    await w1.push({ turn: 1, role: 'user', text: 'dump the shards' });
+    const r = await w1.push({ turn: 2, role: 'user', text: huge });
+    expect(r.overflow).not.toBeNull();
+    const before = w1.snapshot();
+    await s1.close();
+    const w2 = await ContextWindow.open(await openStore(dir), options);
+    expect(w2.snapshot()).toEqual(before);
+    expect(w2.stats().tokens).toBeLessThanOrEqual(options.budgetTokens);
+  });
+  it('malformed options are INVALID_OPTIONS, as for the constructor', async () => {
+    const s = await openStore(tmpDir());
+    await expect(ContextWindow.open(s, { budgetTokens: 10 })).rejects.toMatchObject({ name: 'SpanguardError', code: 'INVALID_OPTIONS' });
+  });
+});
