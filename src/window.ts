@@ -65,7 +65,7 @@ export interface WindowOverflow {
   budgetTokens: number;
   /** The window's tokens after clipping (above the budget when pinned turns alone exceed it). */
   tokens: number;
-  /** Turns clipped by this push. */
+  /** The turns the window shows clipped. */
   clipped: ClippedTurn[];
 }
 
@@ -196,13 +196,15 @@ export class ContextWindow {
   }
 
   private restore(events: GuardEvent[]): void {
-    // Where each summary sits: at the first entry it replaced (a raw id, or an older summary's place).
+    // Where each summary sits: before the first entry its pass took up (a raw id evicted or
+    // spilled, or an older summary's place); raw entries sit at their id.
     const placeOf = new Map<number, number>();
     const kept = new Set<number>();
     for (const e of events) {
       if (e.type === 'pass') {
         let place = Infinity;
         for (const [a] of e.evicted) place = Math.min(place, a);
+        for (const id of e.spilled) place = Math.min(place, id);
         for (const s of e.evictedSummaries) place = Math.min(place, placeOf.get(s) ?? s);
         placeOf.set(e.summaryId, Number.isFinite(place) ? place : e.summaryId);
         for (const id of e.spilled) kept.add(id);
@@ -241,7 +243,8 @@ export class ContextWindow {
       const e: Entry = { id: s.id, kind: 'summary', role: 'system', turnStart: s.turnStart, turnEnd: s.turnEnd, tokens: s.tokens, anchor: false, unit: ++this.unitCounter, pinned: false };
       entries.push({ place: placeOf.get(live[i]!) ?? s.id, e });
     });
-    entries.sort((a, b) => a.place - b.place || a.e.id - b.e.id);
+    // A summary goes before a spilled anchor at its own place.
+    entries.sort((a, b) => a.place - b.place || (a.e.kind === b.e.kind ? a.e.id - b.e.id : a.e.kind === 'summary' ? -1 : 1));
     for (const { e } of entries) {
       this.entries.push(e);
       this.tokens += e.tokens;
@@ -296,6 +299,9 @@ export class ContextWindow {
       this.addToUnit(e);
       this.tokens += e.tokens;
     });
+    // Clipping is a function of what the window holds, not of its history: undone here,
+    // done again after the passes, so a restored window clips exactly as this one.
+    this.unclip();
     if (this.tokens > this.o.budgetTokens) {
       try {
         await this.compact();
@@ -309,7 +315,8 @@ export class ContextWindow {
         throw err;
       }
     }
-    const clipped = this.tokens > this.o.budgetTokens ? this.clipToBudget() : [];
+    if (this.tokens > this.o.budgetTokens) this.clipToBudget();
+    const clipped = this.entries.flatMap((e) => (e.clip ? [{ spanId: e.id, tokens: e.clip.fullTokens, shownTokens: e.tokens }] : []));
     const overflow = clipped.length > 0 || this.tokens > this.o.budgetTokens ? { budgetTokens: this.o.budgetTokens, tokens: this.tokens, clipped } : null;
     return { ids, spanId: ids[ids.length - 1]!, overflow };
   }
@@ -424,7 +431,7 @@ export class ContextWindow {
     const spilled = new Set(receipt.spilled);
     const gone = new Set(receipt.evicted);
     for (const e of this.entries) if (spilled.has(e.id)) e.pinned = true;
-    this.removeAndInsertSummary(gone, { id: receipt.summaryId, turnStart, turnEnd, tokens });
+    this.removeAndInsertSummary(gone, spilled, { id: receipt.summaryId, turnStart, turnEnd, tokens });
     return true;
   }
 
@@ -446,23 +453,37 @@ export class ContextWindow {
     const receipt = await this.store.compact({ evict: [a.id, b.id], rewrite: [a.id, b.id], summary: { text, turnStart, turnEnd, tokens } });
     this.receipts.push(receipt);
     this.counters.resummarized++;
-    this.removeAndInsertSummary(new Set([a.id, b.id]), { id: receipt.summaryId, turnStart, turnEnd, tokens });
+    this.removeAndInsertSummary(new Set([a.id, b.id]), new Set(), { id: receipt.summaryId, turnStart, turnEnd, tokens });
   }
 
-  private removeAndInsertSummary(gone: Set<number>, s: { id: number; turnStart: number; turnEnd: number; tokens: number }): void {
-    let at = -1;
-    for (let i = this.entries.length - 1; i >= 0; i--) {
+  /**
+   * Removes what a pass evicted and puts its summary where the first entry the pass took up
+   * was (evicted, or spilled back into the window), so the window stays in turn order and
+   * `ContextWindow.open` can place it from the pass event alone.
+   */
+  private removeAndInsertSummary(gone: Set<number>, spilled: Set<number>, s: { id: number; turnStart: number; turnEnd: number; tokens: number }): void {
+    const first = this.entries.findIndex((e) => gone.has(e.id) || spilled.has(e.id));
+    const at = first < 0 ? this.entries.length : first;
+    for (let i = this.entries.length - 1; i >= at; i--) {
       const e = this.entries[i]!;
       if (gone.has(e.id)) {
         this.tokens -= e.tokens;
         this.entries.splice(i, 1);
-        at = i;
       }
     }
     const entry: Entry = { id: s.id, kind: 'summary', role: 'system', turnStart: s.turnStart, turnEnd: s.turnEnd, tokens: s.tokens, anchor: false, unit: ++this.unitCounter, pinned: false };
-    // Summaries sit where the oldest evicted entry was, so the window stays in turn order.
-    this.entries.splice(at < 0 ? 0 : at, 0, entry);
+    this.entries.splice(at, 0, entry);
     this.tokens += s.tokens;
+  }
+
+  /** Every clipped entry back to its full tokens. */
+  private unclip(): void {
+    for (const e of this.entries) {
+      if (!e.clip) continue;
+      this.tokens += e.clip.fullTokens - e.tokens;
+      e.tokens = e.clip.fullTokens;
+      delete e.clip;
+    }
   }
 
   /**

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContextWindow, SpanStore, type ContextWindowOptions, type WindowTurn } from '../../src/index.js';
 import { tmpDir } from '../helpers/data.js';
-import { pushAll, toolSessionTurns } from './helpers.js';
+import { expectOpenAIRequest, pushAll, toolSessionTurns } from './helpers.js';
 
 const open: SpanStore[] = [];
 afterEach(async () => {
@@ -22,6 +22,34 @@ const options: ContextWindowOptions = {
   maxSummaries: 2,
   summarize: async (spans) => `${spans.length} spans, turns ${spans[0]!.turnStart}-${spans.at(-1)!.turnEnd}: ran the tests, read files.`,
 };
+
+/**
+ * Makes the store's indexes return nothing while `run` pushes, so every anchor probe of those
+ * passes fails: the guard refuses the anchors, or spills them into the window.
+ */
+async function withBlindIndexes(store: SpanStore, run: () => Promise<unknown>): Promise<void> {
+  const { lexical, vector } = store;
+  const blind = <T extends object>(target: T, empty: Record<string, (...a: never[]) => unknown>): T =>
+    new Proxy(target, {
+      get(t, prop) {
+        if (typeof prop === 'string' && prop in empty) return empty[prop];
+        const value = Reflect.get(t, prop) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+      },
+    });
+  store.lexical = blind(lexical, {
+    search: () => ({ ids: new Float64Array(0), scores: new Float32Array(0) }),
+    phrase: () => new Float64Array(0),
+    phraseHas: (_l: never, _p: never, ids: Float64Array) => new Uint8Array(ids.length),
+  });
+  store.vector = blind(vector, { search: () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }) });
+  try {
+    await run();
+  } finally {
+    store.lexical = lexical;
+    store.vector = vector;
+  }
+}
 
 /** A tool-using session with a pinned turn early on. */
 function sessionTurns(steps: number): WindowTurn[] {
@@ -73,6 +101,36 @@ describe('ContextWindow.open restores the live window of a reopened store', () =
     const ids = (s: SpanStore, t: number) => s.findExact(turns[t]!.text.slice(0, 120)).find((h) => h.turnStart === turns[t]!.turn)!.spanId;
     expect(b.state.evicted.has(ids(b, cut))).toBe(b.state.evicted.has(ids(b, cut - 1)));
   });
+  for (const policy of ['refuse', 'spill'] as const) {
+    it(`anchors the guard kept in the window (${policy}) stay there, pinned, after a reopen`, async () => {
+      const dir = tmpDir();
+      const turns = sessionTurns(150);
+      const first = await openStore(dir);
+      const w1 = new ContextWindow(first, { ...options, policy });
+      await pushAll(w1, turns.slice(0, 80));
+      // After every push, the window restored from the trail is this window.
+      let compared = 0;
+      await withBlindIndexes(first, async () => {
+        for (const t of turns.slice(80, 160)) {
+          await w1.push(t);
+          expect((await ContextWindow.open(first, { ...options, policy })).snapshot(), `after turn ${t.turn}`).toEqual(w1.snapshot());
+          compared++;
+        }
+      });
+      expect(compared).toBe(80);
+      await pushAll(w1, turns.slice(160));
+      const kept = policy === 'refuse' ? w1.stats().refused : w1.stats().spilled;
+      expect(kept).toBeGreaterThan(0);
+      const before = { snapshot: w1.snapshot(), openai: w1.messages({ format: 'openai' }) };
+      // A kept anchor whose call or result left is rendered as text: the request stays valid.
+      expectOpenAIRequest(before.openai);
+      await first.close();
+      const w2 = await ContextWindow.open(await openStore(dir), { ...options, policy });
+      expect(w2.snapshot()).toEqual(before.snapshot);
+      expect(w2.snapshot().filter((e) => e.pinned && e.kind === 'raw').length).toBeGreaterThan(1);
+      expect(w2.messages({ format: 'openai' })).toEqual(before.openai);
+    });
+  }
   it('a clipped turn is clipped again when restored', async () => {
     const dir = tmpDir();
     const s1 = await openStore(dir);
