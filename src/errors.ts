@@ -29,6 +29,7 @@ export const ErrorCode = {
   SUMMARY_RANGE: 'SUMMARY_RANGE',
   UNGROUNDED_SUMMARY: 'UNGROUNDED_SUMMARY',
   MISSING_PEER_DEPENDENCY: 'MISSING_PEER_DEPENDENCY',
+  SUMMARIZER_FAILED: 'SUMMARIZER_FAILED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -21,3 +21,22 @@ export {
 } from './errors.js';
 export { ContextWindow, extractiveSummary, defaultCountTokens } from './window.js';
 export type { ContextWindowOptions, WindowTurn, Summarizer, SummarizeInput, Message, RecallResult, WindowStats } from './window.js';
+export type { PushResult, WindowOverflow, ClippedTurn, MessageFormat } from './window.js';
+export { fromOpenAI, toOpenAI, fromAnthropic, toAnthropic, fromAISDK, toAISDK } from './convert.js';
+export type {
+  ToolCall,
+  TurnStructure,
+  RenderTurn,
+  OpenAIMessage,
+  OpenAIToolCall,
+  AnthropicRequest,
+  AnthropicMessage,
+  AnthropicBlock,
+  AISDKMessage,
+  AISDKAssistantPart,
+  AISDKToolResultPart,
+  FromMessagesOptions,
+  OpenAIMessageLike,
+  AnthropicMessageLike,
+  AISDKMessageLike,
+} from './convert.js';

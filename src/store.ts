@@ -1119,7 +1119,7 @@ export class SpanStore {
     return receipt;
   }
 
-  /** Pins a fact that must come back verbatim from raw span `spanId`; audits check it. */
+  /** Pins a fact that must come back verbatim from raw span `spanId` (whose text contains it); audits check it. */
   async pin(fact: string, spanId: number): Promise<void> {
     this.assertWritable();
     if (typeof fact !== 'string' || fact.length === 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'fact must be a non-empty string');
@@ -1127,6 +1127,10 @@ export class SpanStore {
     const s = this.log.get(spanId);
     if (!s || s.kind !== RecordKind.raw)
       throw new SpanguardError(ErrorCode.UNKNOWN_SPAN, `cannot pin to span ${spanId}: no raw span has that id`, { spanId });
+    // A pin is a promise that the span states the fact: one it does not state would fail
+    // every audit from now on and degrade the store for good.
+    if (!s.text.includes(fact))
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `cannot pin to span ${spanId}: its text does not contain the fact verbatim`, { spanId });
     await this.recordEvent({ type: 'pin', fact, spanId, auto: false });
   }
 

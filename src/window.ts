@@ -7,10 +7,24 @@
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CompactionRefusedError, ErrorCode, SpanguardError } from './errors.js';
 import { anchorFact } from './audit.js';
-import { roleCodeOf } from './native.js';
+import { RecordKind, roleCodeOf } from './native.js';
 import { RECALL_K } from './search.js';
+import { toSpan } from './store.js';
+import {
+  checkStructure,
+  structureOf,
+  toAISDK,
+  toAnthropic,
+  toOpenAI,
+  type AISDKMessage,
+  type AnthropicRequest,
+  type OpenAIMessage,
+  type RenderTurn,
+  type TurnStructure,
+} from './convert.js';
 import type { CompactionReceipt } from './guard.js';
-import type { Hit, SpanStore, TurnInput } from './store.js';
+import type { GuardEvent } from './events.js';
+import type { Hit, Span, SpanStore, TurnInput } from './store.js';
 import type { VerdictState } from './verdict.js';
 
 /** A span as the summarizer sees it. */
@@ -27,10 +41,44 @@ export interface SummarizeInput {
 /** Host summarizer (an LLM call, typically). Its output is never trusted for exact values. */
 export type Summarizer = (spans: SummarizeInput[]) => Promise<string>;
 
-export interface WindowTurn extends TurnInput {
+export interface WindowTurn extends TurnInput, TurnStructure {
   /** Keep this turn with the previous one (a tool result with its call). Default: true for role `tool`. */
   attachToPrevious?: boolean;
+  /** Never evicted, never summarized. Default: true for role `system` (the system prompt). */
+  pin?: boolean;
 }
+
+/** Meta keys where the window keeps what it needs to render and restore a turn. */
+const WINDOW_META_KEYS = ['toolCalls', 'toolCallId', 'toolError', 'pinned', 'attachToPrevious'] as const;
+
+/** A turn the window must keep that did not fit: shown clipped, its full text in the store. */
+export interface ClippedTurn {
+  spanId: number;
+  /** The turn's full tokens. */
+  tokens: number;
+  /** Tokens shown in the window: its head and tail around a marker naming the span. */
+  shownTokens: number;
+}
+
+/** The window could not hold everything it must keep within its budget. */
+export interface WindowOverflow {
+  budgetTokens: number;
+  /** The window's tokens after clipping (above the budget when pinned turns alone exceed it). */
+  tokens: number;
+  /** The turns the window shows clipped. */
+  clipped: ClippedTurn[];
+}
+
+export interface PushResult {
+  /** Span ids of the turns pushed, in order. */
+  ids: number[];
+  /** The last of `ids` (for `push`, the turn's id). */
+  spanId: number;
+  /** null when the window fits its budget without clipping anything. */
+  overflow: WindowOverflow | null;
+}
+
+export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk';
 
 export interface ContextWindowOptions {
   /** Token budget of the live window. */
@@ -59,8 +107,10 @@ interface Entry {
   anchor: boolean;
   /** Entries sharing a unit are evicted together (a tool call and its result). */
   unit: number;
-  /** Pinned in the window: an anchor the guard would not let go. */
+  /** Pinned in the window: a turn the host pinned, or an anchor the guard would not let go. */
   pinned: boolean;
+  /** Shown clipped: the first `head` and last `tail` characters of its text, and a marker. */
+  clip?: { head: number; tail: number; fullTokens: number };
 }
 
 export interface Message {
@@ -133,24 +183,101 @@ export class ContextWindow {
     };
   }
 
-  /** Appends a turn to the store and the window; compacts when over budget. Returns the span id. */
-  async push(turn: WindowTurn): Promise<number> {
-    const ids = await this.pushMany([turn]);
-    return ids[0]!;
+  /**
+   * Restores the live window of a reopened store from its event trail: every raw span no
+   * accepted pass evicted, in log order, and every live summary where the first entry it
+   * replaced was; turns pinned at push, and anchors the guard refused or spilled, pinned as
+   * they were. A host resumes where it was, with the same options.
+   */
+  static async open(store: SpanStore, options: ContextWindowOptions): Promise<ContextWindow> {
+    const w = new ContextWindow(store, options);
+    w.restore(store.events().map((e) => e.event));
+    return w;
   }
 
-  /** Appends turns in one store batch, then compacts once if the window is over budget. */
-  async pushMany(turns: WindowTurn[]): Promise<number[]> {
+  private restore(events: GuardEvent[]): void {
+    // Where each summary sits: before the first entry its pass took up (a raw id evicted or
+    // spilled, or an older summary's place); raw entries sit at their id.
+    const placeOf = new Map<number, number>();
+    const kept = new Set<number>();
+    for (const e of events) {
+      if (e.type === 'pass') {
+        let place = Infinity;
+        for (const [a] of e.evicted) place = Math.min(place, a);
+        for (const id of e.spilled) place = Math.min(place, id);
+        for (const s of e.evictedSummaries) place = Math.min(place, placeOf.get(s) ?? s);
+        placeOf.set(e.summaryId, Number.isFinite(place) ? place : e.summaryId);
+        for (const id of e.spilled) kept.add(id);
+      } else if (e.type === 'refusal') for (const id of e.anchors) kept.add(id);
+    }
+    const evicted = this.store.state.evicted;
+    const entries: { place: number; e: Entry }[] = [];
+    let last: Entry | null = null;
+    const next = this.store.log.nextId();
+    for (let from = this.store.log.firstId(); from < next; from += RESTORE_CHUNK) {
+      for (const r of this.store.log.scan(from, Math.min(RESTORE_CHUNK, next - from), 1 << RecordKind.raw)) {
+        const s = toSpan(r);
+        const meta = s.meta ?? {};
+        const attach = typeof meta.attachToPrevious === 'boolean' ? meta.attachToPrevious : s.role === 'tool';
+        const unit = attach && last ? last.unit : ++this.unitCounter;
+        const e: Entry = {
+          id: s.id,
+          kind: 'raw',
+          role: s.role,
+          turnStart: s.turnStart,
+          turnEnd: s.turnEnd,
+          tokens: s.tokens,
+          anchor: s.anchor,
+          unit,
+          pinned: (typeof meta.pinned === 'boolean' ? meta.pinned : s.role === 'system') || kept.has(s.id),
+        };
+        this.addToUnit(e);
+        this.counters.pushedTokens += s.tokens;
+        last = e;
+        if (!evicted.has(s.id)) entries.push({ place: s.id, e });
+      }
+    }
+    const live = [...this.store.state.liveSummaries];
+    this.store.getMany(live).forEach((s, i) => {
+      if (!s) return;
+      const e: Entry = { id: s.id, kind: 'summary', role: 'system', turnStart: s.turnStart, turnEnd: s.turnEnd, tokens: s.tokens, anchor: false, unit: ++this.unitCounter, pinned: false };
+      entries.push({ place: placeOf.get(live[i]!) ?? s.id, e });
+    });
+    // A summary goes before a spilled anchor at its own place.
+    entries.sort((a, b) => a.place - b.place || (a.e.kind === b.e.kind ? a.e.id - b.e.id : a.e.kind === 'summary' ? -1 : 1));
+    for (const { e } of entries) {
+      this.entries.push(e);
+      this.tokens += e.tokens;
+    }
+    if (this.tokens > this.o.budgetTokens) this.clipToBudget();
+  }
+
+  /** Appends a turn to the store and the window; compacts when over budget. */
+  async push(turn: WindowTurn): Promise<PushResult> {
+    return this.pushMany([turn]);
+  }
+
+  /**
+   * Appends turns in one store batch, then compacts once if the window is over budget. A
+   * turn the window must keep (the newest unit, a pinned turn, an anchor the guard kept)
+   * that still does not fit is clipped, and the result's `overflow` says so.
+   */
+  async pushMany(turns: WindowTurn[]): Promise<PushResult> {
     if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'pushMany expects an array of turns');
     turns.forEach((t, i) => {
       if (t === null || typeof t !== 'object') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i} is not an object`);
-      if (t.attachToPrevious !== undefined && typeof t.attachToPrevious !== 'boolean')
-        throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: attachToPrevious must be a boolean`);
+      for (const k of ['attachToPrevious', 'pin'] as const)
+        if (t[k] !== undefined && typeof t[k] !== 'boolean') throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: ${k} must be a boolean`);
+      checkStructure(t as unknown as Record<string, unknown>, `turn at index ${i}`);
+      if (t.meta !== null && typeof t.meta === 'object')
+        for (const k of WINDOW_META_KEYS)
+          if (Object.hasOwn(t.meta, k))
+            throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `turn at index ${i}: meta.${k} is where the window keeps the turn's ${k}; pass it as the turn's field`);
     });
     // Tokens are counted only for a text that is a string: the store's own checks
     // (appendMany) refuse every other malformed turn with its typed error, before a write.
-    const withTokens = turns.map((t) => (t.tokens === undefined && typeof t.text === 'string' ? { ...t, tokens: this.o.countTokens(t.text) } : t));
-    const ids = await this.store.appendMany(withTokens.map(({ attachToPrevious: _a, ...t }) => t));
+    const withTokens = turns.map((t) => (t.tokens === undefined && typeof t.text === 'string' ? { ...t, tokens: this.o.countTokens(renderedText(t)) } : t));
+    const ids = await this.store.appendMany(withTokens.map(toStoreTurn));
     for (const t of withTokens) this.counters.pushedTokens += t.tokens!;
     const spans = this.store.getMany(ids);
     withTokens.forEach((t, i) => {
@@ -166,17 +293,39 @@ export class ContextWindow {
         tokens: t.tokens!,
         anchor: spans[i]?.anchor ?? false,
         unit,
-        pinned: false,
+        pinned: t.pin ?? t.role === 'system',
       };
       this.entries.push(e);
-      const members = this.units.get(unit);
-      if (members) members.push(e.id);
-      else this.units.set(unit, [e.id]);
-      this.unitBySpan.set(e.id, unit);
+      this.addToUnit(e);
       this.tokens += e.tokens;
     });
-    if (this.tokens > this.o.budgetTokens) await this.compact();
-    return ids;
+    // Clipping is a function of what the window holds, not of its history: undone here,
+    // done again after the passes, so a restored window clips exactly as this one.
+    this.unclip();
+    if (this.tokens > this.o.budgetTokens) {
+      try {
+        await this.compact();
+      } catch (err) {
+        if (err instanceof SpanguardError && err.code === ErrorCode.SUMMARIZER_FAILED)
+          throw new SpanguardError(
+            ErrorCode.SUMMARIZER_FAILED,
+            `${err.message}; the turns are stored (span ids ${ids.join(', ')}) and in the window, so do not push them again: the next push runs the pass again`,
+            { ...err.details, ids },
+          );
+        throw err;
+      }
+    }
+    if (this.tokens > this.o.budgetTokens) this.clipToBudget();
+    const clipped = this.entries.flatMap((e) => (e.clip ? [{ spanId: e.id, tokens: e.clip.fullTokens, shownTokens: e.tokens }] : []));
+    const overflow = clipped.length > 0 || this.tokens > this.o.budgetTokens ? { budgetTokens: this.o.budgetTokens, tokens: this.tokens, clipped } : null;
+    return { ids, spanId: ids[ids.length - 1]!, overflow };
+  }
+
+  private addToUnit(e: Entry): void {
+    const members = this.units.get(e.unit);
+    if (members) members.push(e.id);
+    else this.units.set(e.unit, [e.id]);
+    this.unitBySpan.set(e.id, e.unit);
   }
 
   /** Runs passes until the window is under the low-water mark (or nothing more may go). */
@@ -198,7 +347,8 @@ export class ContextWindow {
   /**
    * Oldest whole units first, enough to get under `target`. The recent tail is kept while
    * that suffices; when it does not (a huge tool output), the tail gives way too — the
-   * budget is the invariant — but the newest unit always stays.
+   * budget is the invariant — but the newest unit always stays, and so does every unit
+   * holding a pinned turn (a call never leaves without its results, nor they without it).
    */
   private plan(target: number): Entry[] {
     const lastTurn = this.entries[this.entries.length - 1]?.turnEnd ?? 0;
@@ -213,8 +363,8 @@ export class ContextWindow {
       while (j < this.entries.length && this.entries[j]!.unit === e.unit) unit.push(this.entries[j++]!);
       i = j;
       // Take the whole unit or none of it: a tool call never leaves without its result.
-      if (e.kind !== 'raw' || e.unit === lastUnit) continue;
-      units.push(unit.filter((u) => !u.pinned));
+      if (e.kind !== 'raw' || e.unit === lastUnit || unit.some((u) => u.pinned)) continue;
+      units.push(unit);
     }
     const chosen: Entry[] = [];
     let freed = 0;
@@ -222,13 +372,29 @@ export class ContextWindow {
       for (const unit of units) {
         if (freed >= need * 1.1) break;
         const inTail = unit.some((u) => u.turnEnd >= tailFrom);
-        if ((pass === 'outside-tail') === inTail || unit.length === 0 || chosen.includes(unit[0]!)) continue;
+        if ((pass === 'outside-tail') === inTail || chosen.includes(unit[0]!)) continue;
         chosen.push(...unit);
         freed += unit.reduce((s, u) => s + u.tokens, 0);
       }
       if (freed >= need) break;
     }
     return chosen.sort((a, b) => a.id - b.id);
+  }
+
+  /** The host's summary of `input`: a string, or SUMMARIZER_FAILED naming the summarizer (nothing applied). */
+  private async summarize(input: SummarizeInput[]): Promise<{ text: string; tokens: number }> {
+    const name = this.o.summarize.name || 'anonymous';
+    const ids = input.map((s) => s.spanId);
+    let text: unknown;
+    try {
+      text = await this.o.summarize(input);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new SpanguardError(ErrorCode.SUMMARIZER_FAILED, `summarizer ${name} threw: ${why}`, { summarizer: name, spanIds: ids, cause: err });
+    }
+    if (typeof text !== 'string')
+      throw new SpanguardError(ErrorCode.SUMMARIZER_FAILED, `summarizer ${name} returned ${text === null ? 'null' : typeof text}, not a string`, { summarizer: name, spanIds: ids });
+    return { text, tokens: this.o.countTokens(text) };
   }
 
   private async runPass(evict: Entry[]): Promise<boolean> {
@@ -244,8 +410,7 @@ export class ContextWindow {
     }));
     const turnStart = Math.min(...evict.map((e) => e.turnStart));
     const turnEnd = Math.max(...evict.map((e) => e.turnEnd));
-    const text = await this.o.summarize(input);
-    const tokens = this.o.countTokens(text);
+    const { text, tokens } = await this.summarize(input);
     let receipt: CompactionReceipt;
     try {
       receipt = await this.store.compact({
@@ -255,7 +420,7 @@ export class ContextWindow {
       });
     } catch (err) {
       if (!(err instanceof CompactionRefusedError)) throw err;
-      // Refused anchors stay verbatim in the window; the next plan goes around them.
+      // Refused anchors stay verbatim in the window; the next plan goes around their units.
       this.counters.refused += err.spanIds.length;
       const refused = new Set(err.spanIds);
       for (const e of this.entries) if (refused.has(e.id)) e.pinned = true;
@@ -266,7 +431,7 @@ export class ContextWindow {
     const spilled = new Set(receipt.spilled);
     const gone = new Set(receipt.evicted);
     for (const e of this.entries) if (spilled.has(e.id)) e.pinned = true;
-    this.removeAndInsertSummary(gone, { id: receipt.summaryId, turnStart, turnEnd, tokens });
+    this.removeAndInsertSummary(gone, spilled, { id: receipt.summaryId, turnStart, turnEnd, tokens });
     return true;
   }
 
@@ -282,48 +447,116 @@ export class ContextWindow {
       text: spans[i]?.text ?? '',
       anchor: false,
     }));
-    const text = await this.o.summarize(input);
-    const tokens = this.o.countTokens(text);
+    const { text, tokens } = await this.summarize(input);
     const turnStart = Math.min(a.turnStart, b.turnStart);
     const turnEnd = Math.max(a.turnEnd, b.turnEnd);
     const receipt = await this.store.compact({ evict: [a.id, b.id], rewrite: [a.id, b.id], summary: { text, turnStart, turnEnd, tokens } });
     this.receipts.push(receipt);
     this.counters.resummarized++;
-    this.removeAndInsertSummary(new Set([a.id, b.id]), { id: receipt.summaryId, turnStart, turnEnd, tokens });
+    this.removeAndInsertSummary(new Set([a.id, b.id]), new Set(), { id: receipt.summaryId, turnStart, turnEnd, tokens });
   }
 
-  private removeAndInsertSummary(gone: Set<number>, s: { id: number; turnStart: number; turnEnd: number; tokens: number }): void {
-    let at = -1;
-    for (let i = this.entries.length - 1; i >= 0; i--) {
+  /**
+   * Removes what a pass evicted and puts its summary where the first entry the pass took up
+   * was (evicted, or spilled back into the window), so the window stays in turn order and
+   * `ContextWindow.open` can place it from the pass event alone.
+   */
+  private removeAndInsertSummary(gone: Set<number>, spilled: Set<number>, s: { id: number; turnStart: number; turnEnd: number; tokens: number }): void {
+    const first = this.entries.findIndex((e) => gone.has(e.id) || spilled.has(e.id));
+    const at = first < 0 ? this.entries.length : first;
+    for (let i = this.entries.length - 1; i >= at; i--) {
       const e = this.entries[i]!;
       if (gone.has(e.id)) {
         this.tokens -= e.tokens;
         this.entries.splice(i, 1);
-        at = i;
       }
     }
     const entry: Entry = { id: s.id, kind: 'summary', role: 'system', turnStart: s.turnStart, turnEnd: s.turnEnd, tokens: s.tokens, anchor: false, unit: ++this.unitCounter, pinned: false };
-    // Summaries sit where the oldest evicted entry was, so the window stays in turn order.
-    this.entries.splice(at < 0 ? 0 : at, 0, entry);
+    this.entries.splice(at, 0, entry);
     this.tokens += s.tokens;
   }
 
-  /** What the model should see, oldest first; summaries are marked and cite their turn ranges. */
-  messages(): Message[] {
-    const spans = this.store.getMany(this.entries.map((e) => e.id));
-    return this.entries.map((e, i) => {
-      const text = spans[i]?.text ?? '';
-      if (e.kind === 'summary')
-        return {
-          role: 'system',
-          content: `[summary of turns ${e.turnStart}–${e.turnEnd}; not authoritative for exact values — use recall] ${text}`,
-          summary: { spanId: e.id, turnStart: e.turnStart, turnEnd: e.turnEnd },
-          spanId: e.id,
-        };
-      return { role: e.role, content: text, spanId: e.id };
-    });
+  /** Every clipped entry back to its full tokens. */
+  private unclip(): void {
+    for (const e of this.entries) {
+      if (!e.clip) continue;
+      this.tokens += e.clip.fullTokens - e.tokens;
+      e.tokens = e.clip.fullTokens;
+      delete e.clip;
+    }
   }
 
+  /**
+   * Turns the window must keep (the newest unit, pinned turns, anchors the guard kept) are
+   * clipped, largest first, until the window fits its budget: each shows the head and tail
+   * of its text around a marker naming its span id; the store keeps the whole text.
+   */
+  private clipToBudget(): ClippedTurn[] {
+    const lastUnit = this.entries[this.entries.length - 1]?.unit;
+    const candidates = this.entries.filter((e) => e.kind === 'raw' && e.clip === undefined && (e.unit === lastUnit || e.pinned)).sort((a, b) => b.tokens - a.tokens || a.id - b.id);
+    const out: ClippedTurn[] = [];
+    for (const e of candidates) {
+      const over = this.tokens - this.o.budgetTokens;
+      if (over <= 0) break;
+      const span = this.store.get(e.id);
+      if (!span) continue;
+      const full = e.tokens;
+      // Tool calls are shown whole: only the text is clipped.
+      const calls = structureOf(span.meta, span.role).toolCalls;
+      const fixed = calls ? this.o.countTokens(renderedText({ text: '', toolCalls: calls })) : 0;
+      const clip = clipText(span.text, span.id, full, Math.max(0, full - over - fixed), this.o.countTokens);
+      const shown = clip.tokens + fixed;
+      if (shown >= full) continue;
+      e.clip = { head: clip.head, tail: clip.tail, fullTokens: full };
+      e.tokens = shown;
+      this.tokens -= full - shown;
+      out.push({ spanId: e.id, tokens: full, shownTokens: shown });
+    }
+    return out;
+  }
+
+  /**
+   * What the model should see, oldest first. With no format: `{ role, content, spanId,
+   * summary? }[]`, summaries as `system` messages citing their turn ranges. With a format,
+   * the provider's request messages (src/convert.ts): one system message holding the system
+   * turns and then the live summaries, tool calls and results paired by their ids, nothing
+   * else — `'openai'` → Chat Completions messages, `'anthropic'` → `{ system?, messages }`,
+   * `'ai-sdk'` → `ModelMessage[]`.
+   */
+  messages(): Message[];
+  messages(options: { format: 'openai' }): OpenAIMessage[];
+  messages(options: { format: 'anthropic' }): AnthropicRequest;
+  messages(options: { format: 'ai-sdk' }): AISDKMessage[];
+  messages(options?: { format?: MessageFormat }): Message[] | OpenAIMessage[] | AnthropicRequest | AISDKMessage[];
+  messages(options?: { format?: MessageFormat }): Message[] | OpenAIMessage[] | AnthropicRequest | AISDKMessage[] {
+    if (options !== undefined && (options === null || typeof options !== 'object'))
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'messages options must be an object');
+    const format = options?.format;
+    if (format !== undefined && format !== 'openai' && format !== 'anthropic' && format !== 'ai-sdk')
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `format must be 'openai', 'anthropic' or 'ai-sdk', got ${String(format)}`);
+    const spans = this.store.getMany(this.entries.map((e) => e.id));
+    if (format === undefined)
+      return this.entries.map((e, i) => {
+        const text = this.shownText(e, spans[i]);
+        if (e.kind === 'summary') return { role: 'system', content: summaryContent(e, text), summary: { spanId: e.id, turnStart: e.turnStart, turnEnd: e.turnEnd }, spanId: e.id };
+        return { role: e.role, content: text, spanId: e.id };
+      });
+    const turns: RenderTurn[] = this.entries.map((e, i) => {
+      const s = spans[i];
+      const text = this.shownText(e, s);
+      if (e.kind === 'summary') return { role: 'system', text: summaryContent(e, text) };
+      return { role: e.role, text, ...(s?.speaker !== undefined ? { speaker: s.speaker } : {}), ...structureOf(s?.meta ?? null, e.role) };
+    });
+    if (format === 'openai') return toOpenAI(turns);
+    if (format === 'anthropic') return toAnthropic(turns);
+    return toAISDK(turns);
+  }
+
+  private shownText(e: Entry, span: Span | undefined): string {
+    const text = span?.text ?? '';
+    if (!e.clip) return text;
+    return text.slice(0, e.clip.head) + clipMarker(e.id, e.clip.fullTokens) + text.slice(text.length - e.clip.tail);
+  }
   /**
    * The agent's tool for evicted history: verbatim raw spans with provenance (a tool call
    * comes with its result), "not in transcript", or hits flagged as untrustworthy when the
@@ -368,10 +601,89 @@ export class ContextWindow {
     };
   }
 
-  /** Entries currently in the window (ids, kinds, turn ranges, tokens). */
-  snapshot(): { id: number; kind: 'raw' | 'summary'; turnStart: number; turnEnd: number; tokens: number; pinned: boolean }[] {
-    return this.entries.map(({ id, kind, turnStart, turnEnd, tokens, pinned }) => ({ id, kind, turnStart, turnEnd, tokens, pinned }));
+  /** Entries currently in the window (ids, kinds, turn ranges, tokens shown; `clippedFrom`: a clipped turn's full tokens). */
+  snapshot(): { id: number; kind: 'raw' | 'summary'; turnStart: number; turnEnd: number; tokens: number; pinned: boolean; clippedFrom?: number }[] {
+    return this.entries.map(({ id, kind, turnStart, turnEnd, tokens, pinned, clip }) => ({
+      id,
+      kind,
+      turnStart,
+      turnEnd,
+      tokens,
+      pinned,
+      ...(clip ? { clippedFrom: clip.fullTokens } : {}),
+    }));
   }
+}
+
+const RESTORE_CHUNK = 4096;
+
+const summaryContent = (e: { turnStart: number; turnEnd: number }, text: string): string =>
+  `[summary of turns ${e.turnStart}–${e.turnEnd}; not authoritative for exact values — use recall] ${text}`;
+
+/** What a turn costs in the window: its text and the tool calls it made. */
+function renderedText(t: { text: string; toolCalls?: { name: string; arguments: string }[] }): string {
+  return [t.text, ...(t.toolCalls ?? []).map((c) => `${c.name} ${c.arguments}`)].join('\n');
+}
+
+/** A window turn as the store takes it: the window's fields go into meta (restored by `ContextWindow.open`). */
+function toStoreTurn(t: WindowTurn): TurnInput {
+  const { attachToPrevious, pin, toolCalls, toolCallId, toolError, ...rest } = t;
+  const extra: Record<string, unknown> = {};
+  if (toolCalls !== undefined) extra.toolCalls = toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+  if (toolCallId !== undefined) extra.toolCallId = toolCallId;
+  if (toolError !== undefined) extra.toolError = toolError;
+  // Only what differs from the role's default, so a restored window reads the same choice.
+  if (pin !== undefined && pin !== (t.role === 'system')) extra.pinned = pin;
+  if (attachToPrevious !== undefined && attachToPrevious !== (t.role === 'tool')) extra.attachToPrevious = attachToPrevious;
+  if (Object.keys(extra).length === 0) return rest;
+  if (rest.meta === undefined) return { ...rest, meta: extra };
+  try {
+    // A meta that is not a plain object is left for the store to refuse with its typed error.
+    if (rest.meta !== null && typeof rest.meta === 'object' && !Array.isArray(rest.meta)) return { ...rest, meta: { ...rest.meta, ...extra } };
+  } catch {
+    /* a getter that throws: the store's check names it */
+  }
+  return rest;
+}
+
+/** Where a clipped turn's middle was: the span that holds it whole. */
+const clipMarker = (spanId: number, fullTokens: number): string =>
+  `\n[… clipped to fit the window: this turn has ${fullTokens} tokens; span ${spanId} in the store holds its full text …]\n`;
+
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+
+/** The longest prefix (or suffix) of `text` of at most `max` tokens, in characters, never splitting a surrogate pair. */
+function longest(text: string, max: number, count: (t: string) => number, fromEnd: boolean): number {
+  if (max <= 0 || text.length === 0) return 0;
+  const part = (n: number): string => (fromEnd ? text.slice(text.length - n) : text.slice(0, n));
+  let lo = 0;
+  let hi = Math.min(text.length, max * 4);
+  while (hi < text.length && count(part(hi)) <= max) {
+    lo = hi;
+    hi = Math.min(text.length, hi * 2);
+  }
+  if (count(part(hi)) <= max) return hi;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >>> 1;
+    if (count(part(mid)) <= max) lo = mid;
+    else hi = mid;
+  }
+  if (fromEnd) return lo > 0 && lo < text.length && isHigh(text.charCodeAt(text.length - lo - 1)) ? lo - 1 : lo;
+  return lo > 0 && isHigh(text.charCodeAt(lo - 1)) ? lo - 1 : lo;
+}
+
+/** Head and tail of `text` around the marker, within `allowed` tokens when the marker alone fits. */
+function clipText(text: string, spanId: number, fullTokens: number, allowed: number, count: (t: string) => number): { head: number; tail: number; tokens: number } {
+  const marker = clipMarker(spanId, fullTokens);
+  let room = allowed - count(marker);
+  for (let attempt = 0; attempt < 8 && room > 0; attempt++) {
+    const head = longest(text, Math.ceil(room / 2), count, false);
+    const tail = longest(text.slice(head), Math.floor(room / 2), count, true);
+    const tokens = count(text.slice(0, head) + marker + text.slice(text.length - tail));
+    if (tokens <= allowed) return { head, tail, tokens };
+    room -= tokens - allowed;
+  }
+  return { head: 0, tail: 0, tokens: count(marker) };
 }
 
 /**

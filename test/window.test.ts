@@ -27,7 +27,7 @@ async function setup(budgetTokens = 3000, n = 400) {
   const idOfTurn = new Map<number, number>();
   let overBudget = 0; // the most the window held beyond its budget, not counting the newest unit
   for (const t of turns) {
-    idOfTurn.set(t.turn, await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' }));
+    idOfTurn.set(t.turn, (await window.push({ turn: t.turn, role: t.role, text: t.text, attachToPrevious: t.kind === 'observation' })).spanId);
     const snap = window.snapshot();
     const newest = snap.filter((e) => e.kind === 'raw' && e.turnEnd >= t.turn - (t.kind === 'observation' ? 1 : 0));
     overBudget = Math.max(overBudget, window.stats().tokens - newest.reduce((s, e) => s + e.tokens, 0) - budgetTokens);
@@ -79,7 +79,8 @@ describe('the summarizer is pluggable and summaries cite their turn ranges', () 
 describe('recall reaches evicted history verbatim, or says "not in transcript"', () => {
   it('returns the evicted raw span verbatim with provenance', async () => {
     const { window, turns, store, idOfTurn } = shared;
-    const target = turns.find((t) => t.turn < 100 && /Ran \d+ tests? in/.test(t.text)) ?? turns.find((t) => t.turn < 100 && t.text.length > 200)!;
+    // The system prompt is pinned in the window (never evicted): the target is another turn.
+    const target = turns.find((t) => t.turn < 100 && /Ran \d+ tests? in/.test(t.text)) ?? turns.find((t) => t.turn < 100 && t.role !== 'system' && t.text.length > 200)!;
     const line = target.text.split('\n').find((l) => l.trim().length > 30)!.trim();
     expect(store.state.evicted.has(idOfTurn.get(target.turn)!)).toBe(true);
     const r = await window.recall(line);
