@@ -11,9 +11,9 @@
  * What becomes a turn:
  * - a `user` or `assistant` line: its text blocks and its tool calls (`name {input JSON}`,
  *   one a line, newlines and tabs in the JSON's strings written as such: see readableJson),
- *   role `user` / `assistant`; the tool calls' ids and names in `meta.toolCalls`;
+ *   role `user` / `assistant`; its tool calls as the turn's `toolCalls` (id, name, arguments: the input's JSON), kept in `meta.toolCalls`;
  * - each `tool_result` block: a turn of its own, role `tool`, kept with the call before it,
- *   its id in `meta.toolCallId` (`meta.isError` when the tool failed). A user line holds its
+ *   its call's id as the turn's `toolCallId`, kept in `meta.toolCallId` (`toolError` and `meta.isError` when the tool failed). A user line holds its
  *   results before any text, so they follow the call they answer.
  * Every turn carries `meta.session` (the `sessionId`) and `meta.uuid` (the line's), and its
  * `timestamp` from the line; a sub-agent's line (`isSidechain`) has `meta.sidechain: true`.
@@ -67,7 +67,7 @@ export class ClaudeCodeReader implements TurnReader {
 
     const content = message.content;
     const texts: string[] = [];
-    const calls: { id: string; name: string }[] = [];
+    const calls: { id: string; name: string; arguments: string }[] = [];
     const results: WindowTurn[] = [];
     if (typeof content === 'string') texts.push(content);
     else if (Array.isArray(content)) {
@@ -80,7 +80,7 @@ export class ClaudeCodeReader implements TurnReader {
         } else if (b.type === 'tool_use') {
           if (typeof b.id !== 'string' || b.id.length === 0) throw badLine(line, `"${field}.id" must be a non-empty string`);
           if (typeof b.name !== 'string' || b.name.length === 0) throw badLine(line, `"${field}.name" must be a non-empty string`);
-          calls.push({ id: b.id, name: b.name });
+          calls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });
           texts.push(`${b.name} ${readableJson(JSON.stringify(b.input ?? {}))}`);
         } else if (b.type === 'tool_result') {
           if (typeof b.tool_use_id !== 'string' || b.tool_use_id.length === 0) throw badLine(line, `"${field}.tool_use_id" must be a non-empty string`);
@@ -90,7 +90,9 @@ export class ClaudeCodeReader implements TurnReader {
             text: resultText(b.content, line, `${field}.content`),
             attachToPrevious: true,
             ...at,
-            meta: { ...base, toolCallId: b.tool_use_id, ...(b.is_error === true ? { isError: true } : {}) },
+            toolCallId: b.tool_use_id,
+            ...(b.is_error === true ? { toolError: true } : {}),
+            meta: { ...base, ...(b.is_error === true ? { isError: true } : {}) },
           });
         }
         // thinking, redacted_thinking, image, document, …: no conversation text.
@@ -100,7 +102,7 @@ export class ClaudeCodeReader implements TurnReader {
     const out = results;
     const text = texts.join('\n');
     if (text.trim().length > 0 || calls.length > 0)
-      out.push({ turn: 0, role, text, attachToPrevious: false, ...at, meta: { ...base, ...(calls.length > 0 ? { toolCalls: calls } : {}) } });
+      out.push({ turn: 0, role, text, attachToPrevious: false, ...at, ...(calls.length > 0 ? { toolCalls: calls } : {}), meta: { ...base } });
     for (const t of out) {
       t.turn = ++this.turn;
       checkTurn(t, line);

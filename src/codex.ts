@@ -15,9 +15,9 @@
  *   `developer` for the instructions Codex sends);
  * - a tool call (`function_call`, `custom_tool_call`, `local_shell_call`): role
  *   `assistant`, text `name arguments` (the arguments' JSON with newlines and tabs in its
- *   strings written as such: see readableJson), `meta.toolCalls`
- *   [{id: call_id, name}]; a `web_search_call`: role `assistant`, `web_search {action}`;
- * - a tool output: role `tool`, kept with the call before it, `meta.toolCallId` its call_id;
+ *   strings written as such: see readableJson), the turn's `toolCalls` [{id: call_id, name,
+ *   arguments}] (kept in `meta.toolCalls`); a `web_search_call`: role `assistant`, `web_search {action}`;
+ * - a tool output: role `tool`, kept with the call before it, its `toolCallId` (kept in `meta.toolCallId`) the call_id;
  *   a command's result in Codex's legacy JSON form is its output text, `meta.exitCode` its
  *   exit code.
  * Every turn carries `meta.session` (the `session_meta` id, once seen) and the line's
@@ -93,13 +93,14 @@ export class CodexReader implements TurnReader {
     const timestamp = isoTimestamp(obj.timestamp, 'timestamp', line);
     const base = this.session === undefined ? {} : { session: this.session };
     const at = timestamp === undefined ? {} : { timestamp };
-    const call = (name: string, id: string | undefined, text: string): WindowTurn => ({
+    const call = (name: string, id: string | undefined, text: string, args: string): WindowTurn => ({
       turn: 0,
       role: 'assistant',
       text,
       attachToPrevious: false,
       ...at,
-      meta: { ...base, ...(id !== undefined ? { toolCalls: [{ id, name }] } : {}) },
+      ...(id !== undefined ? { toolCalls: [{ id, name, arguments: args }] } : {}),
+      ...(Object.keys(base).length > 0 ? { meta: { ...base } } : {}),
     });
     let turn: WindowTurn | undefined;
     switch (p.type) {
@@ -122,25 +123,25 @@ export class CodexReader implements TurnReader {
         const name = str(p.name, 'payload.name', line);
         const id = str(p.call_id, 'payload.call_id', line);
         if (typeof p.arguments !== 'string') throw badLine(line, '"payload.arguments" must be a string');
-        turn = call(name, id, `${name} ${readableJson(p.arguments)}`);
+        turn = call(name, id, `${name} ${readableJson(p.arguments)}`, p.arguments);
         break;
       }
       case 'custom_tool_call': {
         const name = str(p.name, 'payload.name', line);
         const id = str(p.call_id, 'payload.call_id', line);
         if (typeof p.input !== 'string') throw badLine(line, '"payload.input" must be a string');
-        turn = call(name, id, `${name} ${p.input}`);
+        turn = call(name, id, `${name} ${p.input}`, JSON.stringify({ input: p.input }));
         break;
       }
       case 'local_shell_call': {
         if (!isObject(p.action)) throw badLine(line, '"payload.action" must be an object');
         const id = p.call_id === undefined || p.call_id === null ? undefined : str(p.call_id, 'payload.call_id', line);
-        turn = call('local_shell', id, `local_shell ${readableJson(JSON.stringify(p.action))}`);
+        turn = call('local_shell', id, `local_shell ${readableJson(JSON.stringify(p.action))}`, JSON.stringify(p.action));
         break;
       }
       case 'web_search_call': {
         if (!isObject(p.action)) throw badLine(line, '"payload.action" must be an object');
-        turn = call('web_search', undefined, `web_search ${readableJson(JSON.stringify(p.action))}`);
+        turn = call('web_search', undefined, `web_search ${readableJson(JSON.stringify(p.action))}`, JSON.stringify(p.action));
         break;
       }
       case 'function_call_output':
@@ -153,7 +154,8 @@ export class CodexReader implements TurnReader {
           text: out.text,
           attachToPrevious: true,
           ...at,
-          meta: { ...base, toolCallId: id, ...(out.exitCode !== undefined ? { exitCode: out.exitCode } : {}) },
+          toolCallId: id,
+          meta: { ...base, ...(out.exitCode !== undefined ? { exitCode: out.exitCode } : {}) },
         };
         break;
       }

@@ -59,7 +59,7 @@ export class LiveTranscript {
       ...(t.attachToPrevious !== undefined ? { attachToPrevious: t.attachToPrevious } : {}),
       ...(t.speaker !== undefined ? { speaker: t.speaker } : {}),
     }));
-    const ids = await this.window.pushMany(batch);
+    const { ids } = await this.window.pushMany(batch);
     this.turn = first + turns.length;
     return ids;
   }

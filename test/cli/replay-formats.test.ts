@@ -56,7 +56,7 @@ describe('replay reads a Claude Code session and a Codex rollout, told apart by 
       expect(result.role).toBe('tool');
       expect(result.meta).toMatchObject({ toolCallId: 'toolu_01A2', isError: true });
       const call = store.get(result.id - 1)!;
-      expect(call.meta!.toolCalls).toEqual([{ id: 'toolu_01A2', name: 'Bash' }]);
+      expect((call.meta!.toolCalls as { id: string; name: string }[]).map(({ id, name }) => ({ id, name }))).toEqual([{ id: 'toolu_01A2', name: 'Bash' }]);
     } finally {
       await store.close();
     }

@@ -11,7 +11,7 @@ export async function plantedStore(): Promise<{ dir: string; plantedId: number; 
   const dir = tmpDir();
   const store = await SpanStore.open(dir, { durability: 'none' });
   const window = new ContextWindow(store, { budgetTokens: 2_000 });
-  const plantedId = await window.push({ turn: 1, role: 'user', text: PLANTED });
+  const { spanId: plantedId } = await window.push({ turn: 1, role: 'user', text: PLANTED });
   const filler = realTurns(600).slice(1);
   for (let i = 0; i < filler.length; i += 50) await window.pushMany(filler.slice(i, i + 50).map((t) => ({ turn: t.turn, role: t.role, text: t.text })));
   if (window.snapshot().some((e) => e.id === plantedId)) throw new Error('the planted fact is still in the window');

@@ -60,29 +60,29 @@ describe('user and assistant lines become turns numbered from 1, with the timest
   });
 });
 
-describe('tool calls keep their ids: meta.toolCalls on the assistant turn, meta.toolCallId on each result', () => {
-  it('a tool_use is written as its name and input, its id and name in meta.toolCalls', () => {
+describe('tool calls keep their ids: toolCalls on the assistant turn, toolCallId on each result', () => {
+  it('a tool_use is written as its name and input, its id and name in toolCalls', () => {
     const call = turns.find((t) => t.text.startsWith('Read '))!;
     expect(call.role).toBe('assistant');
     expect(call.text).toBe('Read {"file_path":"/home/dev/ratelimiter/src/limiter.py"}');
-    expect(call.meta!.toolCalls).toEqual([{ id: 'toolu_01A1', name: 'Read' }]);
+    expect(call.toolCalls?.map(({ id, name }) => ({ id, name }))).toEqual([{ id: 'toolu_01A1', name: 'Read' }]);
   });
   it('text and tool calls of one line are one turn; parallel calls are listed in order', () => {
-    const both = turns.find((t) => (t.meta?.toolCalls as unknown[] | undefined)?.length === 2)!;
+    const both = turns.find((t) => t.toolCalls?.length === 2)!;
     expect(both.text).toBe('Bash {"command":"pytest tests/test_limiter.py -q"}\nBash {"command":"git diff --stat"}');
     const mixed = turns.find((t) => t.text.startsWith('The default rate is 55'))!;
     expect(mixed.text).toMatch(/allows\. Let me run the tests before changing it\.\nBash \{"command":"pytest/);
   });
-  it('each tool_result is a tool turn kept with its call, its id in meta.toolCallId', () => {
+  it('each tool_result is a tool turn kept with its call, its id in toolCallId', () => {
     const results = turns.filter((t) => t.role === 'tool');
-    expect(results.map((t) => t.meta!.toolCallId)).toEqual(['toolu_01A1', 'toolu_01A2', 'toolu_01A3', 'toolu_01A4', 'toolu_01A5', 'toolu_01A6', 'toolu_01A7']);
+    expect(results.map((t) => t.toolCallId)).toEqual(['toolu_01A1', 'toolu_01A2', 'toolu_01A3', 'toolu_01A4', 'toolu_01A5', 'toolu_01A6', 'toolu_01A7']);
     expect(results.every((t) => t.attachToPrevious === true)).toBe(true);
     expect(turns.filter((t) => t.role !== 'tool').every((t) => t.attachToPrevious === false)).toBe(true);
   });
   it('a result that is an array of blocks is the text of its text blocks; a failed tool is meta.isError', () => {
-    expect(turns.find((t) => t.meta?.toolCallId === 'toolu_01A3')!.text).toBe('The file /home/dev/ratelimiter/src/limiter.py has been updated.');
-    expect(turns.find((t) => t.meta?.toolCallId === 'toolu_01A2')!.meta!.isError).toBe(true);
-    expect(turns.find((t) => t.meta?.toolCallId === 'toolu_01A1')!.meta!.isError).toBeUndefined();
+    expect(turns.find((t) => t.toolCallId === 'toolu_01A3')!.text).toBe('The file /home/dev/ratelimiter/src/limiter.py has been updated.');
+    expect(turns.find((t) => t.toolCallId === 'toolu_01A2')!.meta!.isError).toBe(true);
+    expect(turns.find((t) => t.toolCallId === 'toolu_01A1')!.meta!.isError).toBeUndefined();
   });
   it('results come before the text of the same user line, so they follow the call they answer', () => {
     const out = read(

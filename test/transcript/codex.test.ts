@@ -29,7 +29,7 @@ describe('messages become turns under their own role, with the line timestamp an
     expect(turns.map((t) => t.turn)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
   });
   it('user, assistant and developer messages keep their role; text items are joined by newlines', () => {
-    expect(turns.filter((t) => !t.meta?.toolCalls && t.role !== 'tool').map((t) => t.role)).toEqual([
+    expect(turns.filter((t) => !t.toolCalls && t.role !== 'tool').map((t) => t.role)).toEqual([
       'developer',
       'user',
       'user',
@@ -51,33 +51,33 @@ describe('messages become turns under their own role, with the line timestamp an
   });
 });
 
-describe('tool calls keep their ids: meta.toolCalls on the call, meta.toolCallId on its output', () => {
-  it('a function_call is written as its name and arguments, its call_id in meta.toolCalls', () => {
+describe('tool calls keep their ids: toolCalls on the call, toolCallId on its output', () => {
+  it('a function_call is written as its name and arguments, its call_id in toolCalls', () => {
     const call = turns.find((t) => t.text.includes('cat config/cache.toml'))!;
     expect(call.role).toBe('assistant');
     expect(call.text).toBe('shell {"command":["bash","-lc","cat config/cache.toml"],"workdir":"/home/dev/cachesvc","timeout_ms":120000}');
-    expect(call.meta!.toolCalls).toEqual([{ id: 'call_Q1', name: 'shell' }]);
+    expect(call.toolCalls?.map(({ id, name }) => ({ id, name }))).toEqual([{ id: 'call_Q1', name: 'shell' }]);
   });
   it('custom tool calls (apply_patch) and local shell calls are calls too', () => {
     const patch = turns.find((t) => t.text.startsWith('apply_patch '))!;
     expect(patch.text).toContain('+ttl_seconds = 300\n');
-    expect(patch.meta!.toolCalls).toEqual([{ id: 'call_Q2', name: 'apply_patch' }]);
+    expect(patch.toolCalls?.map(({ id, name }) => ({ id, name }))).toEqual([{ id: 'call_Q2', name: 'apply_patch' }]);
     const shell = turns.find((t) => t.text.startsWith('local_shell '))!;
-    expect(shell.meta!.toolCalls).toEqual([{ id: 'call_Q4', name: 'local_shell' }]);
+    expect(shell.toolCalls?.map(({ id, name }) => ({ id, name }))).toEqual([{ id: 'call_Q4', name: 'local_shell' }]);
     expect(turns.find((t) => t.text.startsWith('web_search '))!.text).toContain('redis default key expiry seconds');
   });
-  it('each output is a tool turn kept with its call, its call_id in meta.toolCallId', () => {
+  it('each output is a tool turn kept with its call, its call_id in toolCallId', () => {
     const outs = turns.filter((t) => t.role === 'tool');
-    expect(outs.map((t) => t.meta!.toolCallId)).toEqual(['call_Q1', 'call_Q2', 'call_Q3', 'call_Q4']);
+    expect(outs.map((t) => t.toolCallId)).toEqual(['call_Q1', 'call_Q2', 'call_Q3', 'call_Q4']);
     expect(outs.every((t) => t.attachToPrevious === true)).toBe(true);
-    for (const o of outs) expect(turns[turns.indexOf(o) - 1]!.meta!.toolCalls).toEqual([expect.objectContaining({ id: o.meta!.toolCallId })]);
+    for (const o of outs) expect(turns[turns.indexOf(o) - 1]!.toolCalls).toEqual([expect.objectContaining({ id: o.toolCallId })]);
   });
   it('an output of content items is their text; a plain string output is kept as written', () => {
-    expect(turns.find((t) => t.meta?.toolCallId === 'call_Q3')!.text).toBe('....\n4 passed in 0.42s');
-    expect(turns.find((t) => t.meta?.toolCallId === 'call_Q4')!.text).toBe(' config/cache.toml | 3 ++-\n 1 file changed, 2 insertions(+), 1 deletion(-)');
+    expect(turns.find((t) => t.toolCallId === 'call_Q3')!.text).toBe('....\n4 passed in 0.42s');
+    expect(turns.find((t) => t.toolCallId === 'call_Q4')!.text).toBe(' config/cache.toml | 3 ++-\n 1 file changed, 2 insertions(+), 1 deletion(-)');
   });
   it("a result in Codex's legacy JSON form is its output text, the exit code in meta.exitCode", () => {
-    const out = turns.find((t) => t.meta?.toolCallId === 'call_Q1')!;
+    const out = turns.find((t) => t.toolCallId === 'call_Q1')!;
     expect(out.text).toBe('[cache]\nttl_seconds = 3600\nbackend = "redis"\n');
     expect(out.meta!.exitCode).toBe(0);
     const [plain] = read(item({ type: 'function_call_output', call_id: 'c', output: '{"output": not json' }));
