@@ -40,3 +40,5 @@ export type {
   AnthropicMessageLike,
   AISDKMessageLike,
 } from './convert.js';
+export { readTurns, TranscriptError, TRANSCRIPT_FORMATS } from './transcript.js';
+export type { TranscriptFormat, TranscriptInfo } from './transcript.js';

@@ -5,6 +5,7 @@
  * halfway). No message quotes the file's contents: only the line, the field and at most a
  * character offset.
  */
+import { ErrorCode, SpanguardError } from './errors.js';
 import { MAX_ROLE_CHARS } from './meta.js';
 import type { WindowTurn } from './window.js';
 
@@ -15,12 +16,12 @@ export const MAX_TURN_TEXT_BYTES = 16 * 1024 * 1024;
  * A malformed line (or a file that is not gzip although it says so). The message names the
  * line, the field and at most a character offset, never the file's contents.
  */
-export class TranscriptError extends Error {
+export class TranscriptError extends SpanguardError {
   constructor(
     message: string,
     readonly line: number,
   ) {
-    super(message);
+    super(ErrorCode.INVALID_ARGUMENT, message, { line });
     this.name = 'TranscriptError';
   }
 }

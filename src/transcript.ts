@@ -107,32 +107,52 @@ export interface Transcript {
  * `spanguard` transcript.
  */
 export async function readTranscript(file: string, format: TranscriptFormat | 'auto' = 'auto'): Promise<Transcript> {
-  let reader = format === 'auto' ? undefined : readerFor(format);
-  let chosen: TranscriptFormat | undefined = format === 'auto' ? undefined : format;
   const turns: WindowTurn[] = [];
-  let lines = 0;
-  let skippedLines = 0;
+  const info: TranscriptInfo = { format: 'spanguard', lines: 0, skippedLines: 0 };
+  for await (const t of readTurns(file, format, info)) turns.push(t);
+  return { ...info, turns };
+}
+
+/** What readTurns learned of a file: its format and how many lines carried no conversation. */
+export interface TranscriptInfo {
+  format: TranscriptFormat;
+  lines: number;
+  skippedLines: number;
+}
+
+/**
+ * The turns of a transcript file — spanguard JSONL or chat messages, a Claude Code session, a
+ * Codex CLI rollout; gzip or plain — one at a time, in constant memory (a line at a time; `auto`
+ * holds at most its first DETECT_LINES lines). Each turn is ready for `ContextWindow.push`.
+ * A malformed line is a `TranscriptError` (code `INVALID_ARGUMENT`, `details.line`) naming the
+ * line and field, never the file's contents; the turns before it have been yielded. `info`,
+ * when given, is filled in as the file is read.
+ */
+export async function* readTurns(file: string, format: TranscriptFormat | 'auto' = 'auto', info: TranscriptInfo = { format: 'spanguard', lines: 0, skippedLines: 0 }): AsyncGenerator<WindowTurn> {
+  let reader = format === 'auto' ? undefined : readerFor(format);
+  if (format !== 'auto') info.format = format;
   const take = (r: TurnReader, obj: Record<string, unknown>, line: number) => {
     const made = r.line(obj, line);
-    if (made.length === 0) skippedLines++;
-    for (const t of made) turns.push(t);
+    if (made.length === 0) info.skippedLines++;
+    return made;
   };
   const held: { obj: Record<string, unknown>; line: number }[] = [];
   for await (const { text, line } of readLines(file)) {
     const raw = text.trim();
     if (raw.length === 0) continue;
-    lines++;
+    info.lines++;
     const obj = parseObjectLine(raw, line);
     if (reader) {
-      take(reader, obj, line);
+      yield* take(reader, obj, line);
       continue;
     }
     held.push({ obj, line });
-    chosen = detectFormat(obj);
+    const chosen = detectFormat(obj);
     if (chosen === undefined && held.length < DETECT_LINES) continue;
     if (chosen === undefined) break;
+    info.format = chosen;
     reader = readerFor(chosen);
-    for (const h of held) take(reader, h.obj, h.line);
+    for (const h of held) yield* take(reader, h.obj, h.line);
     held.length = 0;
   }
   if (!reader && held.length > 0)
@@ -140,7 +160,6 @@ export async function readTranscript(file: string, format: TranscriptFormat | 'a
       held[0]!.line,
       `no known transcript format in the first ${held.length} line(s) (spanguard turns or chat messages, a Claude Code session, a Codex rollout); name it with --format`,
     );
-  return { format: chosen ?? 'spanguard', turns, lines, skippedLines };
 }
 
 /** The spanguard format's lines, checked as the store will check them, so a replay never stops halfway. */
