@@ -1,5 +1,5 @@
 /**
- * The span log (issue 2): append per durability mode next to the physical floor measured in
+ * The span log: append per durability mode next to the physical floor measured in
  * the same run — one write+fdatasync for `sync` and `group` (measured first), sequential
  * write() of the same number of bytes and memcpy of them for `none` — then get latency and a
  * sequential scan.

@@ -1,5 +1,5 @@
 /**
- * The compaction guard (issue 4), through the public API:
+ * The compaction guard, through the public API:
  *
  *  - a whole 10^4-turn / ~10^6-token session with 1,000 passes end to end (append 10 turns,
  *    compact the 10 before them, re-summarize every 10th pass into a coarser summary; the
@@ -12,7 +12,7 @@
  *
  * Stores run with durability `none` so the figure is the guard's work, not the disk's: under
  * `group` every recorded event also waits for one fdatasync (see the log figures).
- * No peer exists for these paths; the targets from issue 4 are printed next to them.
+ * No peer exists for these paths; the targets are printed next to them.
  */
 import { SpanStore, extractiveSummary, type PassTiming, type TurnInput, type Span } from '../src/index.js';
 import type { BenchData } from './data.js';
@@ -163,7 +163,7 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     figure(ctx, { group: 'guard', key: 'pass.guard.5', label: "a pass's guard work: 10 evicted, 5 anchors", value: v5.guard.p50, p99: v5.guard.p99, unit: 'µs', better: 'lower', note: `target < 50 + 5·20 = 150 µs; ${parts(v5)}` });
     figure(ctx, { group: 'guard', key: 'pass.5', label: 'compact() end to end: 10 evicted, 5 anchors', value: v5.wall.p50, p99: v5.wall.p99, unit: 'µs', better: 'lower' });
     figure(ctx, { group: 'guard', key: 'probe.perAnchor', label: 'probe verification per evicted anchor ((5 − 0 anchors) / 5, guard work)', value: Math.max(0, (v5.guard.p50 - v0.guard.p50) / 5), unit: 'µs', better: 'lower', growth: true, note: `target 20 µs per anchor; anchor phase alone ${(v5.anchorsUs / 5).toFixed(1)} µs per anchor` });
-    check(ctx, 'guard work per pass within 50 µs + 20 µs per evicted anchor (issue 4)', v0.guard.p50 < 50 && v5.guard.p50 < 150, `0 anchors ${v0.guard.p50.toFixed(1)} µs, 5 anchors ${v5.guard.p50.toFixed(1)} µs (p50)`, true);
+    check(ctx, 'guard work per pass within 50 µs + 20 µs per evicted anchor', v0.guard.p50 < 50 && v5.guard.p50 < 150, `0 anchors ${v0.guard.p50.toFixed(1)} µs, 5 anchors ${v5.guard.p50.toFixed(1)} µs (p50)`, true);
   }
   ctx.info.guardSpilled = spilled;
   // Evicted anchors still come back verbatim by their own text.

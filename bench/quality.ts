@@ -1,5 +1,5 @@
 /**
- * Retrieval quality on the real transcripts in shared/data (issue 3):
+ * Retrieval quality on the real transcripts in shared/data:
  *   - findExact on each question's answer: is the evidence turn returned?
  *   - search with the question text: recall@1, recall@10 and MRR of the evidence turn; and
  *     recall@10 of the same question in plain words (quotes and the leading "In <episode>,"

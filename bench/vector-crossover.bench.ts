@@ -1,5 +1,5 @@
 /**
- * Vector side benchmark (issue 3): built-in embedder throughput, and for each scalar kind
+ * Vector side benchmark: built-in embedder throughput, and for each scalar kind
  * (f32 / f16 / i8) the latency of the exact SIMD scan and of the index's `ann` strategy
  * (binary signatures + exact rerank by default, `VEC_BENCH_ANN=hnsw` for the graph) as a
  * namespace grows, the crossover between them (which sets the store's `exactBelow`), the

@@ -2057,8 +2057,8 @@ uint64_t SpanLog::AppendColumns(const BatchColumns& caller_cols, RecordInput* ro
     // The offsets are read three times from here (sizes, chunk plan, each chunk's rows), so
     // they are copied once first: were the caller's memory to change meanwhile (a
     // SharedArrayBuffer another thread writes), rows would no longer match the planned
-    // sizes, and a chunk would encode past its end of the staging buffer (found in review:
-    // a heap overflow under ASan). 4 bytes a row.
+    // sizes, and a chunk would encode past its end of the staging buffer (a heap
+    // overflow under ASan). 4 bytes a row.
     BatchColumns cols = caller_cols;
     offsets_copy_.assign(caller_cols.texts.offsets, caller_cols.texts.offsets + n + 1);
     cols.texts.offsets = offsets_copy_.data();

@@ -1,4 +1,4 @@
-// The compaction guard's rules (issue 4), one describe per rule, on a small real store.
+// The compaction guard's rules, one describe per rule, on a small real store.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore, type SpanStoreOptions } from '../src/index.js';
 import { realTurns, tmpDir } from './helpers/data.js';

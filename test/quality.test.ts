@@ -1,4 +1,4 @@
-// Retrieval quality on real data (SPEC "Retrieval contract", issue 3 "Quality on real data"),
+// Retrieval quality on real data (SPEC "Retrieval contract"),
 // on the bundled slice of the miniswe transcript (3,022 turns, 39 questions). The same code
 // as bench/quality.ts, which runs it on the whole datasets.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// ContextWindow (issue 5): budget, unit-preserving eviction, summaries, recall.
+// ContextWindow: budget, unit-preserving eviction, summaries, recall.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ContextWindow, SpanStore, type SummarizeInput } from '../src/index.js';
 import { realTurns, tmpDir } from './helpers/data.js';

@@ -364,7 +364,7 @@ describe('a large byte-form batch whose offsets change under it (SharedArrayBuff
     const { Worker } = await import('node:worker_threads');
     // Before the offsets were copied once, they were read at the plan and again per chunk:
     // a change in between made a chunk encode past its end of the staging buffer (a heap
-    // overflow under ASan, and logs that failed verify) — found in review.
+    // overflow under ASan, and logs that failed verify).
     const n = 3000;
     const per = 1100;
     const off = new Uint32Array(new SharedArrayBuffer(4 * (n + 1)));
