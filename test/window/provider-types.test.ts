@@ -1,5 +1,5 @@
 // The providers' TypeScript types accept what messages({ format }) and the converters
-// return: provider-types.ts is compiled with tsc --noEmit against the `openai` and `ai` packages.
+// return: provider-types.ts is compiled with tsc --noEmit against the `openai`, `@anthropic-ai/sdk` and `ai` packages.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 describe("messages({ format }) and the converters type-check against the providers' SDK types", () => {
-  it('ChatCompletionMessageParam (openai) and ModelMessage (ai) accept them; the format-less messages() is refused', () => {
+  it('ChatCompletionMessageParam (openai), MessageCreateParamsNonStreaming (@anthropic-ai/sdk) and ModelMessage (ai) accept them; the format-less messages() is refused', () => {
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     const run = (): string => execFileSync(process.execPath, [tsc, '-p', path.join(root, 'test', 'window', 'tsconfig.provider-types.json')], { encoding: 'utf8', stdio: 'pipe' });
     let out = '';
