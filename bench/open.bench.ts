@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { SpanStore } from '../src/index.js';
+import { addon } from '../src/native.js';
 import { openLog } from './append.bench.js';
 import type { AppendOut } from './append.bench.js';
 import type { SearchOut } from './search.bench.js';
@@ -44,6 +45,8 @@ export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut
   // past it and the last record's alignment padding (≤ 7 bytes) into its text: a real tear.
   const lastText = Buffer.byteLength(log.lastText);
   fs.truncateSync(last, fs.statSync(last).size - 64 - 8 - Math.min(16, lastText));
+  // The log's extent as a writer killed mid-batch leaves it: durable below the torn batch.
+  claimDurableBelow(torn, tornBatchStart(log, n));
   const [tl, tornMs] = await wall(() => openLog(torn, 0));
   const st = tl.stats();
   // Recovery keeps whole append batches only, so the whole last batch goes; ids are never
@@ -86,4 +89,28 @@ export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut
     ).p50;
   }
   figure(ctx, { group: 'open', key: 'open.store', label: 'SpanStore.open (log + both index snapshots + replay)', value: store.p50, unit: 'ms', better: 'lower', growth: true, ...(peer !== undefined ? { peer: { label: 'usearch load + FTS5 open & first query', value: peer } } : {}) });
+}
+
+/** The first id of the last append batch of the bench log (ids from 1). */
+function tornBatchStart(log: AppendOut, n: number): number {
+  return 1 + n - log.batch;
+}
+
+/**
+ * Rewrites the current slot of `dir`'s EXTENT (docs/FORMAT.md, "Extent") to say that ids from
+ * `next` on were never durable, as after a crash during their write.
+ */
+function claimDurableBelow(dir: string, next: number): void {
+  const file = path.join(dir, 'EXTENT');
+  const b = fs.readFileSync(file);
+  const crc = (addon() as unknown as { _testing: { crc32c(bytes: Uint8Array): number } })._testing.crc32c;
+  let at = -1;
+  for (const slot of [0, 4096]) {
+    if (b.length < slot + 64 || (crc(b.subarray(slot, slot + 60)) >>> 0) !== b.readUInt32LE(slot + 60)) continue;
+    if (at < 0 || b.readBigUInt64LE(slot + 32) > b.readBigUInt64LE(at + 32)) at = slot;
+  }
+  if (at < 0) throw new Error(`no valid slot in ${file}`);
+  b.writeBigUInt64LE(BigInt(next), at + 40);
+  b.writeUInt32LE(crc(b.subarray(at, at + 60)) >>> 0, at + 60);
+  fs.writeFileSync(file, b);
 }
