@@ -36,9 +36,14 @@ export class SpanguardChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['spanguard', 'langgraph'];
   readonly live: LiveTranscript;
 
-  constructor(store: SpanStore, options: ContextWindowOptions) {
+  constructor(store: SpanStore, options: ContextWindowOptions, /** @internal what `open` restored */ live?: LiveTranscript) {
     super();
-    this.live = new LiveTranscript(store, options);
+    this.live = live ?? new LiveTranscript(store, options);
+  }
+
+  /** The history of a reopened store, resumed: its live window and cleared messages as they were. */
+  static async open(store: SpanStore, options: ContextWindowOptions): Promise<SpanguardChatMessageHistory> {
+    return new SpanguardChatMessageHistory(store, options, await LiveTranscript.open(store, options));
   }
 
   /** The ContextWindow the history comes from (its stats, receipts and recall). */

@@ -38,13 +38,24 @@ export class LiveTranscript {
   private readonly hidden = new Set<number>();
   private turn: number;
 
+  /** A new live view; with `restored` (ContextWindow.open's), the one a reopened store had. */
   constructor(
     readonly store: SpanStore,
     options: ContextWindowOptions,
+    restored?: ContextWindow,
   ) {
-    this.window = new ContextWindow(store, options);
+    this.window = restored ?? new ContextWindow(store, options);
     // One turn per item, after whatever the store already holds.
     this.turn = store.state.lastTurn + 1;
+    if (restored) for (const id of withdrawnIn(store)) this.hidden.add(id);
+  }
+
+  /**
+   * The live view of a reopened store as it was: the window restored from the event trail
+   * (ContextWindow.open), and the items withdrawn from it (the withdrawal turns) left out.
+   */
+  static async open(store: SpanStore, options: ContextWindowOptions): Promise<LiveTranscript> {
+    return new LiveTranscript(store, options, await ContextWindow.open(store, options));
   }
 
   /** Appends items as turns (one store batch) and compacts the window if it went over budget. Returns their span ids. */
@@ -138,3 +149,21 @@ export function plainJson(v: unknown): unknown {
 
 /** The text of a JSON value for the index: a string as is, anything else as JSON. */
 export const asText = (v: unknown): string => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
+
+/** Every withdrawal turn of the log and the span ids it names (one scan of its raw spans). */
+function withdrawnIn(store: SpanStore): number[] {
+  const out: number[] = [];
+  const first = store.log.firstId();
+  const next = store.log.nextId();
+  for (let from = first; from < next; from += 4096) {
+    for (const r of store.log.scan(from, Math.min(4096, next - from), 1 << 1)) {
+      if (!r.meta || !r.meta.includes(WITHDRAWAL_ROLE)) continue;
+      const meta = JSON.parse(r.meta) as { role?: unknown; withdrawn?: { spanIds?: unknown } };
+      if (meta.role !== WITHDRAWAL_ROLE || !Array.isArray(meta.withdrawn?.spanIds)) continue;
+      // The withdrawal turn itself was never part of the live view either.
+      out.push(r.id);
+      for (const id of meta.withdrawn.spanIds) if (typeof id === 'number') out.push(id);
+    }
+  }
+  return out;
+}

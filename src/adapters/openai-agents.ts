@@ -82,11 +82,19 @@ export class SpanguardSession implements Session {
   constructor(
     readonly store: SpanStore,
     options: SpanguardSessionOptions,
+    /** @internal what `open` restored */
+    live?: LiveTranscript,
   ) {
     const { sessionId, ...windowOptions } = options ?? ({} as SpanguardSessionOptions);
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) throw new SpanguardError(ErrorCode.INVALID_OPTIONS, 'sessionId must be a non-empty string');
-    this.live = new LiveTranscript(store, windowOptions);
+    this.live = live ?? new LiveTranscript(store, windowOptions);
     this.id = sessionId ?? `spanguard:${path.resolve(store.dir)}`;
+  }
+
+  /** The session of a reopened store, resumed: its live window and withdrawals as they were. */
+  static async open(store: SpanStore, options: SpanguardSessionOptions): Promise<SpanguardSession> {
+    const { sessionId: _id, ...windowOptions } = options ?? ({} as SpanguardSessionOptions);
+    return new SpanguardSession(store, options, await LiveTranscript.open(store, windowOptions));
   }
 
   /** The ContextWindow the history comes from (its stats, receipts and recall). */

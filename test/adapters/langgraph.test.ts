@@ -96,3 +96,23 @@ describe('LangGraph history: messages come back as LangChain messages; clear() w
     await store.close();
   });
 });
+
+describe('SpanguardChatMessageHistory.open resumes a reopened store: the live messages and a clear() as they were', () => {
+  it('after compaction, a reopened history hands back the same messages; after clear(), none', async () => {
+    const dir = tmpDir();
+    const store = await SpanStore.open(dir, { durability: 'none' });
+    const h = new SpanguardChatMessageHistory(store, { budgetTokens: 400, keepRecentTurns: 2 });
+    for (let i = 0; i < 60; i++) await h.addMessages([new HumanMessage(`step ${i}: built module m${i}, ${i * 3} files changed, checks green.`)]);
+    const before = (await h.getMessages()).map((m) => [m.getType(), m.content]);
+    expect(h.window.stats().passes).toBeGreaterThan(0);
+    await store.close();
+    const again = await SpanStore.open(dir, { durability: 'none' });
+    const resumed = await SpanguardChatMessageHistory.open(again, { budgetTokens: 400, keepRecentTurns: 2 });
+    expect((await resumed.getMessages()).map((m) => [m.getType(), m.content])).toEqual(before);
+    await resumed.clear();
+    await again.close();
+    const third = await SpanStore.open(dir, { durability: 'none' });
+    expect(await (await SpanguardChatMessageHistory.open(third, { budgetTokens: 400, keepRecentTurns: 2 })).getMessages()).toEqual([]);
+    await third.close();
+  });
+});

@@ -118,3 +118,23 @@ describe('bad input to a session is a typed error and writes nothing', () => {
     await store.close();
   });
 });
+
+describe('SpanguardSession.open resumes a reopened store: the live items and withdrawals as they were', () => {
+  it('after compaction and a popItem, a reopened session hands back the same items; a new one starts empty', async () => {
+    const dir = tmpDir();
+    const store = await SpanStore.open(dir, { durability: 'none' });
+    const s = new SpanguardSession(store, { budgetTokens: 400, keepRecentTurns: 2 });
+    for (let i = 0; i < 60; i++) await s.addItems([user(`step ${i}: ran the build of module m${i}, ${i * 3} files changed, all checks green.`)]);
+    await s.popItem();
+    const before = await s.getItems();
+    expect(s.window.stats().passes).toBeGreaterThan(0);
+    await store.close();
+    const again = await SpanStore.open(dir, { durability: 'none' });
+    const resumed = await SpanguardSession.open(again, { budgetTokens: 400, keepRecentTurns: 2 });
+    expect(await resumed.getItems()).toEqual(before);
+    expect(await new SpanguardSession(again, { budgetTokens: 400 }).getItems()).toEqual([]);
+    await resumed.addItems([user('after the restart')]);
+    expect((await resumed.getItems()).at(-1)).toEqual(user('after the restart'));
+    await again.close();
+  });
+});
