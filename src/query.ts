@@ -61,14 +61,10 @@ export interface QueryAnalysis {
   bm25: string;
 }
 
-let normalize: ((t: string) => string) | null = null;
 /** The lexical index's normal form of a folded token (Porter2 stem, diacritics folded, leading zeros dropped). */
 export function normalForm(term: string): string {
-  if (normalize === null) {
-    const a = addon() as unknown as { normalizeTerm?: (t: string) => string };
-    normalize = typeof a.normalizeTerm === 'function' ? (t) => a.normalizeTerm!(t) : (t) => t;
-  }
-  return normalize(term);
+  // The index's own function (native/stemmer.h), so a query's forms are the ones it filed.
+  return addon().normalizeTerm(term);
 }
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
