@@ -297,6 +297,16 @@ function extractiveParts(content: string, cutAtEnd: boolean): Part[] {
 }
 
 /**
+ * The extractive line at `lines[i]` with the lines after it that have no prefix (an anchor
+ * fact can span two lines), and the index of its last line.
+ */
+function extractiveRecord(lines: readonly string[], i: number): [string, number] {
+  let record = lines[i]!;
+  while (i + 1 < lines.length && !EXTRACTIVE_LINE.test(lines[i + 1]!) && !MORE_SPANS.test(lines[i + 1]!)) record += '\n' + lines[++i];
+  return [record, i];
+}
+
+/**
  * The summary cut into parts: framing stripped, lines split at ellipses (no value is read
  * across one), each part marked with the ends where it may have been cut. An ellipsis an
  * author writes marks a cut on both sides; in the extractive format, only the summarizer's
@@ -310,9 +320,8 @@ function parts(summary: string): Part[] {
     if (MORE_SPANS.test(raw)) continue;
     const prefix = EXTRACTIVE_LINE.exec(raw);
     if (prefix) {
-      // Lines after it without a prefix continue it: an anchor fact can span two lines.
-      let record = raw;
-      while (i + 1 < lines.length && !EXTRACTIVE_LINE.test(lines[i + 1]!) && !MORE_SPANS.test(lines[i + 1]!)) record += '\n' + lines[++i];
+      const [record, last] = extractiveRecord(lines, i);
+      i = last;
       out.push(...extractiveParts(record.slice(prefix[0].length), false));
       continue;
     }
@@ -518,8 +527,9 @@ function extractiveQuotes(summary: string): { from: number; to: number; pieces: 
   for (let i = 0; i < lines.length; i++) {
     const m = EXTRACTIVE_CITE.exec(lines[i]!);
     if (!m) continue;
-    let record = lines[i]!.slice(m[0].length);
-    while (i + 1 < lines.length && !EXTRACTIVE_LINE.test(lines[i + 1]!) && !MORE_SPANS.test(lines[i + 1]!)) record += '\n' + lines[++i];
+    const [whole, last] = extractiveRecord(lines, i);
+    i = last;
+    const record = whole.slice(m[0].length);
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : Number(m[2]);
     out.push({ from, to, pieces: record.split(SEPARATOR).map((p) => p.trim()).filter((p) => p.length > 0) });

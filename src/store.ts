@@ -724,12 +724,6 @@ export class SpanStore {
     const vetoed: number[] = [];
     const facts: (string | undefined)[] = [];
     const cols = this.columns(turns, 0, vetoed, facts);
-    for (let i = 0; i < turns.length; i++) {
-      const key = turns[i]!.key;
-      if (key === undefined) continue;
-      const meta = cols.metas[i] ? (JSON.parse(cols.metas[i]!) as Record<string, unknown>) : {};
-      cols.metas[i] = JSON.stringify({ ...meta, key });
-    }
     const first = await this.track(this.log.append(cols));
     const ids = Array.from({ length: turns.length }, (_, j) => first + j);
     for (let j = 0; j < turns.length; j++) {
@@ -810,7 +804,7 @@ export class SpanStore {
     if (fresh.length > 0)
       throw new SpanguardError(
         ErrorCode.INVALID_ARGUMENT,
-        `turns at index ${stored.length > 0 ? turns.findIndex((t) => t.key !== undefined && keys.has(t.key)) : 0} and on are already stored under their keys, but the turn at index ${fresh[0]} is not: a retry repeats the batch as it was appended`,
+        `${stored.length} turn(s) of the batch are already stored under their keys, but the turn at index ${fresh[0]} is not: a retry repeats the batch as it was appended`,
       );
     return stored;
   }
@@ -893,6 +887,8 @@ export class SpanStore {
           throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: speaker must be a non-empty string of at most 256 characters`);
         meta = { ...(meta ?? {}), speaker: t.speaker };
       }
+      // Checked by storedKeys before the batch got here.
+      if (t.key !== undefined) meta = { ...(meta ?? {}), key: t.key };
       let metaText: string | null = null;
       if (meta !== undefined) {
         metaText = toMetaText(meta, where);
