@@ -30,6 +30,12 @@ export const ErrorCode = {
   UNGROUNDED_SUMMARY: 'UNGROUNDED_SUMMARY',
   MISSING_PEER_DEPENDENCY: 'MISSING_PEER_DEPENDENCY',
   SUMMARIZER_FAILED: 'SUMMARIZER_FAILED',
+  /** Another writer claimed the replicated store (a newer owner epoch): this one is read-only. */
+  REPLICA_FENCED: 'REPLICA_FENCED',
+  /** The object store did not take the records in time (they are stored locally and shipped later). */
+  REPLICA_UNAVAILABLE: 'REPLICA_UNAVAILABLE',
+  /** The bucket and the local log describe different histories (another log, or ids this log lacks). */
+  REPLICA_MISMATCH: 'REPLICA_MISMATCH',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

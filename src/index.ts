@@ -40,5 +40,7 @@ export type {
   AnthropicMessageLike,
   AISDKMessageLike,
 } from './convert.js';
+export { restoreReplica, verifyRemote, S3ObjectStore, FaultyObjectStore, ObjectStoreError } from './replica/index.js';
+export type { ReplicaOptions, ReplicaStatus, RestoreResult, RemoteCheck, ObjectStore, S3Options, FaultPlan, Manifest } from './replica/index.js';
 export { readTurns, TranscriptError, TRANSCRIPT_FORMATS } from './transcript.js';
 export type { TranscriptFormat, TranscriptInfo } from './transcript.js';

@@ -49,6 +49,7 @@ import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from 
 import { anchorFact, Auditor, type AuditReport } from './audit.js';
 import { search as runSearch, type SearchContext } from './search.js';
 import type { Support } from './support.js';
+import { startReplica, type ReplicaOptions, type ReplicaStatus, type Shipper } from './replica/index.js';
 
 /** Host embedder: returns one vector of `dims` floats per text. */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
@@ -60,8 +61,10 @@ export interface SpanStoreOptions {
   rawTtlSeconds?: number;
   /** Accept retention shorter than the horizon; the verdict can then never be `lossless`. */
   bestEffort?: boolean;
-  /** `sync`: durable before append resolves; `group` (default): shared fdatasync; `none`: page cache, flushed at close. */
-  durability?: Durability;
+  /** `sync`: durable before append resolves; `group` (default): shared fdatasync; `none`: page cache, flushed at close; `replicated` (needs `replica`): `group`, and append resolves once its records are in the object store. */
+  durability?: Durability | 'replicated';
+  /** Ship the log to S3-compatible object storage (docs/replication.md). */
+  replica?: ReplicaOptions;
   /** Host embedder; default: the built-in deterministic feature-hashing embedder. */
   embedder?: Embedder;
   /** Vector dimensions (default 256 for the built-in embedder; required with `embedder`). */
@@ -201,7 +204,7 @@ export interface StoreStats {
   spans: { raw: number; summary: number; event: number };
   nextId: number;
   bytesOnDisk: number;
-  durability: Durability;
+  durability: Durability | 'replicated';
   readOnly: boolean;
   lexical: Record<string, number | string>;
   vector: Record<string, number | string>;
@@ -248,7 +251,8 @@ function checkPositiveInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGE
     invalid(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` <= ${max}` : ''}, got ${String(v)}`);
 }
 
-type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy'>> & {
+type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica'>> & {
+  replica: ReplicaOptions | undefined;
   embedder: Embedder | undefined;
   rawTtlSeconds: number;
   matchPolicy: MatchPolicy;
@@ -258,11 +262,12 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
   if (options === null || typeof options !== 'object') invalid('options must be an object');
   const known = new Set([
     'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
-    'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy',
+    'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy', 'replica',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
-  if (options.durability !== undefined && !(options.durability in DurabilityCode))
-    invalid(`durability must be 'sync', 'group' or 'none', got ${String(options.durability)}`);
+  if (options.durability !== undefined && !(options.durability in DurabilityCode) && options.durability !== 'replicated')
+    invalid(`durability must be 'sync', 'group', 'none' or 'replicated', got ${String(options.durability)}`);
+  if (options.durability === 'replicated' && options.replica === undefined) invalid(`durability 'replicated' needs the replica option`);
   if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill')
     invalid(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
   if (options.vectorScalar !== undefined && !['f32', 'f16', 'i8'].includes(options.vectorScalar))
@@ -302,6 +307,7 @@ function resolveOptions(options: SpanStoreOptions): Resolved {
     hitRateProbes: options.hitRateProbes ?? DEFAULTS.hitRateProbes,
     auditSample: options.auditSample ?? DEFAULTS.auditSample,
     matchPolicy: options.matchPolicy ?? DEFAULT_MATCH_POLICY,
+    replica: options.replica,
   };
 }
 
@@ -395,6 +401,8 @@ export class SpanStore {
   private privateVectorDir: string | null = null;
   /** Why vectors.bin was rejected when the index was opened (the index then started empty). */
   private vectorOpenError: string | null = null;
+  /** Ships the log to object storage (the `replica` option), or null. */
+  private replica: Shipper | null = null;
   /**
    * @internal What the open found wrong with the derived files, per index, and whether the
    * index was rebuilt: what a writer records as `index-rebuilt` events, and what `verify`
@@ -467,7 +475,7 @@ export class SpanStore {
     }
     const log = new a.SpanLog(logDir, {
       readOnly: o.readOnly,
-      durability: DurabilityCode[o.durability],
+      durability: DurabilityCode[o.durability === 'replicated' ? 'group' : o.durability],
       segmentBytes: o.segmentBytes,
       maxTextBytes: o.maxTextBytes,
     });
@@ -494,6 +502,7 @@ export class SpanStore {
       store.vectorOpenError = vectorOpenError;
       store.privateVectorDir = privateDir;
       await store.replay();
+      if (o.replica !== undefined && !o.readOnly) store.replica = await startReplica(dir, o.durability, o.replica);
       return store;
     } catch (e) {
       if (store) store.releaseIndexes();
@@ -725,6 +734,7 @@ export class SpanStore {
     const facts: (string | undefined)[] = [];
     const cols = this.columns(turns, 0, vetoed, facts);
     const first = await this.track(this.log.append(cols));
+    const replicated = this.replicate(first + turns.length, cols.texts);
     const ids = Array.from({ length: turns.length }, (_, j) => first + j);
     for (let j = 0; j < turns.length; j++) {
       if (!(cols.flags[j]! & RecordFlag.anchor)) continue;
@@ -736,7 +746,28 @@ export class SpanStore {
     await this.catchUpIndexes();
     // After the whole batch, so its ids stay contiguous.
     if (vetoed.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoed.slice(0, 4096).map((j) => first + j) });
+    await replicated;
     return ids;
+  }
+
+  /** `replicated`: resolves once the object store holds every id below `nextId`; otherwise tells the shipper what is pending. */
+  private replicate(nextId: number, texts: readonly (string | null)[]): Promise<void> | undefined {
+    if (this.replica === null) return undefined;
+    if (this.options.durability !== 'replicated') {
+      let bytes = 0;
+      for (const t of texts) bytes += 64 + (t?.length ?? 0);
+      this.replica.noteAppend(bytes);
+      return undefined;
+    }
+    const p = this.replica.waitFor(nextId);
+    p.catch(() => undefined);
+    return p;
+  }
+
+  /** Where the object-store replica stands (docs/replication.md), or null without the `replica` option. */
+  replicaStatus(): ReplicaStatus | null {
+    this.assertOpen();
+    return this.replica?.status() ?? null;
   }
 
   // ---------------------------------------------------------------- anchor facts
@@ -1144,10 +1175,14 @@ export class SpanStore {
     this.assertOpen();
     const v = this.monitor.verdict();
     const lag = this.lag;
-    if (lag === null) return v;
-    const reason = `the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`;
+    const extra: string[] = [];
+    if (lag !== null)
+      extra.push(`the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`);
+    const behind = this.replica?.behind() ?? null;
+    if (behind !== null) extra.push(behind);
+    if (extra.length === 0) return v;
     const state = v.state === 'lossless' ? 'unknown' : v.state;
-    const reasons = v.state === 'lossless' ? [reason] : [...v.reasons, reason];
+    const reasons = v.state === 'lossless' ? extra : [...v.reasons, ...extra];
     return { ...v, state, reasons, trustExactRecall: false };
   }
 
@@ -1273,7 +1308,7 @@ export class SpanStore {
     if (this.closed) return;
     await Promise.allSettled([...this.pending]);
     let declared: unknown = null;
-    if (!this.options.readOnly && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
+    if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
       await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
     try {
@@ -1293,6 +1328,7 @@ export class SpanStore {
     } finally {
       this.releaseIndexes();
       await this.log.close();
+      await this.replica?.stop();
     }
   }
 
@@ -1305,6 +1341,7 @@ export class SpanStore {
   assertWritable(): void {
     this.assertOpen();
     if (this.options.readOnly) throw new SpanguardError(ErrorCode.READ_ONLY, 'the store was opened readOnly');
+    if (this.replica?.fenced) throw this.replica.fenced;
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

@@ -1,0 +1,492 @@
+/**
+ * The shipper: claims a store's manifest for this writer (owner epoch + 1), then ships what
+ * the log has made durable — sealed segments whole, the open segment's new whole batches as
+ * inline bytes or tail chunks — and commits each step with a conditional manifest PUT. Runs
+ * in the writer's process, reads the log files only (docs/replication.md).
+ */
+import fsp from 'node:fs/promises';
+import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, SpanguardError } from '../errors.js';
+import { crc32c } from './crc32c.js';
+import { HEADER_BYTES, listSegments, readDurableNext, readHeader, segmentName, walkRecords, type LocalSegment } from './log-files.js';
+import { commitManifest, openBytes, readManifest, type Committed, type Manifest, MANIFEST_FORMAT, MANIFEST_VERSION } from './manifest.js';
+import { ObjectStoreError, type ObjectStore } from './object-store.js';
+
+export interface ShipperOptions {
+  /** Ship at least this often while records are pending (default 1000 ms). */
+  intervalMs?: number;
+  /** Ship at once when this many bytes are pending (default 1 MiB). */
+  maxPendingBytes?: number;
+  /** Newest bytes of the open segment kept inside the manifest, up to this size (default 64 KiB). */
+  inlineBytes?: number;
+  /** First retry delay after a failed ship (default 50 ms), doubled per failure ... */
+  retryBaseMs?: number;
+  /** ... up to this (default 5000 ms). */
+  retryMaxMs?: number;
+  /** A `replicated` append rejects with REPLICA_UNAVAILABLE after this long (default 30 s). */
+  replicatedTimeoutMs?: number;
+}
+
+export interface ReplicaStatus {
+  prefix: string;
+  epoch: number;
+  owner: string;
+  /** The last id the bucket holds (0: none yet). */
+  shippedThroughId: number;
+  /** Log bytes on disk not yet in the bucket. */
+  pendingBytes: number;
+  /** When the last commit succeeded (ms since the epoch), or null. */
+  lastShippedAt: number | null;
+  /** The last ship's failure, cleared by the next success. */
+  lastError: { code: string; message: string; at: number } | null;
+  /** Consecutive failed ships. */
+  failures: number;
+  fenced: boolean;
+}
+
+const MAX_READ = 16 * 1024 * 1024;
+
+function resolve(o: ShipperOptions) {
+  const pos = (name: string, v: number | undefined, dflt: number): number => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new SpanguardError(ErrorCode.INVALID_OPTIONS, `replica.${name} must be a positive number, got ${String(v)}`);
+    return v;
+  };
+  return {
+    intervalMs: pos('intervalMs', o.intervalMs, 1000),
+    maxPendingBytes: pos('maxPendingBytes', o.maxPendingBytes, 1 << 20),
+    inlineBytes: pos('inlineBytes', o.inlineBytes, 64 * 1024),
+    retryBaseMs: pos('retryBaseMs', o.retryBaseMs, 50),
+    retryMaxMs: pos('retryMaxMs', o.retryMaxMs, 5000),
+    replicatedTimeoutMs: pos('replicatedTimeoutMs', o.replicatedTimeoutMs, 30_000),
+  };
+}
+
+function fencedError(prefix: string, mine: { epoch: number; owner: string }, theirs: Manifest): SpanguardError {
+  return new SpanguardError(
+    ErrorCode.REPLICA_FENCED,
+    `replica ${prefix}: another writer owns the store (epoch ${theirs.epoch}, owner ${theirs.owner}; this writer held epoch ${mine.epoch}); the store is read-only`,
+    { prefix, epoch: mine.epoch, currentEpoch: theirs.epoch },
+  );
+}
+
+function mismatch(prefix: string, why: string): SpanguardError {
+  return new SpanguardError(ErrorCode.REPLICA_MISMATCH, `replica ${prefix}: ${why}`, { prefix });
+}
+
+function unavailable(e: unknown): SpanguardError {
+  if (e instanceof SpanguardError) return e;
+  return new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `object store: ${(e as Error).message}`, {
+    kind: e instanceof ObjectStoreError ? e.kind : 'transient',
+  });
+}
+
+async function readRange(file: string, from: number, to: number): Promise<Buffer> {
+  const fh = await fsp.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(to - from);
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The local log's tag and start (from its first segment's header), or null for a log without segments. */
+function localIdentity(logDir: string, segs: LocalSegment[]): { logTag: string; logStart: number } | null {
+  if (segs.length === 0) return null;
+  const fd = fs.openSync(segs[0]!.file, 'r');
+  try {
+    const b = Buffer.alloc(HEADER_BYTES);
+    fs.readSync(fd, b, 0, HEADER_BYTES, 0);
+    const h = readHeader(b, segs[0]!.file);
+    return { logTag: h.logTag, logStart: h.logStart };
+  } finally {
+    fs.closeSync(fd);
+  }
+  void logDir;
+}
+
+/** Checks that everything `m` names is in the local log, byte for byte where it is cheap (the open segment's shipped prefix). */
+async function checkLocalHolds(prefix: string, m: Manifest, segs: LocalSegment[]): Promise<void> {
+  const byFirst = new Map(segs.map((s) => [s.firstId, s]));
+  for (const s of m.segments) {
+    const local = byFirst.get(s.firstId);
+    if (!local || local.size !== s.bytes)
+      throw mismatch(prefix, `the bucket holds segment ${s.firstId} (${s.bytes} bytes) that this log ${local ? `holds with ${local.size} bytes` : 'lacks'}; restore from the bucket instead`);
+  }
+  if (m.open === null) return;
+  const shipped = openBytes(m);
+  if (shipped === 0) return;
+  const local = byFirst.get(m.open.firstId);
+  if (!local || local.size < shipped)
+    throw mismatch(prefix, `the bucket holds ids up to ${m.nextId - 1}, past this log's end; restore from the bucket instead`);
+  const bytes = await readRange(local.file, 0, shipped);
+  const parts = [...m.open.chunks.map((c) => ({ from: c.from, to: c.to, crc: c.crc32c })), ...(m.open.inline ? [{ from: m.open.inline.from, to: m.open.inline.to, crc: m.open.inline.crc32c }] : [])];
+  for (const p of parts)
+    if (crc32c(bytes.subarray(p.from, p.to)) !== p.crc)
+      throw mismatch(prefix, `segment ${m.open.firstId} bytes ${p.from}..${p.to} differ between this log and the bucket`);
+}
+
+/**
+ * Claims the manifest under `prefix` for a new owner: epoch + 1 by conditional PUT (the
+ * first manifest with If-None-Match). With `logDir`, the local log must hold everything the
+ * bucket holds (and be the same log); without, the caller is about to restore from it.
+ */
+export async function claimManifest(store: ObjectStore, prefix: string, owner: string, logDir: string | null): Promise<Committed> {
+  for (let attempt = 0; ; attempt++) {
+    const cur = await readManifest(store, prefix);
+    let next: Manifest;
+    if (cur === null) {
+      if (logDir === null) throw mismatch(prefix, 'no manifest in the bucket: nothing to restore');
+      const segs = listSegments(logDir);
+      const id = localIdentity(logDir, segs);
+      if (id === null) throw mismatch(prefix, 'the local log has no segment yet');
+      next = { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, ...id, epoch: 1, owner, committedAt: Date.now(), nextId: id.logStart, segments: [], open: null };
+    } else {
+      if (logDir !== null) {
+        const segs = listSegments(logDir);
+        const id = localIdentity(logDir, segs);
+        if (id === null || id.logTag !== cur.manifest.logTag || id.logStart !== cur.manifest.logStart)
+          throw mismatch(prefix, `the bucket holds log ${cur.manifest.logTag} (start ${cur.manifest.logStart}), not this one (${id ? `${id.logTag}, start ${id.logStart}` : 'no segment'})`);
+        await checkLocalHolds(prefix, cur.manifest, segs);
+      }
+      next = { ...cur.manifest, epoch: cur.manifest.epoch + 1, owner, committedAt: Date.now() };
+    }
+    const etag = await commitManifest(store, prefix, cur?.etag ?? null, next);
+    if (etag !== null) return { manifest: next, etag };
+    if (attempt > 100) throw unavailable(new ObjectStoreError('transient', 'the manifest kept changing under the claim'));
+  }
+}
+
+interface Waiter {
+  nextId: number;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class Shipper {
+  readonly owner: string;
+  private committed: Committed;
+  private readonly o: ReturnType<typeof resolve>;
+  private waiters: Waiter[] = [];
+  private lastError: ReplicaStatus['lastError'] = null;
+  private failures = 0;
+  private lastShippedAt: number | null = null;
+  private fencedBy: SpanguardError | null = null;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private kicked = false;
+  private loopDone: Promise<void> | null = null;
+  private pendingHint = 0;
+
+  private constructor(
+    private readonly store: ObjectStore,
+    readonly prefix: string,
+    private readonly logDir: string,
+    /** Ship only ids EXTENT vouches for (sync, group); `none` ships whole batches as written. */
+    private readonly boundByExtent: boolean,
+    owner: string,
+    committed: Committed,
+    options: ShipperOptions,
+  ) {
+    this.owner = owner;
+    this.committed = committed;
+    this.o = resolve(options);
+  }
+
+  static async start(store: ObjectStore, prefix: string, logDir: string, boundByExtent: boolean, options: ShipperOptions = {}): Promise<Shipper> {
+    resolve(options);
+    const owner = randomUUID();
+    let committed: Committed;
+    try {
+      committed = await claimManifest(store, prefix, owner, logDir);
+    } catch (e) {
+      throw unavailable(e);
+    }
+    const s = new Shipper(store, prefix, logDir, boundByExtent, owner, committed, options);
+    s.loopDone = s.loop();
+    return s;
+  }
+
+  get fenced(): SpanguardError | null {
+    return this.fencedBy;
+  }
+
+  /** The verdict's input: records pending while shipping fails, or fenced. */
+  behind(): string | null {
+    if (this.fencedBy) return this.fencedBy.message;
+    if (this.lastError !== null && this.pendingBytes() > 0)
+      return `the replica in the object store is behind the local log (shipped through id ${this.committed.manifest.nextId - 1}; ${this.lastError.code}: ${this.lastError.message})`;
+    return null;
+  }
+
+  /** Ship soon: an append's bytes, or a waiter. */
+  noteAppend(bytes: number): void {
+    this.pendingHint += bytes;
+    if (this.pendingHint >= this.o.maxPendingBytes) this.kick();
+  }
+
+  kick(): void {
+    this.kicked = true;
+    this.wake?.();
+  }
+
+  /** Resolves once the bucket holds every id below `nextId`. */
+  waitFor(nextId: number): Promise<void> {
+    if (this.fencedBy) return Promise.reject(this.fencedBy);
+    if (this.committed.manifest.nextId >= nextId) return Promise.resolve();
+    return new Promise<void>((res, rej) => {
+      const w: Waiter = {
+        nextId,
+        resolve: res,
+        reject: rej,
+        timer: setTimeout(() => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          rej(
+            new SpanguardError(
+              ErrorCode.REPLICA_UNAVAILABLE,
+              `replica ${this.prefix}: ids below ${nextId} were not in the object store after ${this.o.replicatedTimeoutMs} ms (they are stored locally and will be shipped)${this.lastError ? `: ${this.lastError.message}` : ''}`,
+              { prefix: this.prefix, shippedThroughId: this.committed.manifest.nextId - 1, nextId },
+            ),
+          );
+        }, this.o.replicatedTimeoutMs),
+      };
+      this.waiters.push(w);
+      this.kick();
+    });
+  }
+
+  pendingBytes(): number {
+    let segs: LocalSegment[];
+    try {
+      segs = listSegments(this.logDir);
+    } catch {
+      return 0;
+    }
+    const m = this.committed.manifest;
+    const shipped = new Set(m.segments.map((s) => s.firstId));
+    let n = 0;
+    for (const s of segs) {
+      if (shipped.has(s.firstId)) continue;
+      if (m.open !== null && s.firstId === m.open.firstId) n += Math.max(0, s.size - openBytes(m));
+      else n += s.size;
+    }
+    return n;
+  }
+
+  status(): ReplicaStatus {
+    const m = this.committed.manifest;
+    return {
+      prefix: this.prefix,
+      epoch: m.epoch,
+      owner: this.owner,
+      shippedThroughId: m.nextId - 1,
+      pendingBytes: this.pendingBytes(),
+      lastShippedAt: this.lastShippedAt,
+      lastError: this.lastError,
+      failures: this.failures,
+      fenced: this.fencedBy !== null,
+    };
+  }
+
+  private settle(): void {
+    const next = this.committed.manifest.nextId;
+    const keep: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.nextId <= next) {
+        clearTimeout(w.timer);
+        w.resolve();
+      } else keep.push(w);
+    }
+    this.waiters = keep;
+  }
+
+  private failAll(e: unknown): void {
+    for (const w of this.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(e);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((res) => {
+      if (this.kicked || this.stopped) {
+        res();
+        return;
+      }
+      const t = setTimeout(() => {
+        this.wake = null;
+        res();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        this.wake = null;
+        res();
+      };
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      if (this.failures > 0) {
+        const delay = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(this.failures - 1, 20));
+        await this.sleepPlain(delay * (0.5 + Math.random() / 2));
+      } else await this.sleep(this.o.intervalMs);
+      if (this.stopped) break;
+      this.kicked = false;
+      await this.shipUntilDone();
+      if (this.fencedBy) break;
+    }
+  }
+
+  private sleepPlain(ms: number): Promise<void> {
+    return new Promise((res) => {
+      const t = setTimeout(() => {
+        this.wake = null;
+        res();
+      }, ms);
+      this.wake = () => {
+        // A kick does not cut a backoff short; a stop does.
+        if (!this.stopped) return;
+        clearTimeout(t);
+        this.wake = null;
+        res();
+      };
+    });
+  }
+
+  /** Ships until nothing new is found; records a failure and returns on the first error. */
+  private async shipUntilDone(): Promise<boolean> {
+    try {
+      while (await this.shipOnce()) {
+        this.settle();
+      }
+      this.settle();
+      this.failures = 0;
+      this.lastError = null;
+      return true;
+    } catch (e) {
+      const err = unavailable(e);
+      if (err.code === ErrorCode.REPLICA_FENCED) {
+        this.fencedBy = err;
+        this.failAll(err);
+      }
+      this.failures++;
+      this.lastError = { code: err.code, message: err.message, at: Date.now() };
+      return false;
+    }
+  }
+
+  /** One step: seals, then the open segment's new batches, then one commit. False when nothing was new. */
+  private async shipOnce(): Promise<boolean> {
+    if (this.fencedBy) throw this.fencedBy;
+    const segs = listSegments(this.logDir);
+    const cur = this.committed.manifest;
+    const m: Manifest = structuredClone(cur);
+    const epochDir = `${this.prefix}/e${m.epoch}`;
+    const garbage: string[] = [];
+    if (m.open === null) {
+      if (!segs.some((s) => s.firstId === m.nextId)) return false;
+      m.open = { firstId: m.nextId, nextId: m.nextId, chunks: [], inline: null };
+    }
+    let i = segs.findIndex((s) => s.firstId === m.open!.firstId);
+    if (i < 0) throw mismatch(this.prefix, `the local log has no segment ${m.open.firstId}, which the bucket's open segment names`);
+    // Seal: every segment with a successor is immutable; upload it whole.
+    while (i < segs.length - 1) {
+      const seg = segs[i]!;
+      const bytes = await fsp.readFile(seg.file);
+      readHeader(bytes, seg.file);
+      const w = walkRecords(bytes.subarray(HEADER_BYTES), HEADER_BYTES, seg.firstId, Number.POSITIVE_INFINITY);
+      if (w.end !== bytes.length || w.nextId !== segs[i + 1]!.firstId)
+        throw mismatch(this.prefix, `sealed segment ${seg.file} does not end at its last record (${w.end} of ${bytes.length} bytes)`);
+      const shipped = openBytes(m);
+      const key = `${epochDir}/${segmentName(seg.firstId)}`;
+      await this.store.put(key, bytes);
+      m.segments.push({ key, firstId: seg.firstId, nextId: w.nextId, bytes: bytes.length, crc32c: crc32c(bytes) });
+      if (shipped > 0) garbage.push(...m.open!.chunks.map((c) => c.key));
+      m.open = { firstId: w.nextId, nextId: w.nextId, chunks: [], inline: null };
+      i++;
+    }
+    // The open segment: its new whole batches (at least its header once).
+    const seg = segs[i]!;
+    const from = openBytes(m);
+    const to = Math.min(seg.size, from + MAX_READ);
+    let end = from;
+    let nextId = m.open!.nextId;
+    let bytes: Buffer = Buffer.alloc(0);
+    if (to > from) {
+      bytes = await readRange(seg.file, from, to);
+      let skip = 0;
+      if (from === 0) {
+        if (bytes.length < HEADER_BYTES) bytes = Buffer.alloc(0);
+        else {
+          readHeader(bytes, seg.file);
+          skip = HEADER_BYTES;
+          end = HEADER_BYTES;
+        }
+      }
+      if (bytes.length > skip) {
+        const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
+        const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
+        end = Math.max(end, w.end);
+        nextId = w.nextId;
+      }
+    }
+    if (end > from) {
+      const fresh = bytes.subarray(0, end - from);
+      const o = m.open!;
+      const old = o.inline ? Buffer.from(o.inline.data, 'base64') : Buffer.alloc(0);
+      const joined = Buffer.concat([old, fresh]);
+      const start = o.inline?.from ?? from;
+      if (joined.length <= this.o.inlineBytes) {
+        o.inline = { from: start, to: end, crc32c: crc32c(joined), data: joined.toString('base64') };
+      } else {
+        const key = `${epochDir}/tail-${String(o.firstId).padStart(20, '0')}-${String(start).padStart(12, '0')}.log`;
+        await this.store.put(key, joined);
+        o.chunks.push({ key, from: start, to: end, crc32c: crc32c(joined) });
+        o.inline = null;
+      }
+      o.nextId = nextId;
+    }
+    m.nextId = m.open!.nextId;
+    const changed = m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null);
+    if (!changed) return false;
+    m.committedAt = Date.now();
+    const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
+    if (etag === null) {
+      const now = await readManifest(this.store, this.prefix);
+      if (now === null || now.manifest.epoch !== cur.epoch || now.manifest.owner !== cur.owner) throw fencedError(this.prefix, cur, now?.manifest ?? cur);
+      throw unavailable(new ObjectStoreError('transient', 'the manifest changed under its owner'));
+    }
+    this.committed = { manifest: m, etag };
+    this.pendingHint = 0;
+    this.lastShippedAt = m.committedAt;
+    for (const k of garbage) await this.store.delete(k).catch(() => undefined);
+    return true;
+  }
+
+  /** Ships what is left (bounded by `timeoutMs`), then stops the loop. Rejects nothing. */
+  async stop(timeoutMs = 5000): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.wake?.();
+    await this.loopDone;
+    if (!this.fencedBy) {
+      const until = Date.now() + timeoutMs;
+      let delay = this.o.retryBaseMs;
+      while (!(await this.shipUntilDone()) && !this.fencedBy && Date.now() + delay < until) {
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(this.o.retryMaxMs, delay * 2);
+      }
+    }
+    this.failAll(this.fencedBy ?? new SpanguardError(ErrorCode.CLOSED, 'the store is closed'));
+  }
+}
