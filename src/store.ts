@@ -729,7 +729,11 @@ export class SpanStore {
     this.assertWritable();
     if (!Array.isArray(turns)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'appendMany expects an array of turns');
     const retried = this.storedKeys(turns);
-    if (retried !== null) return retried;
+    if (retried !== null) {
+      // A retry after REPLICA_UNAVAILABLE resolves once its stored turns are replicated.
+      if (retried.length > 0) await this.replicate(Math.max(...retried) + 1, []);
+      return retried;
+    }
     const vetoed: number[] = [];
     const facts: (string | undefined)[] = [];
     const cols = this.columns(turns, 0, vetoed, facts);
