@@ -4,7 +4,8 @@
  * output; colours only on a TTY; `--version` prints the package version. Exit codes:
  *   0 ok · 1 error · 2 usage (a bad option, or a file or store argument that does not exist)
  *   3 verify: log corruption · 4 verify: a damaged index file or log/index disagreement
- *   5 verdict/audit: not lossless · 65 malformed input (a line number is printed)
+ *   5 verdict/audit: not lossless · 6 verify --remote: the bucket and the local log differ
+ *   65 malformed input (a line number is printed)
  * Errors print one line, prefixed `spanguard <command>:`; a stack trace only for an internal
  * error under SPANGUARD_DEBUG=1.
  */
@@ -20,8 +21,9 @@ import { replay, type QuestionOutcome, type ReplayReport } from './replay.js';
 import { renderHtml, verdictMeaning } from './report.js';
 import type { Hit, SearchOptions, SearchResult } from './store.js';
 import type { Support } from './support.js';
+import { checkRemote } from './replica/cli.js';
 
-const EXIT = { ok: 0, error: 1, usage: 2, corrupt: 3, disagree: 4, notLossless: 5, badInput: 65 } as const;
+const EXIT = { ok: 0, error: 1, usage: 2, corrupt: 3, disagree: 4, notLossless: 5, remote: 6, badInput: 65 } as const;
 const tty = process.stdout.isTTY === true;
 const c = (code: number, s: string) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
 const bold = (s: string) => c(1, s);
@@ -122,7 +124,7 @@ Runs an audit now and records it. Needs the writer lock. Exits 5 when it fails.
 
 Options:
   --full               check 16 times the usual sample of anchors and evicted spans (at least 512)`,
-  verify: `Usage: spanguard verify DIR [--json]
+  verify: `Usage: spanguard verify DIR [--remote s3://BUCKET/PREFIX] [--json]
 Checks every checksum of every file: each record of every log segment; the lexical index
 (header and body CRC, structure); vectors.bin (header and every record's CRC); the vector
 snapshots (header and payload CRC); identity.json (which store, log history and file
@@ -130,7 +132,10 @@ contents the indexes were built from). Then checks, id by id, that the indexes h
 the log's spans. Read-only: nothing is repaired (a writer's next open rebuilds a damaged index
 from the log and records it).
 Exit 0: everything checks · 3: log corruption (file and byte offset printed) · 4: an index
-file damaged, missing or not this store's, or the indexes disagree with the log.`,
+file damaged, missing or not this store's, or the indexes disagree with the log.
+--remote: also compares the local log with the replica's manifest and every object it names
+(size, CRC32C, the local bytes); endpoint and keys from SPANGUARD_S3_ENDPOINT,
+SPANGUARD_S3_ACCESS_KEY, SPANGUARD_S3_SECRET_KEY. Exit 6 when they differ.`,
   stats: `Usage: spanguard stats DIR [--json]
 Span counts, next id, bytes on disk, passes, evictions, anchors, the SIMD level, index sizes.`,
   report: `Usage: spanguard report DIR --html out.html [--json]
@@ -165,7 +170,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   exact: { limit: { type: 'string' } },
   verdict: { explain: { type: 'boolean' } },
   audit: { full: { type: 'boolean' } },
-  verify: {},
+  verify: { remote: { type: 'string' } },
   stats: {},
   report: { html: { type: 'string' } },
 };
@@ -699,8 +704,9 @@ async function cmdVerify(argv: string[]): Promise<number> {
     // Id by id: every raw and summary span of the log in both indexes, nothing else.
     const disagreements = await store.verifyIndexes();
     const indexOk = indexFiles.length === 0 && disagreements.length === 0;
-    const ok = log.ok && indexOk;
-    print(v.json === true, { ok, log, counts, indexFiles, disagreements }, () =>
+    const remote = typeof v.remote === 'string' ? await checkRemote(dir, v.remote) : undefined;
+    const ok = log.ok && indexOk && (remote?.ok ?? true);
+    print(v.json === true, { ok, log, counts, indexFiles, disagreements, ...(remote ? { remote: { ...remote, localNextId: next } } : {}) }, () =>
       [
         `log: ${log.ok ? c(32, 'ok') : c(31, 'CORRUPT')} — ${log.records} records, ${log.bytes} bytes CRC-checked`,
         ...log.problems.map((p) => `  ${p.outcome} at ${p.file} offset ${p.offset}: ${p.message}`),
@@ -708,9 +714,15 @@ async function cmdVerify(argv: string[]): Promise<number> {
         ...indexFiles.map((p) => `  ${p.index}: ${p.reason}`),
         `indexes: ${disagreements.length === 0 ? c(32, 'agree with the log') : c(31, 'DISAGREE')}`,
         ...disagreements.map((d) => `  ${d}`),
+        ...(remote
+          ? [
+              `remote ${remote.remote}: ${remote.ok ? c(32, 'ok') : c(31, 'DIFFERS')} — ${remote.objects} objects checked, shipped through id ${remote.shippedThroughId}, local next id ${next}`,
+              ...remote.problems.map((p) => `  ${p}`),
+            ]
+          : []),
       ].join('\n'),
     );
-    return !log.ok ? EXIT.corrupt : !indexOk ? EXIT.disagree : EXIT.ok;
+    return !log.ok ? EXIT.corrupt : !indexOk ? EXIT.disagree : remote && !remote.ok ? EXIT.remote : EXIT.ok;
   } finally {
     await store.close();
   }

@@ -366,13 +366,14 @@ export class Shipper {
   /** Ships until nothing new is found; records a failure and returns on the first error. */
   private async shipUntilDone(): Promise<boolean> {
     try {
-      while (await this.shipOnce()) {
+      for (;;) {
+        const progressed = await this.shipOnce();
+        // A ship that succeeded clears the failure before any waiter hears of it.
+        this.failures = 0;
+        this.lastError = null;
         this.settle();
+        if (!progressed) return true;
       }
-      this.settle();
-      this.failures = 0;
-      this.lastError = null;
-      return true;
     } catch (e) {
       const err = unavailable(e);
       if (err.code === ErrorCode.REPLICA_FENCED) {
