@@ -81,7 +81,7 @@ export interface RetentionEvent {
 export interface DegradeEvent {
   type: 'degrade';
   pass: number;
-  reason: 'hit-rate-rise' | 'expected-raw-got-summary' | 'index-disagreement' | 'audit-failed';
+  reason: 'hit-rate-rise' | 'expected-raw-got-summary' | 'index-disagreement' | 'audit-failed' | 'replica-gap';
   detail: string;
   spanIds: number[];
 }

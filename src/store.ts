@@ -49,7 +49,7 @@ import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from 
 import { anchorFact, Auditor, type AuditReport } from './audit.js';
 import { search as runSearch, type SearchContext } from './search.js';
 import type { Support } from './support.js';
-import { startReplica, type ReplicaOptions, type ReplicaStatus, type Shipper } from './replica/index.js';
+import { clearRestoreNote, startReplica, takeRestoreNote, type ReplicaOptions, type ReplicaStatus, type Shipper } from './replica/index.js';
 
 /** Host embedder: returns one vector of `dims` floats per text. */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
@@ -502,7 +502,12 @@ export class SpanStore {
       store.vectorOpenError = vectorOpenError;
       store.privateVectorDir = privateDir;
       await store.replay();
-      if (o.replica !== undefined && !o.readOnly) store.replica = await startReplica(dir, o.durability, o.replica);
+      if (o.replica !== undefined && !o.readOnly) {
+        store.replica = await startReplica(dir, o.durability, o.replica);
+        const gap = takeRestoreNote(dir);
+        if (gap !== null) await store.recordEvent({ type: 'degrade', pass: store.state.passes, reason: 'replica-gap', detail: gap, spanIds: [] });
+        clearRestoreNote(dir);
+      }
       return store;
     } catch (e) {
       if (store) store.releaseIndexes();

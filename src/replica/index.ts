@@ -42,7 +42,30 @@ export function objectStoreOf(o: ReplicaOptions): ObjectStore {
 export async function startReplica(dir: string, durability: string, o: ReplicaOptions): Promise<Shipper> {
   const store = objectStoreOf(o);
   const { s3: _s3, objectStore: _os, prefix, ...shipper } = o;
-  return Shipper.start(store, prefix, path.join(dir, 'log'), durability !== 'none', shipper);
+  return Shipper.start(store, prefix, path.join(dir, 'log'), durability, shipper);
+}
+
+/** Written by a restore whose manifest's owner may have acknowledged turns the bucket lacks; read once by the next open. */
+export const RESTORE_NOTE = 'replica-restore.json';
+
+/**
+ * What the open after a restore records in the event trail (a `degrade` event), or null: the
+ * previous owner ran below `replicated` and did not close, so turns it acknowledged after the
+ * bucket's last id may be missing. Removes the note.
+ */
+export function takeRestoreNote(dir: string): string | null {
+  const file = path.join(dir, RESTORE_NOTE);
+  let note: { detail?: string };
+  try {
+    note = JSON.parse(fs.readFileSync(file, 'utf8')) as { detail?: string };
+  } catch {
+    return null;
+  }
+  return typeof note.detail === 'string' ? note.detail : null;
+}
+
+export function clearRestoreNote(dir: string): void {
+  fs.rmSync(path.join(dir, RESTORE_NOTE), { force: true });
 }
 
 /**

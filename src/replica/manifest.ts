@@ -50,6 +50,10 @@ export interface Manifest {
   nextId: number;
   segments: SegmentEntry[];
   open: OpenEntry | null;
+  /** The owner's durability mode: below `replicated`, acknowledged turns may be missing after a crash. */
+  durability?: string;
+  /** The owner closed the store after shipping everything: nothing acknowledged is missing. */
+  closed?: boolean;
 }
 
 export function manifestKey(prefix: string): string {

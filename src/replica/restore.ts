@@ -114,6 +114,10 @@ export async function restoreFromBucket(store: ObjectStore, prefix: string, dir:
   const tmp = path.join(logDir, 'EXTENT.tmp');
   writeDurable(tmp, extentBytes(m.logTag, m.logStart, m.nextId));
   fs.renameSync(tmp, path.join(logDir, 'EXTENT'));
+  if (m.closed !== true && m.durability !== 'replicated') {
+    const detail = `restored from ${prefix} (epoch ${m.epoch - 1}), whose owner ran ${m.durability ?? 'an unknown durability'} and did not close: turns it acknowledged after id ${m.nextId - 1} may be missing`;
+    fs.writeFileSync(path.join(dir, 'replica-restore.json'), `${JSON.stringify({ detail, nextId: m.nextId, epoch: m.epoch })}\n`, { mode: 0o600 });
+  }
   const dfd = fs.openSync(logDir, 'r');
   try {
     fs.fsyncSync(dfd);

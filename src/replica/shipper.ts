@@ -139,7 +139,7 @@ async function checkLocalHolds(prefix: string, m: Manifest, segs: LocalSegment[]
  * first manifest with If-None-Match). With `logDir`, the local log must hold everything the
  * bucket holds (and be the same log); without, the caller is about to restore from it.
  */
-export async function claimManifest(store: ObjectStore, prefix: string, owner: string, logDir: string | null): Promise<Committed> {
+export async function claimManifest(store: ObjectStore, prefix: string, owner: string, logDir: string | null, durability?: string): Promise<Committed> {
   for (let attempt = 0; ; attempt++) {
     const cur = await readManifest(store, prefix);
     let next: Manifest;
@@ -148,7 +148,7 @@ export async function claimManifest(store: ObjectStore, prefix: string, owner: s
       const segs = listSegments(logDir);
       const id = localIdentity(logDir, segs);
       if (id === null) throw mismatch(prefix, 'the local log has no segment yet');
-      next = { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, ...id, epoch: 1, owner, committedAt: Date.now(), nextId: id.logStart, segments: [], open: null };
+      next = { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, ...id, epoch: 1, owner, committedAt: Date.now(), nextId: id.logStart, segments: [], open: null, closed: false, ...(durability ? { durability } : {}) };
     } else {
       if (logDir !== null) {
         const segs = listSegments(logDir);
@@ -158,6 +158,7 @@ export async function claimManifest(store: ObjectStore, prefix: string, owner: s
         await checkLocalHolds(prefix, cur.manifest, segs);
       }
       next = { ...cur.manifest, epoch: cur.manifest.epoch + 1, owner, committedAt: Date.now() };
+      if (logDir !== null) next = { ...next, closed: false, ...(durability ? { durability } : {}) };
     }
     const etag = await commitManifest(store, prefix, cur?.etag ?? null, next);
     if (etag !== null) return { manifest: next, etag };
@@ -202,12 +203,13 @@ export class Shipper {
     this.o = resolve(options);
   }
 
-  static async start(store: ObjectStore, prefix: string, logDir: string, boundByExtent: boolean, options: ShipperOptions = {}): Promise<Shipper> {
+  static async start(store: ObjectStore, prefix: string, logDir: string, durability: string, options: ShipperOptions = {}): Promise<Shipper> {
     resolve(options);
     const owner = randomUUID();
+    const boundByExtent = durability !== 'none';
     let committed: Committed;
     try {
-      committed = await claimManifest(store, prefix, owner, logDir);
+      committed = await claimManifest(store, prefix, owner, logDir, durability);
     } catch (e) {
       throw unavailable(e);
     }
@@ -364,10 +366,10 @@ export class Shipper {
   }
 
   /** Ships until nothing new is found; records a failure and returns on the first error. */
-  private async shipUntilDone(): Promise<boolean> {
+  private async shipUntilDone(final = false): Promise<boolean> {
     try {
       for (;;) {
-        const progressed = await this.shipOnce();
+        const progressed = await this.shipOnce(final);
         // A ship that succeeded clears the failure before any waiter hears of it.
         this.failures = 0;
         this.lastError = null;
@@ -387,7 +389,7 @@ export class Shipper {
   }
 
   /** One step: seals, then the open segment's new batches, then one commit. False when nothing was new. */
-  private async shipOnce(): Promise<boolean> {
+  private async shipOnce(final = false): Promise<boolean> {
     if (this.fencedBy) throw this.fencedBy;
     const segs = listSegments(this.logDir);
     const cur = this.committed.manifest;
@@ -458,7 +460,10 @@ export class Shipper {
       o.nextId = nextId;
     }
     m.nextId = m.open!.nextId;
-    const changed = m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null);
+    // A close that left nothing behind says so: a restore then knows no acknowledged turn is missing.
+    if (final && end === seg.size && i === segs.length - 1) m.closed = true;
+    const changed =
+      m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed;
     if (!changed) return false;
     m.committedAt = Date.now();
     const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
@@ -483,7 +488,7 @@ export class Shipper {
     if (!this.fencedBy) {
       const until = Date.now() + timeoutMs;
       let delay = this.o.retryBaseMs;
-      while (!(await this.shipUntilDone()) && !this.fencedBy && Date.now() + delay < until) {
+      while (!(await this.shipUntilDone(true)) && !this.fencedBy && Date.now() + delay < until) {
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(this.o.retryMaxMs, delay * 2);
       }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
-import { restoreReplica } from '../../src/replica/index.js';
+import { FaultyObjectStore, restoreReplica } from '../../src/replica/index.js';
 import { readManifest } from '../../src/replica/manifest.js';
 import { bucket, rgwMissing, storesClosedAfterEach, tmpDir, turn } from './helpers.js';
 
@@ -53,5 +53,39 @@ describe.skipIf(rgwMissing)('restore from the bucket alone', () => {
     await expect(restoreReplica(dir, { objectStore: b, prefix: 'sess/x' })).rejects.toMatchObject({ code: 'CORRUPT', details: { file: victim.key } });
     expect(fs.existsSync(path.join(dir, 'log'))).toBe(false);
     await expect(SpanStore.open(dir, { readOnly: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+describe.skipIf(rgwMissing)('a restore that may lack acknowledged turns says so', () => {
+  it('group owner that did not close: the restored verdict is degraded with a replica-gap reason, kept across reopen', async () => {
+    const inner = await bucket();
+    const b = new FaultyObjectStore(inner);
+    const a = await openStore(tmpDir('gap'), b, 'sess/gap', { durability: 'group', replicaOptions: { intervalMs: 10 } });
+    await a.appendMany([turn(1), turn(2)]);
+    for (let i = 0; i < 300 && a.replicaStatus()!.shippedThroughId < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    b.inject({ kind: '5xx', count: Number.POSITIVE_INFINITY });
+    await a.append(turn(3)); // acknowledged locally, never shipped: the owner "dies" here
+    const dir = tmpDir('gap-dst');
+    await restoreReplica(dir, { objectStore: inner, prefix: 'sess/gap' });
+    const c = await openStore(dir, inner, 'sess/gap', { durability: 'group' });
+    expect(c.verdict().state).toBe('degraded');
+    expect(c.verdict().reasons.join(' ')).toMatch(/ran group and did not close: turns it acknowledged after id 2 may be missing/);
+    await c.close();
+    const again = await openStore(dir, inner, 'sess/gap', { durability: 'group' });
+    expect(again.verdict().state).toBe('degraded');
+    expect(fs.existsSync(path.join(dir, 'replica-restore.json'))).toBe(false);
+  });
+
+  it('group owner that closed: nothing acknowledged is missing, the restored verdict stays lossless', async () => {
+    const b = await bucket();
+    const a = await openStore(tmpDir('closed'), b, 'sess/closed', { durability: 'group' });
+    await a.appendMany([turn(1), turn(2), turn(3)]);
+    await a.close();
+    const dir = tmpDir('closed-dst');
+    const r = await restoreReplica(dir, { objectStore: b, prefix: 'sess/closed' });
+    expect(r.manifest.closed).toBe(true);
+    const c = await openStore(dir, b, 'sess/closed', { durability: 'group' });
+    expect(c.verdict().state).toBe('lossless');
+    expect(c.get(3)?.text).toBe(turn(3).text);
   });
 });
