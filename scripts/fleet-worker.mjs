@@ -1,0 +1,53 @@
+// A fleet worker (scripts/fleet.mjs): runs the sessions the coordinator hands it, each a
+// store replicated to the shared bucket, appending one turn at a time; acknowledges turns to
+// the coordinator only once `append` resolved. A session handed over from a killed worker is
+// first restored from the bucket into this worker's own directory.
+import fs from 'node:fs';
+import path from 'node:path';
+import { SpanStore, restoreReplica, S3ObjectStore } from '../dist/index.js';
+
+const s3 = JSON.parse(process.env.FLEET_S3);
+const objectStore = new S3ObjectStore(s3);
+const acks = new Map(); // session -> [turn, id, ...]
+
+function flush() {
+  for (const [session, pairs] of acks) if (pairs.length > 0) process.send({ type: 'acks', session, pairs: pairs.splice(0) });
+}
+setInterval(flush, 20).unref();
+
+export function turnText(session, turn) {
+  return `session ${session} turn ${turn}: ran step ${turn} of the plan; build id B-${(session * 100003 + turn * 7919) % 1000003}, exit code ${turn % 7}`;
+}
+
+async function run({ session, prefix, dir, restore, fromTurn, turns, durability, intervalMs }) {
+  const replica = { objectStore, prefix, intervalMs, retryBaseMs: 20, retryMaxMs: 1000 };
+  if (restore) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    await restoreReplica(dir, replica);
+  }
+  const store = await SpanStore.open(dir, { durability, replica });
+  const mine = [];
+  acks.set(session, mine);
+  for (let t = fromTurn; t <= turns; t++) {
+    const id = await store.append({ turn: t, role: t % 2 ? 'user' : 'assistant', text: turnText(session, t), key: `t${t}` });
+    mine.push(t, id);
+  }
+  const verdict = store.verdict().state;
+  await store.close();
+  flush();
+  process.send({ type: 'done', session, verdict });
+}
+
+process.on('message', (msg) => {
+  if (msg.type === 'run')
+    run(msg).catch((e) => {
+      flush();
+      process.send({ type: 'error', session: msg.session, code: e.code ?? 'ERROR', message: String(e.message ?? e) });
+    });
+  if (msg.type === 'exit') {
+    flush();
+    setTimeout(() => process.exit(0), 50);
+  }
+});
+process.send({ type: 'ready' });
+void path;
