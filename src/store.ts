@@ -742,7 +742,11 @@ export class SpanStore {
     const vetoed: number[] = [];
     const facts: (string | undefined)[] = [];
     const cols = this.columns(turns, 0, vetoed, facts);
-    const first = await this.track(this.log.append(cols));
+    const appended = this.track(this.log.append(cols));
+    // `replicated`: ship while the local group commit runs (after this tick's check phase
+    // has written the batch), not after it.
+    if (this.replica !== null && this.options.durability === 'replicated') setImmediate(() => this.replica?.kick());
+    const first = await appended;
     const replicated = this.replicate(first + turns.length, cols.texts);
     const ids = Array.from({ length: turns.length }, (_, j) => first + j);
     for (let j = 0; j < turns.length; j++) {

@@ -18,7 +18,7 @@ export interface ShipperOptions {
   intervalMs?: number;
   /** Ship at once when this many bytes are pending (default 1 MiB). */
   maxPendingBytes?: number;
-  /** Newest bytes of the open segment kept inside the manifest, up to this size (default 64 KiB). */
+  /** Newest bytes of the open segment kept inside the manifest, up to this size (default 16 KiB). */
   inlineBytes?: number;
   /** First retry delay after a failed ship (default 50 ms), doubled per failure ... */
   retryBaseMs?: number;
@@ -56,7 +56,7 @@ function resolve(o: ShipperOptions) {
   return {
     intervalMs: pos('intervalMs', o.intervalMs, 1000),
     maxPendingBytes: pos('maxPendingBytes', o.maxPendingBytes, 1 << 20),
-    inlineBytes: pos('inlineBytes', o.inlineBytes, 64 * 1024),
+    inlineBytes: pos('inlineBytes', o.inlineBytes, 16 * 1024),
     retryBaseMs: pos('retryBaseMs', o.retryBaseMs, 50),
     retryMaxMs: pos('retryMaxMs', o.retryMaxMs, 5000),
     replicatedTimeoutMs: pos('replicatedTimeoutMs', o.replicatedTimeoutMs, 30_000),
@@ -206,7 +206,10 @@ export class Shipper {
   static async start(store: ObjectStore, prefix: string, logDir: string, durability: string, options: ShipperOptions = {}): Promise<Shipper> {
     resolve(options);
     const owner = randomUUID();
-    const boundByExtent = durability !== 'none';
+    // `sync`, `group`: only what the local log made durable. `replicated`: whole batches as
+    // soon as they are written — the bucket is the durable copy, and shipping alongside the
+    // local fdatasync costs an append the longer of the two, not their sum. `none`: as written.
+    const boundByExtent = durability === 'sync' || durability === 'group';
     let committed: Committed;
     try {
       committed = await claimManifest(store, prefix, owner, logDir, durability);
@@ -299,6 +302,12 @@ export class Shipper {
     };
   }
 
+  /** A waiter is not covered yet, and the log holds bytes past what is shipped. */
+  private waitersPending(): boolean {
+    if (this.waiters.length === 0) return false;
+    return this.pendingBytes() > 0;
+  }
+
   private settle(): void {
     const next = this.committed.manifest.nextId;
     const keep: Waiter[] = [];
@@ -369,12 +378,16 @@ export class Shipper {
   private async shipUntilDone(final = false): Promise<boolean> {
     try {
       for (;;) {
-        const progressed = await this.shipOnce(final);
+        const more = await this.shipOnce(final);
         // A ship that succeeded clears the failure before any waiter hears of it.
         this.failures = 0;
         this.lastError = null;
         this.settle();
-        if (!progressed) return true;
+        // Again at once only when this ship left bytes unread (its read cap), or a waiter's
+        // records were still landing in the file when it read; other appends made meanwhile
+        // wait for the interval or the byte threshold.
+        if (!more && !this.waitersPending()) return true;
+        await new Promise((r) => setImmediate(r));
       }
     } catch (e) {
       const err = unavailable(e);
@@ -388,7 +401,7 @@ export class Shipper {
     }
   }
 
-  /** One step: seals, then the open segment's new batches, then one commit. False when nothing was new. */
+  /** One step: seals, then the open segment's new batches, then one commit. True when it left bytes it did not read (its read cap). */
   private async shipOnce(final = false): Promise<boolean> {
     if (this.fencedBy) throw this.fencedBy;
     const segs = listSegments(this.logDir);
@@ -460,6 +473,7 @@ export class Shipper {
       o.nextId = nextId;
     }
     m.nextId = m.open!.nextId;
+    const more = to === from + MAX_READ && to < seg.size;
     // A close that left nothing behind says so: a restore then knows no acknowledged turn is missing.
     if (final && end === seg.size && i === segs.length - 1) m.closed = true;
     const changed =
@@ -476,7 +490,7 @@ export class Shipper {
     this.pendingHint = 0;
     this.lastShippedAt = m.committedAt;
     for (const k of garbage) await this.store.delete(k).catch(() => undefined);
-    return true;
+    return more;
   }
 
   /** Ships what is left (bounded by `timeoutMs`), then stops the loop. Rejects nothing. */
