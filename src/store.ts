@@ -743,9 +743,9 @@ export class SpanStore {
     const facts: (string | undefined)[] = [];
     const cols = this.columns(turns, 0, vetoed, facts);
     const appended = this.track(this.log.append(cols));
-    // `replicated`: ship while the local group commit runs (after this tick's check phase
-    // has written the batch), not after it.
-    if (this.replica !== null && this.options.durability === 'replicated') setImmediate(() => this.replica?.kick());
+    // `replicated`: ship while the local group commit runs, not after it — from the check
+    // phase after the one that writes the batch (an immediate queued by an immediate).
+    if (this.replica !== null && this.options.durability === 'replicated') setImmediate(() => setImmediate(() => this.replica?.kick()));
     const first = await appended;
     const replicated = this.replicate(first + turns.length, cols.texts);
     const ids = Array.from({ length: turns.length }, (_, j) => first + j);
