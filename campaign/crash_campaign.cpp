@@ -56,8 +56,8 @@
 #include <thread>
 #include <vector>
 
-#include "errors.h"
-#include "span_log.h"
+#include "common/errors.h"
+#include "log/span_log.h"
 
 using namespace spanguard;
 namespace fs = std::filesystem;
@@ -185,7 +185,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must 
 /// never report one that is not.
 constexpr uint64_t kMarkedIds = uint64_t{1} << 22;
 
-// The log's two-thread path starts at kParallelBatchBytes (256 KiB, span_log.cpp).
+// The log's two-thread path starts at kParallelBatchBytes (256 KiB, native/log/log_internal.h).
 constexpr uint64_t kLargeBatchBytes = uint64_t{256} << 10;
 
 const char* DurabilityName(Durability d) { return d == Durability::kSync ? "sync" : d == Durability::kGroup ? "group" : "none"; }

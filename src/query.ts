@@ -63,7 +63,7 @@ export interface QueryAnalysis {
 
 /** The lexical index's normal form of a folded token (Porter2 stem, diacritics folded, leading zeros dropped). */
 export function normalForm(term: string): string {
-  // The index's own function (native/stemmer.h), so a query's forms are the ones it filed.
+  // The index's own function (native/lexical/stemmer.h), so a query's forms are the ones it filed.
   return addon().normalizeTerm(term);
 }
 

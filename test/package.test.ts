@@ -44,7 +44,7 @@ describe('the README example runs', () => {
 });
 
 describe('the tarball holds the package and nothing test-only', () => {
-  it('npm pack lists no tests, fuzz or stress sources, dev scripts or orphan maps; LICENSE is in; ≤ 5 MB unpacked without prebuilds', () => {
+  it('npm pack lists no tests, fuzz, stress or campaign sources, dev scripts or orphan maps; every native source and LICENSE are in; ≤ 5 MB unpacked without prebuilds', () => {
     // --ignore-scripts: list what the "files" rules select now, without prepack's rebuild.
     const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: packageRoot, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
@@ -53,7 +53,14 @@ describe('the tarball holds the package and nothing test-only', () => {
     expect(files).toContain('LICENSE');
     expect(files).toContain('scripts/install.mjs');
     expect(files).toContain('scripts/package-dir.cjs');
-    expect(files.filter((f) => /^(test|bench|examples)\/|^native\/(fuzz|stress)\/|^scripts\/(test-asan|prebuild|prepack|consumer-smoke)|\.test\.|^\.ci\//.test(f))).toEqual([]);
+    expect(files.filter((f) => /^(test|bench|examples|fuzz|campaign)\/|^scripts\/(test-asan|prebuild|prepack|consumer-smoke|lint-native)|\.test\.|^\.ci\//.test(f))).toEqual([]);
+    // Every C++ source the build compiles, in every folder of native/ (an install without a
+    // prebuild compiles them).
+    const nativeSources = fs.readdirSync(path.join(packageRoot, 'native'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(cpp|h)$/.test(f))
+      .map((f) => path.posix.join('native', f.split(path.sep).join('/')));
+    expect(nativeSources.length).toBeGreaterThan(0);
+    for (const f of nativeSources) expect(files).toContain(f);
     // Every source map points at sources the tarball holds.
     for (const map of files.filter((f) => f.endsWith('.map'))) {
       const { sources } = JSON.parse(fs.readFileSync(path.join(packageRoot, map), 'utf8')) as { sources: string[] };

@@ -1,5 +1,5 @@
 // Normal forms (tokenizer version 4): the Porter2 stemmer, diacritic folding and
-// leading-zero numbers (native/stemmer.h), then what the index does with them: BM25 looks
+// leading-zero numbers (native/lexical/stemmer.h), then what the index does with them: BM25 looks
 // query tokens up by their normal form, which every document was also indexed under, while
 // exact phrases stay byte for byte.
 //

@@ -1,4 +1,4 @@
-// One describe per rule of the tokenizer table in native/tokenizer.h.
+// One describe per rule of the tokenizer table in native/lexical/tokenizer.h.
 import { afterAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { addDocs, asDocs, openIndex, tempDir } from './helpers.js';

@@ -1,4 +1,4 @@
-// Replays the committed libFuzzer corpus (native/fuzz/recover_fuzz.cpp) through the JS
+// Replays the committed libFuzzer corpus (fuzz/recover_fuzz.cpp) through the JS
 // export: recovery is total (never throws on bytes, typed or not) and keeps its promises.
 import fs from 'node:fs';
 import path from 'node:path';

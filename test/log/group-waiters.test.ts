@@ -52,7 +52,7 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
   });
 
   // A burst of 16 or more waiters is synced on the main thread, a smaller one on the pool
-  // (span_log_binding.cpp, kMainThreadSyncWaiters): both paths settle the same way.
+  // (native/log/sync_waiters.h, kSyncOnCallerAt): both paths settle the same way.
   for (const [path, extra] of [
     ['the pool', 0],
     ['the main thread', 20],

@@ -8,7 +8,7 @@ import { addon, type AppendColumns, type NativeSpan, type NativeSpanLog, type Na
 import { columnsFor, diffRecord } from './content.mjs';
 
 export const native = addon();
-// The test-only fault seam (native/io_seam.h); not part of the typed surface on purpose.
+// The test-only fault seam (native/common/io_seam.h); not part of the typed surface on purpose.
 export const testing = (native as unknown as { _testing: Testing })._testing;
 
 export interface Testing {

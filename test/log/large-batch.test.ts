@@ -326,7 +326,7 @@ describe('a large byte-form batch is refused with the error a whole-batch check 
     await log.append(columns(rowsFor(0, 2)));
     const rows = rowsFor(2, LARGE);
     // Where chunks begin: at the first record starting at or past each 64 KiB multiple of
-    // the file (span_log.cpp, kParallelChunk), after the segment header and the two rows.
+    // the file (native/log/log_internal.h, kParallelChunk), after the segment header and the two rows.
     const sizes = rows.map((r) => (64 + enc.encode(r.text).length + enc.encode(r.meta ?? '').length + 7) & ~7);
     let start = fs.statSync(segmentFiles(dir)[0]!).size;
     const firsts: number[] = [];

@@ -1,4 +1,4 @@
-// Writes seed segments for the recovery fuzzer (native/fuzz/recover_fuzz.cpp) into the
+// Writes seed segments for the recovery fuzzer (fuzz/recover_fuzz.cpp) into the
 // directory given as argv[2]: small real segments (single and multi-record batches, with
 // and without the close checkpoint) and a few damaged variants.
 import fs from 'node:fs';

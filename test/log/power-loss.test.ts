@@ -1,4 +1,4 @@
-// Simulated power loss through the I/O seam (native/io_seam.h): at a chosen fdatasync,
+// Simulated power loss through the I/O seam (native/common/io_seam.h): at a chosen fdatasync,
 // every write not yet synced is, sector by sector, kept, dropped or garbled and the file
 // may lose its size extension, as SQLite's crash tests do. Recovery must keep every
 // record acknowledged before the last successful sync and return no damaged record.

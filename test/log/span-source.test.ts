@@ -1,4 +1,4 @@
-// The C++ read interface the indexes catch up from (native/span_source.h): a SpanLog
+// The C++ read interface the indexes catch up from (native/log/span_source.h): a SpanLog
 // unwraps to a SpanSource; anything else is INVALID_ARGUMENT, a closed log is CLOSED.
 import { describe, expect, it } from 'vitest';
 import { columns, durabilities, openLog, rowsFor, testing, tmpDir } from './helpers.js';

@@ -1,0 +1,219 @@
+// BM25 top-k over one namespace, document at a time with MaxScore pruning.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <new>
+
+#include "lexical/lexical_index.h"
+#include "lexical/postings.h"
+
+namespace spanguard {
+
+using namespace lexical_detail;
+
+// ---- BM25 (MaxScore, document at a time) ---------------------------------------------
+
+void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+                          std::vector<LexicalHit>* hits) {
+  hits->clear();
+  Scratch& sc = *scratch_;
+  Namespace& n = ns(kind);
+  const uint32_t docs = n.doc_count();
+  if (docs == 0 || k == 0) return;
+
+  // Distinct query terms that exist in this namespace (a missing term scores nothing). Each
+  // token is looked up by its normal form, which every document holding the token, or
+  // another word of the same form, was indexed under (Add).
+  Tokenize(query, &stream_);
+  sc.query_terms.clear();
+  for (size_t i = 0; i < stream_.tokens.size(); ++i) {
+    std::string_view term = stream_.token(i);
+    if (NormalizeTerm(term, &norm_)) term = norm_;
+    const uint32_t id = n.Find(term);
+    if (id != kNotFound) sc.query_terms.push_back(id);
+  }
+  std::sort(sc.query_terms.begin(), sc.query_terms.end());
+  sc.query_terms.erase(std::unique(sc.query_terms.begin(), sc.query_terms.end()), sc.query_terms.end());
+  if (sc.query_terms.empty()) return;
+
+  const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
+  const float norm_a = kK1 * (1 - kB);
+  const float norm_b = avgdl > 0 ? kK1 * kB / avgdl : 0;
+
+  sc.cursors.resize(sc.query_terms.size());
+  for (size_t i = 0; i < sc.query_terms.size(); ++i) {
+    PostingCursor& c = sc.cursors[i];
+    c = PostingCursor();
+    c.Open(n, sc.query_terms[i], false);
+    const Term& t = n.terms[sc.query_terms[i]];
+    const double df = t.df;
+    c.idf = static_cast<float>(std::log(1.0 + (double(docs) - df + 0.5) / (df + 0.5)));
+    const float max_tf = static_cast<float>(t.max_tf);
+    // The largest contribution this term can make: its highest tf in the shortest doc that
+    // holds it (tf/(tf + norm) grows with tf and shrinks with the doc length).
+    const float min_norm = norm_a + norm_b * static_cast<float>(t.min_doc_len);
+    c.upper_bound = c.idf * max_tf * (kK1 + 1) / (max_tf + min_norm) * 1.0001f;
+  }
+  // MaxScore: terms sorted by upper bound; a prefix whose bounds sum to at most the k-th
+  // score so far cannot put a document into the top k on its own ("non-essential").
+  std::sort(sc.cursors.begin(), sc.cursors.end(),
+            [](const PostingCursor& a, const PostingCursor& b) { return a.upper_bound < b.upper_bound; });
+  const size_t nterms = sc.cursors.size();
+  sc.prefix_bounds.resize(nterms);
+  float sum = 0;
+  for (size_t i = 0; i < nterms; ++i) sc.prefix_bounds[i] = (sum += sc.cursors[i].upper_bound);
+  sc.contrib.assign(nterms, 0.0f);
+
+  const bool filter_min = !std::isnan(turn_min);
+  const bool filter_max = !std::isnan(turn_max);
+  auto& heap = *hits;
+  heap.reserve(k);
+
+  // Threshold seed: MaxScore only prunes once it knows a k-th score, and on a long query
+  // the common terms stay essential (and fully decoded) until then. The rarest terms'
+  // short lists give partial scores, which are lower bounds of full scores: if k docs
+  // reach θ0 on those terms alone, no doc below θ0 can be in the top k, so pruning may
+  // start at θ0 (shaved by 1e-5 against summation-order rounding; ties at θ0 still enter).
+  float threshold = 0;
+  if (nterms >= 2) {
+    size_t rare_begin = nterms - 1;
+    uint64_t budget = n.terms[sc.cursors[nterms - 1].term_id].df;
+    while (rare_begin > 1 && budget + n.terms[sc.cursors[rare_begin - 1].term_id].df <= 4096) {
+      budget += n.terms[sc.cursors[--rare_begin].term_id].df;
+    }
+    sc.seed_cursors.resize(nterms - rare_begin);
+    for (size_t i = rare_begin; i < nterms; ++i) {
+      PostingCursor& c = sc.seed_cursors[i - rare_begin];
+      c = PostingCursor();
+      c.Open(n, sc.cursors[i].term_id, false);
+      c.idf = sc.cursors[i].idf;
+    }
+    auto& seed = sc.seed_scores;  // min-heap of the k best partial scores
+    seed.clear();
+    for (;;) {
+      uint32_t d = kEnd;
+      for (const PostingCursor& c : sc.seed_cursors) d = std::min(d, c.doc);
+      if (d == kEnd) break;
+      const bool keep =
+          !((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max));
+      const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+      float score = 0;
+      for (PostingCursor& c : sc.seed_cursors) {
+        if (c.doc != d) continue;
+        const float tf = static_cast<float>(c.tf);
+        score += c.idf * tf * (kK1 + 1) / (tf + norm);
+        c.Next();
+      }
+      if (!keep) continue;
+      if (seed.size() < k) {
+        seed.push_back(score);
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      } else if (score > seed.front()) {
+        std::pop_heap(seed.begin(), seed.end(), std::greater<float>());
+        seed.back() = score;
+        std::push_heap(seed.begin(), seed.end(), std::greater<float>());
+      }
+    }
+    if (seed.size() == k) threshold = seed.front() * (1 - 1e-5f);
+  }
+  size_t first_essential = 0;
+  while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
+
+  for (;;) {
+    uint32_t d = kEnd;
+    for (size_t i = first_essential; i < nterms; ++i) d = std::min(d, sc.cursors[i].doc);
+    if (d == kEnd) break;
+    if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max)) {
+      for (size_t i = first_essential; i < nterms; ++i) {
+        if (sc.cursors[i].doc == d) sc.cursors[i].Next();
+      }
+      continue;
+    }
+    const bool pruning = heap.size() == k || threshold > 0;
+    if (pruning) {
+      // Block-max: bound d by the blocks of the essential terms present at d. If even that
+      // cannot beat the threshold, neither can any doc up to the first block end or the next doc of
+      // another essential term, so all of them are skipped in one jump.
+      float bound = first_essential > 0 ? sc.prefix_bounds[first_essential - 1] : 0;
+      uint32_t boundary = kEnd - 1;
+      for (size_t i = first_essential; i < nterms; ++i) {
+        PostingCursor& c = sc.cursors[i];
+        if (c.doc == d) {
+          bound += c.BlockBound(norm_a, norm_b);
+          boundary = std::min(boundary, c.block_last_doc);
+        } else {
+          boundary = std::min(boundary, c.doc - 1);
+        }
+      }
+      if (bound <= threshold) {
+        for (size_t i = first_essential; i < nterms; ++i) {
+          if (sc.cursors[i].doc <= boundary) sc.cursors[i].Advance(boundary + 1);
+        }
+        continue;
+      }
+    }
+    const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+    // Contributions are kept per term and summed in one fixed order at the end, so a
+    // document's score does not depend on which terms were essential when it was reached
+    // (otherwise equal scores could differ by an ulp and break the id tie order).
+    std::fill(sc.contrib.begin(), sc.contrib.end(), 0.0f);
+    float partial = 0;
+    for (size_t i = first_essential; i < nterms; ++i) {
+      PostingCursor& c = sc.cursors[i];
+      if (c.doc == d) {
+        const float tf = static_cast<float>(c.tf);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
+        c.Next();
+      }
+    }
+    const bool full = heap.size() == k;
+    bool pruned = false;
+    for (size_t i = first_essential; i-- > 0;) {
+      // Bounds carry a 1e-4 relative margin, so rounding never prunes a true top-k doc.
+      if (pruning && partial + sc.prefix_bounds[i] <= threshold) {
+        pruned = true;
+        break;
+      }
+      PostingCursor& c = sc.cursors[i];
+      c.Advance(d);
+      if (c.doc == d) {
+        const float tf = static_cast<float>(c.tf);
+        sc.contrib[i] = c.idf * tf * (kK1 + 1) / (tf + norm);
+        partial += sc.contrib[i];
+      }
+    }
+    if (pruned) continue;
+    double total = 0;
+    for (size_t i = 0; i < nterms; ++i) total += sc.contrib[i];
+    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
+    if (!full) {
+      heap.push_back(hit);
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    } else if (Worse(hit, heap.front())) {
+      // hit ranks above the current worst: replace it.
+      std::pop_heap(heap.begin(), heap.end(), Worse);
+      heap.back() = hit;
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    } else {
+      continue;
+    }
+    if (heap.size() == k) {
+      threshold = std::max(threshold, heap.front().score);
+      while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), Worse);
+}
+
+}  // namespace spanguard

@@ -1,0 +1,154 @@
+// The lexical index: an inverted index with positions over two namespaces (raw spans and
+// summaries), BM25 top-k with MaxScore, exact phrases verified against the log's raw text,
+// and crash-safe persistence (docs/LEXICAL_FORMAT.md).
+//
+// It is derived data. Every document enters through Add(), which both the log catch-up
+// and the direct `add()` binding call, and the only thing that persists besides the
+// postings is the high-water span id, so a missing or rejected file means "catch up from
+// id 0" and nothing else.
+//
+// Threading: single-threaded, owned by the JS main thread like the log it reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "log/span_source.h"
+#include "lexical/tokenizer.h"
+
+namespace spanguard {
+
+struct LexicalHit {
+  uint64_t span_id;
+  float score;
+};
+
+struct LexicalStats {
+  uint64_t high_water = 0;
+  std::string loaded_from;  ///< "file" or "rebuilt"
+  std::string load_error;   ///< why the file was not used ("" when loaded)
+  /// CRC32C in the header (offset 60) of the file this index last loaded or saved, 0 when
+  /// neither happened: it names the file's whole content (the header holds the body's CRC),
+  /// so the store's identity can tell this file from another store's of the same shape.
+  uint32_t file_crc = 0;
+  uint64_t raw_docs = 0, summary_docs = 0;
+  uint64_t raw_terms = 0, summary_terms = 0;
+  uint64_t raw_tokens = 0, summary_tokens = 0;
+  uint64_t postings_bytes = 0;  ///< doc + position streams, bytes used
+  uint64_t memory_bytes = 0;    ///< heap held by the index (capacities), approximate
+  uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
+};
+
+/// A growable byte buffer of 16 bytes (a std::vector is 24 and there is one per term and
+/// stream, up to 10^7 of them).
+struct ByteVec {
+  uint8_t* data = nullptr;
+  uint32_t size = 0;
+  uint32_t capacity = 0;
+};
+
+/// One span id's record as the index sees it.
+struct IndexInput {
+  uint64_t span_id;
+  RecordKind kind;
+  int64_t turn_start;
+  int64_t turn_end;
+  std::string_view text;
+  /// The record's metadata (JSON). Its tokens are indexed after the text's, so a query can
+  /// name an episode or a tool; phrases are still verified against the text alone.
+  std::string_view meta = {};
+};
+
+class LexicalIndex {
+ public:
+  /// Opens `file`: loads it when it is complete and checks out, else starts empty
+  /// (stats().loaded_from == "rebuilt"). Never throws for a bad file.
+  explicit LexicalIndex(std::string file);
+  ~LexicalIndex();
+  LexicalIndex(const LexicalIndex&) = delete;
+  LexicalIndex& operator=(const LexicalIndex&) = delete;
+
+  /// One past the highest span id seen (indexed, or skipped as an event).
+  uint64_t high_water() const { return high_water_; }
+
+  /// Validates a batch as a whole (ids strictly increasing and ≥ high_water, known kinds,
+  /// turn_start ≤ turn_end); throws NativeError(INVALID_ARGUMENT/UNKNOWN_KIND/INVALID_TURN)
+  /// before indexing anything.
+  void CheckBatch(const IndexInput* inputs, size_t count) const;
+  /// Indexes one record (kinds raw and summary; events only advance the high water).
+  /// The caller has checked it (CheckBatch). This is the single ingest path.
+  /// Each token whose normal form (NormalizeTerm: Porter2 stem, diacritics folded, leading
+  /// zeros dropped) differs is also indexed as that form, at the token's own position; the
+  /// document's length stays its count of tokens.
+  void Add(const IndexInput& input);
+
+  /// Indexes records [max(high_water, first_id), next_id) from `source`. Returns the number
+  /// of raw and summary records indexed.
+  uint64_t CatchUp(const SpanSource& source);
+
+  /// BM25 top-k (k1 = 1.2, b = 0.75) in one namespace; `turn_min`/`turn_max` NaN = open.
+  /// Each query token is looked up by its normal form ("enjoying" → "enjoy").
+  /// Hits are by descending score, ties by ascending span id.
+  void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+              std::vector<LexicalHit>* hits);
+
+  /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
+  /// `limit`. Candidates come from the index; each is verified against source's text.
+  /// Only the phrase's own tokens are looked up, never normal forms: a normal form indexed
+  /// under a token's bytes only adds candidates, which the text verification rejects.
+  /// Words cut by the phrase's ends are matched by prefix/suffix against two in-memory
+  /// sorted term-id arrays (8 bytes per term, built on first need, never saved; see
+  /// docs/LEXICAL_FORMAT.md "Exact phrase").
+  void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
+              std::vector<uint64_t>* ids);
+
+  /// Whether span `span_id` of `kind` is among Phrase(`phrase`)'s answers: the question an
+  /// anchor probe asks ("does the index return this very span for its own words?"). The
+  /// phrase's posting lists are seeked to that one document instead of walked, so the cost
+  /// does not grow with how many other spans share the phrase; the text is still verified.
+  bool PhraseHas(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t span_id);
+
+  /// Writes <file>.tmp, fsyncs, renames over <file>, fsyncs the directory.
+  /// Throws NativeError(IO_ERROR / FSYNC_FAILED).
+  void Save();
+
+  LexicalStats Stats() const;
+
+  /// The span ids of `kind` held, in indexing (ascending) order: what `verify` compares with
+  /// the log, id by id.
+  void SpanIds(RecordKind kind, std::vector<uint64_t>* out) const;
+  const std::string& file() const { return file_; }
+
+  struct Namespace;  // one namespace's dictionary, postings and documents (dictionary.h)
+
+ private:
+  struct Scratch;      // query-time buffers (postings.h)
+  class PhraseQuery;   // one Phrase() call in named steps (phrase.cpp)
+
+  void Load();
+  void Reset();
+  Namespace& ns(RecordKind kind);
+  bool namespace_full(RecordKind kind) const;
+
+  std::string file_;
+  uint64_t high_water_ = 0;
+  std::string loaded_from_;
+  std::string load_error_;
+  uint32_t file_crc_ = 0;  ///< header CRC of the file last loaded or saved (see LexicalStats)
+  Namespace* raw_ = nullptr;
+  Namespace* summary_ = nullptr;
+  uint64_t phrase_fallback_scans_ = 0;
+
+  // Reused scratch (no allocation on the hot path once grown).
+  TokenStream stream_;
+  std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
+  std::vector<uint32_t> positions_;  // one term's positions in that doc
+  std::vector<uint64_t> hashes_;     // token hashes of that doc
+  std::string with_meta_;           // text + "\n" + meta of the doc being added, when it has meta
+  std::string norm_;                // one term's normal form (NormalizeTerm), ingest and query
+  Scratch* scratch_ = nullptr;
+};
+
+}  // namespace spanguard

@@ -1,0 +1,200 @@
+// Reading postings: a cursor over one term's doc stream (and positions) with skips, and the
+// query-time scratch that BM25 and phrase queries reuse.
+#pragma once
+
+#include <vector>
+
+#include "lexical/dictionary.h"
+
+namespace spanguard {
+
+namespace lexical_detail {
+
+/// Walks one term's doc stream (and optionally its positions) in doc order, with skips.
+/// Every read is bounds-checked; a malformed stream ends the cursor, never overruns.
+struct PostingCursor {
+  const uint8_t* docs_base = nullptr;
+  const uint8_t* p = nullptr;
+  const uint8_t* end = nullptr;
+  const uint8_t* pos_base = nullptr;
+  const uint8_t* pos_p = nullptr;
+  const uint8_t* pos_end = nullptr;
+  const Skip* skips = nullptr;
+  uint32_t skip_count = 0;
+  uint32_t next_skip = 0;
+  uint32_t doc_limit = 0;   // docs in the namespace: anything ≥ is treated as corrupt → end
+  uint32_t decoded = kEnd;  // last decoded doc (-1 before the first)
+  uint32_t doc = kEnd;      // current doc, kEnd when exhausted
+  uint32_t tf = 0;
+  uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
+  uint32_t decoded_count = 0;  // postings decoded so far (the current one is decoded_count - 1)
+  bool with_positions = false;
+  // BM25 per-term constants.
+  float idf = 0;
+  float upper_bound = 0;
+  uint32_t term_id = 0;
+  // Block-max: the bound of the block holding the current posting, cached per block.
+  uint32_t cached_block = kEnd;
+  uint32_t block_last_doc = kEnd;
+  float block_bound = 0;
+
+  void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
+    const Term& t = ns.terms[term_id];
+    this->term_id = term_id;
+    docs_base = p = t.docs.data;
+    end = t.docs.data + t.docs.size;
+    pos_base = pos_p = t.pos.data;
+    pos_end = t.pos.data + t.pos.size;
+    if (t.skip_list != kNoSkips) {
+      skips = ns.skip_lists[t.skip_list].data();
+      skip_count = static_cast<uint32_t>(ns.skip_lists[t.skip_list].size());
+    }
+    doc_limit = ns.doc_count();
+    with_positions = positions;
+    decoded = kEnd;
+    Next();
+  }
+
+  bool SkipPositions(uint32_t n) {
+    while (n-- > 0) {
+      uint32_t ignored;
+      if (!GetVarint(pos_p, pos_end, &ignored)) return false;
+    }
+    return true;
+  }
+
+  bool Next() {
+    if (with_positions && pos_unread > 0) {
+      if (!SkipPositions(pos_unread)) return Finish();
+      pos_unread = 0;
+    }
+    if (p >= end) return Finish();
+    uint32_t delta, count;
+    if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) {
+      // Common case: a small doc gap and a small tf, one byte each.
+      delta = p[0];
+      count = p[1];
+      p += 2;
+      if (delta == 0 || count == 0) return Finish();
+    } else if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &count) || delta == 0 || count == 0) {
+      return Finish();
+    }
+    decoded += delta;
+    if (decoded >= doc_limit) return Finish();
+    doc = decoded;
+    tf = count;
+    pos_unread = count;
+    ++decoded_count;
+    return true;
+  }
+
+  bool Finish() {
+    doc = kEnd;
+    p = end;
+    return false;
+  }
+
+  /// Moves to the first doc ≥ target.
+  void Advance(uint32_t target) {
+    if (doc >= target) return;  // includes kEnd
+    uint32_t s = next_skip;
+    // Skips are ordered by doc: bisect, so a seek far ahead (a probe of one span on a
+    // posting list of 10^5 docs) costs log(blocks), not a walk over every block.
+    if (s < skip_count && skips[s].doc_before < target) {
+      s = static_cast<uint32_t>(std::partition_point(skips + s, skips + skip_count,
+                                                     [target](const Skip& k) { return k.doc_before < target; }) -
+                                skips);
+    }
+    if (s > next_skip) {
+      const Skip& k = skips[s - 1];
+      next_skip = s;
+      if (docs_base + k.docs_off > p && k.docs_off <= end - docs_base && k.pos_off <= pos_end - pos_base) {
+        p = docs_base + k.docs_off;
+        pos_p = pos_base + k.pos_off;
+        pos_unread = 0;
+        decoded = k.doc_before;
+        decoded_count = s * kSkipEvery;  // skips[s - 1] sits at posting s * 64
+      }
+    }
+    while (doc < target && Next()) {
+    }
+  }
+
+  /// The largest BM25 contribution of any posting in the current posting's block, and the
+  /// block's last doc (kEnd - 1 for the open tail block, bounded by the term's own bound).
+  float BlockBound(float norm_a, float norm_b) {
+    const uint32_t block = (decoded_count - 1) / kSkipEvery;
+    if (block != cached_block) {
+      cached_block = block;
+      if (block < skip_count) {
+        const Skip& s = skips[block];
+        const float max_tf = static_cast<float>(s.block_max_tf);
+        block_last_doc = s.doc_before;
+        block_bound = idf * max_tf * (kK1 + 1) / (max_tf + norm_a + norm_b * static_cast<float>(s.block_min_doc_len)) *
+                      1.0001f;
+      } else {
+        block_last_doc = kEnd - 1;
+        block_bound = upper_bound;
+      }
+    }
+    return block_bound;
+  }
+
+  /// Decodes the current doc's positions into `out` (replaces its contents).
+  bool ReadPositions(std::vector<uint32_t>* out) {
+    out->clear();
+    uint32_t position = 0;
+    for (uint32_t i = 0; i < pos_unread; ++i) {
+      uint32_t delta;
+      if (!GetVarint(pos_p, pos_end, &delta)) {
+        pos_unread = 0;
+        Finish();
+        return false;
+      }
+      position += delta;
+      out->push_back(position);
+    }
+    pos_unread = 0;
+    return true;
+  }
+};
+
+// A min-heap entry ordering: the "worst" hit is on top (lowest score, then highest id).
+inline bool Worse(const LexicalHit& a, const LexicalHit& b) {
+  return a.score > b.score || (a.score == b.score && a.span_id < b.span_id);
+}
+
+/// A whole word strictly inside a phrase: its term, its atom offset from the phrase's
+/// start, and its document frequency (the rarest drives the intersection).
+struct PhraseConstraint {
+  uint32_t term;
+  uint32_t offset;
+  uint32_t df;
+};
+
+}  // namespace lexical_detail
+
+using namespace lexical_detail;
+
+struct LexicalIndex::Scratch {
+  std::vector<uint32_t> query_terms;
+  std::vector<PostingCursor> cursors;
+  std::vector<float> prefix_bounds;
+  std::vector<float> contrib;  // per query term, for the current doc
+  std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
+  std::vector<float> seed_scores;
+  std::vector<PostingCursor> phrase_cursors;
+  std::vector<std::vector<uint32_t>> phrase_positions;
+  std::vector<PhraseConstraint> phrase_constraints;
+  std::vector<uint64_t> bitmap;
+  std::vector<uint64_t> bitmap2;
+  std::vector<uint32_t> affix_terms;
+  std::vector<PostingCursor> tail_cursors;
+  std::vector<uint32_t> tail_positions;
+  std::vector<uint32_t> tail_scratch;
+  std::vector<uint32_t> tail_all;
+  std::vector<uint64_t> tail_cand;
+  std::vector<uint8_t> tail_cand_ok;
+};
+
+}  // namespace spanguard

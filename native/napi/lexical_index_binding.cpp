@@ -1,0 +1,393 @@
+// JS binding of the lexical index: `new LexicalIndex(file)`.
+//
+// Every method validates its arguments fully before touching the index, so a bad call
+// throws a typed error (INVALID_ARGUMENT, UNKNOWN_KIND, INVALID_TURN, …) and changes
+// nothing. Results cross the boundary once per call, as typed arrays.
+#include <napi.h>
+
+#include <cmath>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "napi/bindings.h"
+#include "napi/guard.h"
+#include "lexical/lexical_index.h"
+#include "log/span_source.h"
+#include "lexical/stemmer.h"
+
+namespace spanguard {
+
+namespace {
+
+constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1: span ids are exact doubles
+constexpr uint32_t kMaxK = 100000;
+
+/// A SpanSource over texts handed in from JS ({ ids: Float64Array, kinds: Uint8Array,
+/// texts: string[] }), for hosts that keep their own text store and for tests. Owns copies.
+class MemorySource final : public SpanSource {
+ public:
+  MemorySource(Napi::Env env, Napi::Object object) {
+    const Napi::Value ids_value = object.Get("ids");
+    const Napi::Value kinds_value = object.Get("kinds");
+    const Napi::Value texts_value = object.Get("texts");
+    if (!ids_value.IsTypedArray() || ids_value.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array ||
+        !kinds_value.IsTypedArray() || kinds_value.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+        !texts_value.IsArray()) {
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "source must be a SpanLog or { ids: Float64Array, kinds: Uint8Array, texts: string[] }");
+    }
+    const auto ids = ids_value.As<Napi::Float64Array>();
+    const auto kinds = kinds_value.As<Napi::Uint8Array>();
+    const auto texts = texts_value.As<Napi::Array>();
+    if (ids.ElementLength() != kinds.ElementLength() || ids.ElementLength() != texts.Length()) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "source ids, kinds and texts differ in length");
+    }
+    const size_t n = ids.ElementLength();
+    records_.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      const double id = ids[i];
+      if (!(id >= 0 && id <= kMaxSafeInteger) || std::floor(id) != id ||
+          (i > 0 && id != records_.back().id + 1)) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "source ids must be consecutive non-negative integers");
+      }
+      const Napi::Value text = texts.Get(static_cast<uint32_t>(i));
+      if (!text.IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "source texts must be strings");
+      records_.push_back(Record{static_cast<uint64_t>(id), kinds[i], text.As<Napi::String>().Utf8Value()});
+    }
+    first_id_ = n > 0 ? records_.front().id : 0;
+  }
+
+  uint64_t first_id() const override { return first_id_; }
+  uint64_t next_id() const override { return first_id_ + records_.size(); }
+  bool read(uint64_t id, SpanView* out) const override {
+    if (id < first_id_ || id >= next_id()) return false;
+    const Record& r = records_[id - first_id_];
+    *out = SpanView();
+    out->id = r.id;
+    out->kind = static_cast<RecordKind>(r.kind);
+    out->text = r.text.data();
+    out->text_len = static_cast<uint32_t>(r.text.size());
+    return true;
+  }
+
+ private:
+  struct Record {
+    uint64_t id;
+    uint8_t kind;
+    std::string text;
+  };
+  std::vector<Record> records_;
+  uint64_t first_id_ = 0;
+};
+
+RecordKind KindArg(Napi::Env env, const Napi::Value& value) {
+  if (!value.IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "kind must be a number (1 raw, 2 summary)");
+  const double k = value.As<Napi::Number>().DoubleValue();
+  if (k != 1 && k != 2) {
+    ThrowTyped(env, "UNKNOWN_KIND", "kind " + std::to_string(k) + " is not searchable: use 1 (raw) or 2 (summary)");
+  }
+  return static_cast<RecordKind>(static_cast<uint8_t>(k));
+}
+
+double TurnBoundArg(Napi::Env env, const Napi::Value& value, const char* name) {
+  if (value.IsUndefined()) return std::nan("");
+  if (!value.IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", std::string(name) + " must be a number (NaN = open)");
+  return value.As<Napi::Number>().DoubleValue();
+}
+
+class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "LexicalIndex",
+                       {
+                           InstanceMethod<&LexicalIndexWrap::HighWater>("highWater"),
+                           InstanceMethod<&LexicalIndexWrap::Add>("add"),
+                           InstanceMethod<&LexicalIndexWrap::CatchUp>("catchUp"),
+                           InstanceMethod<&LexicalIndexWrap::Search>("search"),
+                           InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
+                           InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
+                           InstanceMethod<&LexicalIndexWrap::Tokenize>("tokenize"),
+                           InstanceMethod<&LexicalIndexWrap::Save>("save"),
+                           InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
+                           InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
+                       });
+  }
+
+  explicit LexicalIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LexicalIndexWrap>(info) {
+    Guard(info.Env(), [&] {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsString() || info[0].As<Napi::String>().Utf8Value().empty()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "LexicalIndex expects a file path");
+      }
+      index_ = std::make_unique<LexicalIndex>(info[0].As<Napi::String>().Utf8Value());
+    });
+  }
+
+ private:
+
+  Napi::Value HighWater(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      return Napi::Number::New(info.Env(), static_cast<double>(index_->high_water()));
+    });
+  }
+
+  // add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array,
+  //     texts: string[]) → records indexed. The direct path for hosts and tests; the same
+  // LexicalIndex::Add as catchUp. The whole batch is checked before anything is indexed.
+  Napi::Value Add(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      auto is = [&](size_t i, napi_typedarray_type type) {
+        return info.Length() > i && info[i].IsTypedArray() && info[i].As<Napi::TypedArray>().TypedArrayType() == type;
+      };
+      if (!is(0, napi_float64_array) || !is(1, napi_uint8_array) || !is(2, napi_float64_array) ||
+          !is(3, napi_float64_array) || info.Length() < 5 || !info[4].IsArray()) {
+        ThrowTyped(env, "INVALID_ARGUMENT",
+                   "add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, "
+                   "texts: string[])");
+      }
+      const auto ids = info[0].As<Napi::Float64Array>();
+      const auto kinds = info[1].As<Napi::Uint8Array>();
+      const auto starts = info[2].As<Napi::Float64Array>();
+      const auto ends = info[3].As<Napi::Float64Array>();
+      const auto texts = info[4].As<Napi::Array>();
+      const size_t n = ids.ElementLength();
+      if (kinds.ElementLength() != n || starts.ElementLength() != n || ends.ElementLength() != n ||
+          texts.Length() != n) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "add: ids, kinds, turnStart, turnEnd and texts differ in length");
+      }
+      std::vector<std::string> owned(n);
+      std::vector<IndexInput> inputs(n);
+      for (size_t i = 0; i < n; ++i) {
+        const double id = ids[i];
+        if (!(id >= 0 && id <= kMaxSafeInteger) || std::floor(id) != id) {
+          ThrowTyped(env, "INVALID_ARGUMENT", "add: ids[" + std::to_string(i) + "] is not a span id");
+        }
+        for (const double t : {starts[i], ends[i]}) {
+          if (!std::isfinite(t) || std::floor(t) != t || std::fabs(t) > kMaxSafeInteger) {
+            ThrowTyped(env, "INVALID_TURN", "add: turn of ids[" + std::to_string(i) + "] is not an integer");
+          }
+        }
+        const Napi::Value text = texts.Get(static_cast<uint32_t>(i));
+        if (!text.IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "add: texts[" + std::to_string(i) + "] is not a string");
+        owned[i] = text.As<Napi::String>().Utf8Value();
+        inputs[i] = IndexInput{static_cast<uint64_t>(id), static_cast<RecordKind>(kinds[i]),
+                               static_cast<int64_t>(starts[i]), static_cast<int64_t>(ends[i]), owned[i]};
+      }
+      double indexed = 0;
+      index_->CheckBatch(inputs.data(), n);
+      for (const IndexInput& in : inputs) {
+        index_->Add(in);
+        if (in.kind != RecordKind::kEvent) ++indexed;
+      }
+      return Napi::Number::New(env, indexed);
+    });
+  }
+
+  Napi::Value CatchUp(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsObject()) ThrowTyped(env, "INVALID_ARGUMENT", "catchUp expects a SpanLog");
+      SpanSource* source = UnwrapSpanSource(env, info[0]);
+      uint64_t indexed = 0;
+      indexed = index_->CatchUp(*source);
+      return Napi::Number::New(env, static_cast<double>(indexed));
+    });
+  }
+
+  // search(query, k, kind, turnMin, turnMax) → { ids: Float64Array, scores: Float32Array }
+  Napi::Value Search(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 3 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
+      if (!info[1].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be a number");
+      const double k = info[1].As<Napi::Number>().DoubleValue();
+      if (!(k >= 1 && k <= kMaxK) || std::floor(k) != k) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be an integer in [1, " + std::to_string(kMaxK) + "]");
+      }
+      const RecordKind kind = KindArg(env, info[2]);
+      const double turn_min = TurnBoundArg(env, info[3], "turnMin");
+      const double turn_max = TurnBoundArg(env, info[4], "turnMax");
+      if (!std::isnan(turn_min) && !std::isnan(turn_max) && turn_min > turn_max) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
+      }
+      const std::string query = info[0].As<Napi::String>().Utf8Value();
+      index_->Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
+      auto ids = Napi::Float64Array::New(env, hits_.size());
+      auto scores = Napi::Float32Array::New(env, hits_.size());
+      for (size_t i = 0; i < hits_.size(); ++i) {
+        ids[i] = static_cast<double>(hits_[i].span_id);
+        scores[i] = hits_[i].score;
+      }
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("ids", ids);
+      out.Set("scores", scores);
+      return out;
+    });
+  }
+
+  // The texts a phrase is verified against: a SpanLog, or a MemorySource-shaped object
+  // ({ ids, kinds, texts }) that `memory` then owns.
+  static const SpanSource* SourceArg(Napi::Env env, const Napi::Object& object, std::unique_ptr<MemorySource>* memory) {
+    if (object.Has("texts") && object.Get("texts").IsArray()) {
+      *memory = std::make_unique<MemorySource>(env, object);
+      return memory->get();
+    }
+    return UnwrapSpanSource(env, object);
+  }
+
+  // phrase(source, phrase, kind, limit) → Float64Array of span ids, ascending. `source` is
+  // the SpanLog (or a MemorySource-shaped object); `limit` ≥ 1 or Infinity.
+  Napi::Value Phrase(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 4 || !info[0].IsObject()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phrase(source, phrase, kind, limit)");
+      }
+      if (!info[1].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: phrase must be a string");
+      const RecordKind kind = KindArg(env, info[2]);
+      if (!info[3].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a number");
+      const double limit = info[3].As<Napi::Number>().DoubleValue();
+      if (!(limit >= 1) || (std::isfinite(limit) && std::floor(limit) != limit)) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a positive integer or Infinity");
+      }
+      const std::string phrase = info[1].As<Napi::String>().Utf8Value();
+      std::unique_ptr<MemorySource> memory;
+      const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
+      const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
+      std::vector<uint64_t> ids;
+      index_->Phrase(*source, phrase, kind, max, &ids);
+      auto out = Napi::Float64Array::New(env, ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+      return out;
+    });
+  }
+
+  // phraseHas(source, phrases, ids, kind) → Uint8Array: 1 where span ids[i] is among
+  // phrase(phrases[i])'s answers. One crossing for all the anchors of a compaction pass.
+  Napi::Value PhraseHas(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 4 || !info[0].IsObject() || !info[1].IsArray() || !info[2].IsTypedArray()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas(source, phrases: string[], ids: Float64Array, kind)");
+      }
+      const Napi::Array phrases = info[1].As<Napi::Array>();
+      const Napi::TypedArray typed = info[2].As<Napi::TypedArray>();
+      if (typed.TypedArrayType() != napi_float64_array) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be a Float64Array");
+      const Napi::Float64Array ids = info[2].As<Napi::Float64Array>();
+      if (ids.ElementLength() != phrases.Length()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases and ids differ in length");
+      const RecordKind kind = KindArg(env, info[3]);
+      std::unique_ptr<MemorySource> memory;
+      const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
+      const size_t count = ids.ElementLength();
+      std::vector<std::string> texts(count);
+      std::vector<uint64_t> span_ids(count);
+      for (size_t i = 0; i < count; ++i) {
+        const Napi::Value v = phrases.Get(static_cast<uint32_t>(i));
+        if (!v.IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases must be strings");
+        texts[i] = v.As<Napi::String>().Utf8Value();
+        const double id = ids[i];
+        if (!(id >= 0) || std::floor(id) != id || id > 9007199254740991.0) {
+          ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be non-negative integers");
+        }
+        span_ids[i] = static_cast<uint64_t>(id);
+      }
+      auto out = Napi::Uint8Array::New(env, count);
+      for (size_t i = 0; i < count; ++i) out[i] = index_->PhraseHas(*source, texts[i], kind, span_ids[i]) ? 1 : 0;
+      return out;
+    });
+  }
+
+  Napi::Value Tokenize(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "tokenize expects a string");
+      const std::string text = info[0].As<Napi::String>().Utf8Value();
+      TokenStream stream;
+      spanguard::Tokenize(text, &stream);
+      Napi::Array out = Napi::Array::New(env, stream.tokens.size());
+      for (size_t i = 0; i < stream.tokens.size(); ++i) {
+        const std::string_view t = stream.token(i);
+        out.Set(static_cast<uint32_t>(i), Napi::String::New(env, t.data(), t.size()));
+      }
+      return out;
+    });
+  }
+
+  Napi::Value Save(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      index_->Save();
+      return info.Env().Undefined();
+    });
+  }
+
+  // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
+  Napi::Value Ids(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsNumber()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "ids(kind) expects a record kind");
+        return env.Undefined();
+      }
+      std::vector<uint64_t> ids;
+      index_->SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+      Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+      return out;
+    });
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      const LexicalStats s = index_->Stats();
+      Napi::Object out = Napi::Object::New(env);
+      auto num = [&](const char* name, uint64_t v) { out.Set(name, Napi::Number::New(env, static_cast<double>(v))); };
+      out.Set("file", Napi::String::New(env, index_->file()));
+      num("highWater", s.high_water);
+      out.Set("loadedFrom", Napi::String::New(env, s.loaded_from));
+      out.Set("loadError", Napi::String::New(env, s.load_error));
+      num("fileCrc", s.file_crc);
+      num("rawDocs", s.raw_docs);
+      num("summaryDocs", s.summary_docs);
+      num("rawTerms", s.raw_terms);
+      num("summaryTerms", s.summary_terms);
+      num("rawTokens", s.raw_tokens);
+      num("summaryTokens", s.summary_tokens);
+      num("postingsBytes", s.postings_bytes);
+      num("memoryBytes", s.memory_bytes);
+      num("phraseFallbackScans", s.phrase_fallback_scans);
+      out.Set("tokenizerVersion", Napi::Number::New(env, kTokenizerVersion));
+      return out;
+    });
+  }
+
+  std::unique_ptr<LexicalIndex> index_;
+  std::vector<LexicalHit> hits_;
+};
+
+// normalizeTerm(token) → the form the index files the token under beside itself (Porter2
+// stem, diacritics folded, leading zeros dropped; the token itself when none applies).
+// Expects one token as the tokenizer emits it (case-folded), for tests and debugging.
+Napi::Value NormalizeTermJs(const Napi::CallbackInfo& info) {
+  return Guard(info.Env(), [&]() -> Napi::Value {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "normalizeTerm expects a string");
+    const std::string token = info[0].As<Napi::String>().Utf8Value();
+    std::string out;
+    if (!NormalizeTerm(token, &out)) return info[0];
+    return Napi::String::New(env, out);
+  });
+}
+
+}  // namespace
+
+void InitLexicalIndex(Napi::Env env, Napi::Object exports) {
+  exports.Set("LexicalIndex", LexicalIndexWrap::Define(env));
+  exports.Set("normalizeTerm", Napi::Function::New(env, NormalizeTermJs, "normalizeTerm"));
+}
+
+}  // namespace spanguard

@@ -1,0 +1,339 @@
+// JS surface of the vector index (src/native.ts NativeVectorIndex) and `simdIsa()`.
+// Every call validates its arguments before touching the engine; engine failures arrive as
+// NativeError and leave as typed JS errors. Batches cross the boundary as typed arrays.
+#include <napi.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "embed/embedder.h"
+#include "common/errors.h"
+#include "napi/bindings.h"
+#include "napi/guard.h"
+#include "log/span_source.h"
+#include "vector/vector_index.h"
+
+namespace spanguard {
+
+
+namespace {
+
+constexpr double kMaxSafeInteger = 9007199254740991.0;
+/// From bench/vector-crossover.bench.ts on the 2-core Sapphire Rapids box, 256-dim real-turn
+/// embeddings, top-10 p50, f16: the binary strategy (rerank pool 1,024) overtakes the exact
+/// scan between 2,000 and 3,000 vectors (2,000: scan 36 us, binary 45 us; 3,000: 60 vs
+/// 48 us; its recall@10 against the scan is 1.000 up to 6,000 and 0.999 at 8,000 and
+/// 16,000); f32 crosses between 1,000 and 2,000. (HNSW crossed between 1,000 and 2,000.)
+constexpr uint64_t kDefaultExactBelow = 2500;
+
+[[noreturn]] void Invalid(Napi::Env env, const std::string& msg) { ThrowTyped(env, "INVALID_ARGUMENT", msg); }
+
+
+uint8_t KindArg(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsNumber()) Invalid(env, std::string(what) + ": kind must be 1 (raw) or 2 (summary)");
+  double k = v.As<Napi::Number>().DoubleValue();
+  if (k != 1 && k != 2) Invalid(env, std::string(what) + ": kind must be 1 (raw) or 2 (summary)");
+  return static_cast<uint8_t>(k);
+}
+
+class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "VectorIndex",
+                       {InstanceAccessor<&VectorIndexWrap::Dims>("dims"),
+                        InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
+                        InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"),
+                        InstanceMethod<&VectorIndexWrap::Add>("add"),
+                        InstanceMethod<&VectorIndexWrap::Search>("search"),
+                        InstanceMethod<&VectorIndexWrap::Save>("save"),
+                        InstanceMethod<&VectorIndexWrap::Stats>("stats"),
+                        InstanceMethod<&VectorIndexWrap::Ids>("ids"),
+                        InstanceMethod<&VectorIndexWrap::Close>("close")});
+  }
+
+  explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
+    Guard(info.Env(), [&] {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsString()) Invalid(env, "VectorIndex: dir must be a string");
+      std::string dir = info[0].As<Napi::String>().Utf8Value();
+      if (dir.empty()) Invalid(env, "VectorIndex: dir must not be empty");
+      VectorIndexOptions opts;
+      opts.exact_below = kDefaultExactBelow;
+      if (info.Length() >= 2 && !info[1].IsUndefined()) {
+        if (!info[1].IsObject()) Invalid(env, "VectorIndex: options must be an object");
+        Napi::Object o = info[1].As<Napi::Object>();
+        Napi::Value dims = o.Get("dims");
+        if (!dims.IsUndefined()) {
+          double d = dims.IsNumber() ? dims.As<Napi::Number>().DoubleValue() : -1;
+          if (!(d >= Embedder::kMinDims && d <= Embedder::kMaxDims) || d != std::floor(d)) {
+            Invalid(env, "VectorIndex: dims must be an integer in [8, 4096]");
+          }
+          opts.dims = static_cast<uint32_t>(d);
+        }
+        Napi::Value scalar = o.Get("scalar");
+        if (!scalar.IsUndefined()) {
+          std::string s = scalar.IsString() ? scalar.As<Napi::String>().Utf8Value() : "";
+          if (s == "f32") opts.scalar = VectorScalar::kF32;
+          else if (s == "f16") opts.scalar = VectorScalar::kF16;
+          else if (s == "i8") opts.scalar = VectorScalar::kI8;
+          else Invalid(env, "VectorIndex: scalar must be 'f32', 'f16' or 'i8'");
+        }
+        Napi::Value eb = o.Get("exactBelow");
+        if (!eb.IsUndefined()) {
+          double e = eb.IsNumber() ? eb.As<Napi::Number>().DoubleValue() : -1;
+          if (!(e >= 0) || (std::isfinite(e) && e != std::floor(e))) {
+            Invalid(env, "VectorIndex: exactBelow must be a non-negative integer (or Infinity)");
+          }
+          opts.exact_below = std::isfinite(e) && e < 1.8e19 ? static_cast<uint64_t>(e) : ~0ull;
+        }
+        auto size_opt = [&](const char* name, size_t* out, double lo, double hi) {
+          Napi::Value v = o.Get(name);
+          if (v.IsUndefined()) return;
+          double x = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+          if (!(x >= lo && x <= hi) || x != std::floor(x)) {
+            Invalid(env, std::string("VectorIndex: ") + name + " must be an integer in [" + std::to_string((int)lo) + ", " +
+                             std::to_string((int)hi) + "]");
+          }
+          *out = static_cast<size_t>(x);
+        };
+        Napi::Value ro = o.Get("readOnly");
+        if (!ro.IsUndefined()) {
+          if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
+          opts.read_only = ro.As<Napi::Boolean>().Value();
+        }
+        Napi::Value ann = o.Get("ann");
+        if (!ann.IsUndefined()) {
+          std::string a = ann.IsString() ? ann.As<Napi::String>().Utf8Value() : "";
+          if (a == "binary") opts.ann = VectorAnn::kBinary;
+          else if (a == "hnsw") opts.ann = VectorAnn::kHnsw;
+          else Invalid(env, "VectorIndex: ann must be 'binary' or 'hnsw'");
+        }
+        size_opt("rerankMin", &opts.rerank_min, 1, 1e7);
+        Napi::Value share = o.Get("rerankShare");
+        if (!share.IsUndefined()) {
+          double x = share.IsNumber() ? share.As<Napi::Number>().DoubleValue() : -1;
+          if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: rerankShare must be a number in [0, 1]");
+          opts.rerank_share = x;
+        }
+        size_opt("connectivity", &opts.connectivity, 2, 256);
+        size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
+        size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
+      }
+      index_ = std::make_unique<VectorIndex>(dir, opts);
+      dims_ = opts.dims;
+    });
+  }
+
+ private:
+  std::unique_ptr<VectorIndex> index_;
+  uint32_t dims_ = 0;
+  std::vector<uint64_t> ids_;
+  std::vector<uint64_t> out_ids_;
+  std::vector<float> out_dist_;
+
+  /// The engine, or a typed CLOSED error after close().
+  VectorIndex& live(Napi::Env env) {
+    if (!index_) ThrowTyped(env, "CLOSED", "the vector index is closed");
+    return *index_;
+  }
+
+  Napi::Value Dims(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value { return Napi::Number::New(info.Env(), dims_); });
+  }
+
+  Napi::Value HighWater(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      return Napi::Number::New(info.Env(), static_cast<double>(live(info.Env()).high_water()));
+    });
+  }
+
+  // ids(kind) → Float64Array of the span ids with a vector in that namespace, ascending.
+  Napi::Value Ids(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 1 || !info[0].IsNumber()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "ids(kind) expects a record kind");
+        return env.Undefined();
+      }
+      std::vector<uint64_t> ids;
+      live(env).SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+      Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+      return out;
+    });
+  }
+
+  /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      index_.reset();
+      return info.Env().Undefined();
+    });
+  }
+
+  Napi::Value CatchUp(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      if (info.Length() < 2) Invalid(env, "catchUp(log, embedder): two arguments expected");
+      SpanSource* source = UnwrapSpanSource(env, info[0]);
+      const Embedder* embedder = UnwrapEmbedder(env, info[1]);
+      VectorIndex& ix = live(env);
+      size_t n = ix.catch_up(*source, *embedder);
+      return Napi::Number::New(env, static_cast<double>(n));
+    });
+  }
+
+  Napi::Value Add(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      VectorIndex& ix = live(env);
+      if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsTypedArray()) {
+        Invalid(env, "add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array)");
+      }
+      auto ids = info[0].As<Napi::TypedArray>();
+      auto kinds = info[1].As<Napi::TypedArray>();
+      auto vecs = info[2].As<Napi::TypedArray>();
+      if (ids.TypedArrayType() != napi_float64_array) Invalid(env, "add: ids must be a Float64Array");
+      if (kinds.TypedArrayType() != napi_uint8_array) Invalid(env, "add: kinds must be a Uint8Array");
+      if (vecs.TypedArrayType() != napi_float32_array) Invalid(env, "add: vectors must be a Float32Array");
+      const size_t n = ids.ElementLength();
+      if (kinds.ElementLength() != n) Invalid(env, "add: ids and kinds differ in length");
+      const size_t dims = ix.dims();
+      if (vecs.ElementLength() != n * dims) {
+        ThrowTyped(env, "DIMENSION_MISMATCH",
+                   "add: expected " + std::to_string(n) + " x " + std::to_string(dims) + " = " + std::to_string(n * dims) +
+                       " floats, got " + std::to_string(vecs.ElementLength()));
+      }
+      const double* id_d = ids.As<Napi::Float64Array>().Data();
+      ids_.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        double d = id_d[i];
+        if (!(d >= 0 && d <= kMaxSafeInteger) || d != std::floor(d)) {
+          Invalid(env, "add: ids[" + std::to_string(i) + "] is not a span id (a non-negative safe integer)");
+        }
+        ids_[i] = static_cast<uint64_t>(d);
+      }
+      const uint8_t* k = kinds.As<Napi::Uint8Array>().Data();
+      const float* v = vecs.As<Napi::Float32Array>().Data();
+      ix.add(ids_.data(), k, v, n);
+      return env.Undefined();
+    });
+  }
+
+  /// search(query, k, kind, strategy?) — 'exact', or the index's ann ('binary' | 'hnsw'),
+  /// forces one path.
+  Napi::Value Search(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      VectorIndex& ix = live(env);
+      if (info.Length() < 3 || !info[0].IsTypedArray()) Invalid(env, "search(query: Float32Array, k, kind)");
+      auto q = info[0].As<Napi::TypedArray>();
+      if (q.TypedArrayType() != napi_float32_array) Invalid(env, "search: query must be a Float32Array");
+      if (q.ElementLength() != ix.dims()) {
+        ThrowTyped(env, "DIMENSION_MISMATCH", "search: query has " + std::to_string(q.ElementLength()) +
+                                                  " values, the index holds " + std::to_string(ix.dims()) + "-dim vectors");
+      }
+      const float* qv = q.As<Napi::Float32Array>().Data();
+      for (size_t d = 0; d < ix.dims(); ++d) {
+        if (!std::isfinite(qv[d])) ThrowTyped(env, "NON_FINITE_VECTOR", "search: query has a non-finite value at dimension " + std::to_string(d));
+      }
+      if (!info[1].IsNumber()) Invalid(env, "search: k must be a non-negative integer");
+      double kd = info[1].As<Napi::Number>().DoubleValue();
+      if (!(kd >= 0 && kd <= 1e6) || kd != std::floor(kd)) Invalid(env, "search: k must be an integer in [0, 1e6]");
+      uint8_t kind = KindArg(env, info[2], "search");
+      bool exact = ix.exact_for(kind);
+      if (info.Length() >= 4 && !info[3].IsUndefined()) {
+        std::string s = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
+        const std::string ann = VectorAnnName(ix.options().ann);
+        if (s == "exact") exact = true;
+        else if (s == ann) exact = false;
+        else if (s == "hnsw" || s == "binary") Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
+        else Invalid(env, "search: strategy must be 'exact', 'binary' or 'hnsw'");
+      }
+      size_t k = static_cast<size_t>(kd);
+      out_ids_.resize(k);
+      out_dist_.resize(k);
+      size_t got = ix.search(qv, k, kind, exact, out_ids_.data(), out_dist_.data());
+      Napi::Float64Array ids = Napi::Float64Array::New(env, got);
+      Napi::Float32Array dist = Napi::Float32Array::New(env, got);
+      for (size_t i = 0; i < got; ++i) {
+        ids[i] = static_cast<double>(out_ids_[i]);
+        dist[i] = out_dist_[i];
+      }
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("ids", ids);
+      out.Set("distances", dist);
+      return out;
+    });
+  }
+
+  Napi::Value Save(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      VectorIndex& ix = live(info.Env());
+      ix.save();
+      return info.Env().Undefined();
+    });
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      Napi::Object s = Napi::Object::New(env);
+      const VectorIndex& ix = live(env);
+      auto name = [](uint8_t kind) { return kind == 1 ? std::string("Raw") : std::string("Summary"); };
+      bool any_rebuilt = false, any_file = false;
+      for (uint8_t kind : {uint8_t{1}, uint8_t{2}}) {
+        const auto& ns = ix.ns(kind);
+        // count: vectors held (windows and duplicates included); spans: distinct span ids;
+        // graph: vectors in the usearch graph (duplicates are aliases, not nodes).
+        s.Set("count" + name(kind), Napi::Number::New(env, static_cast<double>(ns.covered)));
+        s.Set("spans" + name(kind), Napi::Number::New(env, static_cast<double>(ix.store().span_count(kind))));
+        s.Set("graph" + name(kind), Napi::Number::New(env, static_cast<double>(ns.size())));
+        s.Set("strategy" + name(kind), Napi::String::New(env, ix.strategy(kind)));
+        s.Set("loadedFrom" + name(kind), Napi::String::New(env, ns.loaded_from));
+        s.Set("snapshotProblem" + name(kind), Napi::String::New(env, ns.snapshot_problem));
+        s.Set("snapshotCrc" + name(kind), Napi::Number::New(env, ns.file_crc));
+        any_rebuilt = any_rebuilt || ns.loaded_from == "rebuilt";
+        any_file = any_file || ns.loaded_from == "file";
+      }
+      s.Set("loadedFrom", Napi::String::New(env, any_rebuilt ? "rebuilt" : any_file ? "file" : "empty"));
+      s.Set("dims", Napi::Number::New(env, ix.dims()));
+      s.Set("scalar", Napi::String::New(env, VectorScalarName(ix.options().scalar)));
+      s.Set("exactBelow", Napi::Number::New(env, static_cast<double>(ix.options().exact_below)));
+      s.Set("ann", Napi::String::New(env, VectorAnnName(ix.options().ann)));
+      s.Set("rerankMin", Napi::Number::New(env, static_cast<double>(ix.options().rerank_min)));
+      s.Set("rerankShare", Napi::Number::New(env, ix.options().rerank_share));
+      s.Set("codeBits", Napi::Number::New(env, static_cast<double>(ix.code_bits())));
+      s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
+      s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
+      s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));
+      s.Set("isa", Napi::String::New(env, ix.isa_name()));
+      s.Set("simdIsa", Napi::String::New(env, SimdIsaName()));
+      s.Set("highWater", Napi::Number::New(env, static_cast<double>(ix.high_water())));
+      s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.memory_usage())));
+      s.Set("vectorsBytes", Napi::Number::New(env, static_cast<double>(ix.store().bytes())));
+      const auto& rec = ix.store().recovery();
+      s.Set("vectorsRecovery", Napi::String::New(env, rec.outcome));
+      s.Set("vectorsRecoveryOffset", Napi::Number::New(env, static_cast<double>(rec.offset)));
+      s.Set("vectorsDroppedBytes", Napi::Number::New(env, static_cast<double>(rec.dropped_bytes)));
+      s.Set("vectorsRecords", Napi::Number::New(env, static_cast<double>(ix.store().size())));
+      s.Set("vectorsDigest", Napi::Number::New(env, ix.store().digest()));
+      return s;
+    });
+  }
+};
+
+Napi::Value SimdIsa(const Napi::CallbackInfo& info) {
+  return Guard(info.Env(), [&]() -> Napi::Value { return Napi::String::New(info.Env(), SimdIsaName()); });
+}
+
+}  // namespace
+
+void InitVectorIndex(Napi::Env env, Napi::Object exports) {
+  exports.Set("VectorIndex", VectorIndexWrap::Define(env));
+  exports.Set("simdIsa", Napi::Function::New(env, SimdIsa, "simdIsa"));
+}
+
+}  // namespace spanguard

@@ -1,0 +1,263 @@
+// The binary strategy and the exact scan: vectors' SimHash signatures (a randomized Hadamard
+// rotation), the Hamming scan over them with its SIMD kernels, and the exact rerank.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "vector/vector_index.h"
+#include "vector/vector_internal.h"
+
+namespace spanguard {
+
+using namespace vector_detail;
+
+namespace {
+
+// ---- the signature scan -------------------------------------------------------------------
+// Codes are blocks of 8 rows x `words` u64, word-major. Each kernel writes the Hamming
+// distance of all 8 * nb rows to `dist` and appends to `cand` (ascending) every row whose
+// distance is <= tau; returns how many it appended. Rows past the real count are zero
+// padding: the caller drops them.
+
+__attribute__((always_inline)) inline size_t ScanBody(const uint64_t* blocks, size_t nb, size_t words,
+                                                      const uint64_t* q, uint16_t* dist, uint32_t tau,
+                                                      uint32_t* cand) noexcept {
+  size_t found = 0;
+  for (size_t b = 0; b < nb; ++b) {
+    const uint64_t* p = blocks + b * words * 8;
+    for (size_t lane = 0; lane < 8; ++lane) {
+      uint32_t d = 0;
+      for (size_t w = 0; w < words; ++w) d += static_cast<uint32_t>(__builtin_popcountll(p[w * 8 + lane] ^ q[w]));
+      dist[b * 8 + lane] = static_cast<uint16_t>(d);
+      if (d <= tau) cand[found++] = static_cast<uint32_t>(b * 8 + lane);
+    }
+  }
+  return found;
+}
+
+size_t ScanPortable(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist, uint32_t tau,
+                    uint32_t* cand) noexcept {
+  return ScanBody(blocks, nb, words, q, dist, tau, cand);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) size_t ScanPopcnt(const uint64_t* blocks, size_t nb, size_t words,
+                                                     const uint64_t* q, uint16_t* dist, uint32_t tau,
+                                                     uint32_t* cand) noexcept {
+  return ScanBody(blocks, nb, words, q, dist, tau, cand);
+}
+
+/// AVX-512 VPOPCNTDQ: one 512-bit load compares a query word with 8 rows.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t ScanAvx512(
+    const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist, uint32_t tau,
+    uint32_t* cand) noexcept {
+  size_t found = 0;
+  const __m512i tau_v = _mm512_set1_epi64(tau);
+  __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i eight = _mm256_set1_epi32(8);
+  for (size_t b = 0; b < nb; ++b) {
+    const uint64_t* p = blocks + b * words * 8;
+    __m512i acc = _mm512_setzero_si512();
+    for (size_t w = 0; w < words; ++w) {
+      __m512i x = _mm512_xor_si512(_mm512_loadu_si512(p + w * 8), _mm512_set1_epi64(static_cast<long long>(q[w])));
+      acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(x));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dist + b * 8), _mm512_cvtepi64_epi16(acc));
+    __mmask8 m = _mm512_cmple_epu64_mask(acc, tau_v);
+    if (m) {
+      _mm256_mask_compressstoreu_epi32(cand + found, m, idx);
+      found += static_cast<size_t>(__builtin_popcount(m));
+    }
+    idx = _mm256_add_epi32(idx, eight);
+  }
+  return found;
+}
+#endif
+
+using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
+
+ScanFn PickScan() noexcept {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512vpopcntdq")) {
+    return &ScanAvx512;
+  }
+  if (__builtin_cpu_supports("popcnt")) return &ScanPopcnt;
+#endif
+  return &ScanPortable;
+}
+
+const ScanFn kScan = PickScan();
+
+}  // namespace
+
+void VectorIndex::encode(const float* v, uint64_t* out, float* t) const {
+  const size_t dims = options_.dims;
+  for (size_t r = 0; r < rotations_; ++r) {
+    const float* sign = rht_signs_.data() + r * pad_;
+    for (size_t d = 0; d < dims; ++d) t[d] = v[d] * sign[d];
+    for (size_t d = dims; d < pad_; ++d) t[d] = 0.0f;
+    Fwht(t, pad_);
+    uint64_t* o = out + r * (pad_ / 64);
+    for (size_t w = 0; w < pad_ / 64; ++w) {
+      uint64_t bits = 0;
+      for (size_t b = 0; b < 64; ++b) bits |= static_cast<uint64_t>(t[w * 64 + b] > 0.0f) << b;
+      o[w] = bits;
+    }
+  }
+}
+
+void VectorIndex::index_rows_flat(Namespace& ns, const uint64_t* ids, const float* vectors) {
+  const size_t dims = options_.dims;
+  const size_t m = fresh_.size();
+  Flat& f = ns.flat;
+  const size_t n0 = f.size();
+  const size_t n1 = n0 + m;
+  if (f.keys.capacity() < n1) f.keys.reserve(std::max<size_t>({n1, f.keys.capacity() * 2, 1024}));
+  f.keys.resize(n1);
+  f.rows.resize(n1 * row_bytes_);
+  f.codes.resize((n1 + 7) / 8 * code_words_ * 64);
+  if (unit_rows_.size() < kBuildThreads * dims) unit_rows_.resize(kBuildThreads * dims);
+  const auto cast = casts_.from.f32;
+  auto* codes = reinterpret_cast<uint64_t*>(f.codes.data());
+  const size_t words = code_words_;
+  ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
+    float* unit = unit_rows_.data() + thread * dims;
+    float* scratch = rht_scratch_.data() + thread * pad_;
+    uint64_t code[kMaxCodeWords];
+    for (size_t j = b; j < e; ++j) {
+      const size_t i = fresh_[j];
+      const size_t r = n0 + j;
+      Normalize(vectors + i * dims, dims, unit);
+      unsigned char* row = f.rows.data() + r * row_bytes_;
+      if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row))) std::memcpy(row, unit, row_bytes_);
+      encode(unit, code, scratch);
+      uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
+      for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
+      f.keys[r] = ids[i];
+    }
+  });
+}
+
+size_t VectorIndex::search_flat(const Namespace& space, const float* unit_query, size_t wanted, bool exact) const {
+  const Flat& f = space.flat;
+  const size_t n = f.size();
+  const size_t dims = options_.dims;
+  // The query in the rows' scalar kind.
+  query_row_.resize(row_bytes_);
+  if (!casts_.from.f32(reinterpret_cast<const byte_t*>(unit_query), dims, reinterpret_cast<byte_t*>(query_row_.data()))) {
+    std::memcpy(query_row_.data(), unit_query, row_bytes_);
+  }
+  const unsigned char* qrow = query_row_.data();
+  const unsigned char* rows = f.rows.data();
+
+  // Candidates: every row (exact), or the `pool` nearest by signature.
+  const uint32_t* cand = nullptr;
+  size_t n_cand = n;
+  size_t pool = std::max<size_t>(options_.rerank_min, static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
+  pool = std::max(pool, wanted);
+  if (!exact && pool < n) {
+    const size_t words = code_words_;
+    const size_t nb = (n + 7) / 8;
+    const size_t bits = words * 64;
+    query_code_.resize(words);
+    query_rht_.resize(pad_);
+    encode(unit_query, query_code_.data(), query_rht_.data());
+    hamming_.resize(nb * 8);
+    cand_.resize(nb * 8);
+    const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());
+    // Threshold from a sample of about 2,048 blocks spread over the namespace: its Hamming
+    // histogram, scaled up, says at which distance ~1.5 x pool rows will pass. The full
+    // scan then collects the passing rows as it goes; if the estimate fell short, the exact
+    // threshold comes from the full histogram (one more pass over the distances).
+    uint32_t tau = static_cast<uint32_t>(bits);
+    std::vector<uint32_t> hist(bits + 1);
+    const size_t stride = nb / 2048;
+    if (stride >= 2) {
+      size_t sampled = 0;
+      uint16_t d8[8];
+      uint32_t c8[8];
+      for (size_t b = 0; b < nb; b += stride) {
+        kScan(codes + b * words * 8, 1, words, query_code_.data(), d8, 0, c8);
+        for (size_t l = 0; l < 8 && b * 8 + l < n; ++l, ++sampled) ++hist[d8[l]];
+      }
+      const double want = 1.5 * static_cast<double>(pool) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
+      double cum = 0;
+      for (tau = 0; tau < bits; ++tau) {
+        cum += hist[tau];
+        if (cum >= want) break;
+      }
+    }
+    size_t found = kScan(codes, nb, words, query_code_.data(), hamming_.data(), tau, cand_.data());
+    while (found > 0 && cand_[found - 1] >= n) --found;  // padding lanes of the last block
+    std::fill(hist.begin(), hist.end(), 0);
+    if (found < pool) {
+      for (size_t i = 0; i < n; ++i) ++hist[hamming_[i]];
+    } else {
+      for (size_t j = 0; j < found; ++j) ++hist[hamming_[cand_[j]]];
+    }
+    // Keep exactly `pool`: every row below distance t, then rows at t in row order.
+    size_t below = 0;
+    uint32_t t = 0;
+    while (t < bits && below + hist[t] < pool) below += hist[t++];
+    size_t room = pool - below;
+    size_t kept = 0;
+    auto keep = [&](uint32_t i) {
+      uint16_t d = hamming_[i];
+      if (d < t || (d == t && room > 0)) {
+        if (d == t) --room;
+        cand_[kept++] = i;
+      }
+    };
+    if (found < pool) {
+      for (size_t i = 0; i < n; ++i) keep(static_cast<uint32_t>(i));
+    } else {
+      for (size_t j = 0; j < found; ++j) keep(cand_[j]);  // in place: kept <= j
+    }
+    cand = cand_.data();
+    n_cand = kept;
+  }
+
+  // Exact distances for the candidates (ascending row order: the reads walk memory forward),
+  // best `wanted` kept in a max-heap on (distance, row).
+  heap_.clear();
+  auto worse = [](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) { return a < b; };
+  constexpr size_t kAhead = 8;
+  for (size_t j = 0; j < n_cand; ++j) {
+    const uint32_t r = cand ? cand[j] : static_cast<uint32_t>(j);
+    if (cand && j + kAhead < n_cand) {
+      const unsigned char* next = rows + static_cast<size_t>(cand[j + kAhead]) * row_bytes_;
+      for (size_t o = 0; o < row_bytes_; o += 64) __builtin_prefetch(next + o);
+    }
+    const float d = static_cast<float>(metric_(reinterpret_cast<const byte_t*>(rows + static_cast<size_t>(r) * row_bytes_), reinterpret_cast<const byte_t*>(qrow)));
+    if (heap_.size() < wanted) {
+      heap_.emplace_back(d, r);
+      std::push_heap(heap_.begin(), heap_.end(), worse);
+    } else if (std::make_pair(d, r) < heap_.front()) {
+      std::pop_heap(heap_.begin(), heap_.end(), worse);
+      heap_.back() = {d, r};
+      std::push_heap(heap_.begin(), heap_.end(), worse);
+    }
+  }
+  std::sort_heap(heap_.begin(), heap_.end(), worse);
+  for (size_t i = 0; i < heap_.size(); ++i) {
+    hits_keys_[i] = f.keys[heap_[i].second];
+    hits_dist_[i] = heap_[i].first;
+  }
+  return heap_.size();
+}
+
+}  // namespace spanguard

@@ -1,0 +1,314 @@
+// Per-namespace snapshots of the vector index (docs/VECTOR_FORMAT.md): written to a
+// temporary, fsynced and renamed into place; a snapshot that fails a check is rebuilt from the
+// vectors file.
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "common/io_seam.h"
+
+#include "vector/vector_index.h"
+#include "vector/vector_internal.h"
+
+namespace spanguard {
+
+using namespace vector_detail;
+
+namespace {
+
+class SnapshotWriter {
+ public:
+  // Writes from file offset `offset` on, through the I/O seam.
+  SnapshotWriter(int fd, std::string path, uint64_t offset) : fd_(fd), path_(std::move(path)), offset_(offset) {
+    buf_.reserve(kBuf);
+  }
+  bool write(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    crc_ = Crc32c(crc_, p, n);
+    length_ += n;
+    if (buf_.size() + n > kBuf && !flush()) return false;
+    if (n >= kBuf) return put(p, n);
+    buf_.insert(buf_.end(), p, p + n);
+    return true;
+  }
+  bool flush() {
+    bool ok = put(buf_.data(), buf_.size());
+    buf_.clear();
+    return ok;
+  }
+  uint32_t crc() const { return crc_; }
+  uint64_t length() const { return length_; }
+  int error() const { return error_; }
+
+ private:
+  static constexpr size_t kBuf = 1u << 20;
+  bool put(const unsigned char* p, size_t n) {
+    while (n > 0) {
+      ssize_t r = Io().pwrite(fd_, p, n, static_cast<off_t>(offset_));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        error_ = r < 0 ? errno : ENOSPC;
+        return false;
+      }
+      p += r;
+      n -= static_cast<size_t>(r);
+      offset_ += static_cast<uint64_t>(r);
+    }
+    return true;
+  }
+  int fd_;
+  std::string path_;
+  uint64_t offset_;
+  std::vector<unsigned char> buf_;
+  uint32_t crc_ = 0;
+  uint64_t length_ = 0;
+  int error_ = 0;
+};
+
+}  // namespace
+
+bool VectorIndex::try_load_snapshot(Namespace& ns) {
+  const std::string path = snapshot_path(ns.kind);
+  auto reject = [&](const std::string& why) {
+    ns.snapshot_problem = why;
+    return false;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return reject(errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < kSnapHeader) {
+    ::close(fd);
+    return reject("shorter than its header");
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return reject(std::string("cannot map: ") + std::strerror(errno));
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() { ::munmap(p, n); }
+  } unmap{map, file_size};
+  const auto* bytes = static_cast<const unsigned char*>(map);
+
+  uint32_t version, dims, payload_crc, snap_bits, header_crc;
+  uint64_t count, last_id, payload_len, part_len;
+  std::memcpy(&version, bytes + 8, 4);
+  std::memcpy(&dims, bytes + 12, 4);
+  std::memcpy(&payload_crc, bytes + 20, 4);
+  std::memcpy(&count, bytes + 24, 8);
+  std::memcpy(&last_id, bytes + 32, 8);
+  std::memcpy(&payload_len, bytes + 40, 8);
+  std::memcpy(&part_len, bytes + 48, 8);
+  std::memcpy(&snap_bits, bytes + 56, 4);
+  std::memcpy(&header_crc, bytes + 60, 4);
+  if (std::memcmp(bytes, kSnapMagic, 8) != 0 || header_crc != Crc32c(0, bytes, 60)) {
+    return reject("bad header" + Where(path, 0));
+  }
+  if (version != kSnapVersion) return reject("written by format version " + std::to_string(version));
+  if (dims != options_.dims || bytes[16] != static_cast<uint8_t>(options_.scalar) || bytes[17] != ns.kind ||
+      bytes[18] != static_cast<uint8_t>(options_.ann)) {
+    return reject("built for other dims, scalar kind, namespace or strategy");
+  }
+  const bool flat = options_.ann == VectorAnn::kBinary;
+  if (snap_bits != (flat ? static_cast<uint32_t>(code_bits()) : 0)) return reject("built with other signatures" + Where(path, 56));
+  if (payload_len != file_size - kSnapHeader) return reject("length does not match its header" + Where(path, file_size));
+  if (payload_crc != Crc32c(0, bytes + kSnapHeader, payload_len)) return reject("payload CRC mismatch" + Where(path, kSnapHeader));
+  // The snapshot must be a prefix of the authoritative file: same count, same last id.
+  if (count > store_->count(ns.kind)) return reject("covers vectors the vectors file does not hold");
+  uint64_t expect_last = count == 0 ? kNoId : store_->id_of(ns.kind, count - 1);
+  if (last_id != expect_last) return reject("its last id disagrees with the vectors file");
+  if (part_len > payload_len) return reject("index part exceeds the payload" + Where(path, 48));
+
+  // Duplicate table, after the index part.
+  uint64_t pos = kSnapHeader + part_len;
+  bool ok = true;
+  auto get64 = [&]() -> uint64_t {
+    uint64_t x = 0;
+    if (!ok || 8 > file_size - pos) {
+      ok = false;
+      return 0;
+    }
+    std::memcpy(&x, bytes + pos, 8);
+    pos += 8;
+    return x;
+  };
+  std::unordered_map<uint64_t, uint64_t> by_content;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> aliases;
+  uint64_t duplicates = get64();
+  uint64_t n_content = get64();
+  if (!ok || n_content > (file_size - pos) / 16) return reject("duplicate table truncated");
+  by_content.reserve(n_content);
+  for (uint64_t i = 0; i < n_content; ++i) {
+    uint64_t h = get64();
+    by_content.emplace(h, get64());
+  }
+  uint64_t n_lists = get64();
+  if (!ok || n_lists > (file_size - pos) / 16) return reject("alias table truncated");
+  for (uint64_t i = 0; i < n_lists && ok; ++i) {
+    uint64_t key = get64();
+    uint64_t len = get64();
+    if (!ok || len > (file_size - pos) / 8) return reject("alias list truncated");
+    auto& list = aliases[key];
+    list.resize(len);
+    std::memcpy(list.data(), bytes + pos, len * 8);
+    pos += len * 8;
+  }
+  if (!ok || pos != file_size) return reject("duplicate table does not end the file");
+  if (duplicates > count || by_content.size() != count - duplicates) return reject("duplicate table disagrees with its header");
+  const uint64_t rows = count - duplicates;
+
+  if (flat) {
+    // keys, rows, codes: sizes follow from the row count.
+    const uint64_t blocks = (rows + 7) / 8;
+    const uint64_t code_bytes = blocks * code_words_ * 64;
+    if (part_len != rows * 8 + rows * row_bytes_ + code_bytes) return reject("index part length disagrees with its row count");
+    const unsigned char* p = bytes + kSnapHeader;
+    Flat loaded;
+    loaded.keys.resize(rows);
+    if (rows) std::memcpy(loaded.keys.data(), p, rows * 8);
+    p += rows * 8;
+    loaded.rows.resize(rows * row_bytes_);
+    if (rows) std::memcpy(loaded.rows.data(), p, rows * row_bytes_);
+    p += rows * row_bytes_;
+    loaded.codes.resize(code_bytes);
+    if (code_bytes) std::memcpy(loaded.codes.data(), p, code_bytes);
+    ns.flat = std::move(loaded);
+  } else {
+    index_t loaded;
+    uint64_t at = kSnapHeader;
+    const uint64_t graph_end = kSnapHeader + part_len;
+    auto input = [&](void* out, size_t n) {
+      if (n > graph_end - at) return false;
+      std::memcpy(out, bytes + at, n);
+      at += n;
+      return true;
+    };
+    auto result = loaded.load_from_stream(input);
+    if (!result) return reject(std::string("usearch could not parse it: ") + result.error.what());
+    if (at != graph_end) return reject("graph shorter than its recorded length");
+    if (loaded.size() != rows || loaded.dimensions() != options_.dims) return reject("index size disagrees with its header");
+    loaded.change_expansion_add(options_.expansion_add);
+    loaded.change_expansion_search(options_.expansion_search);
+    ns.index = std::move(loaded);
+  }
+  ns.by_content = std::move(by_content);
+  ns.aliases = std::move(aliases);
+  ns.duplicates = duplicates;
+  ns.covered = count;
+  ns.snapshot_problem.clear();
+  ns.file_crc = header_crc;
+  return true;
+}
+
+void VectorIndex::save() {
+  if (options_.read_only) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(dir_, 0));
+  // The vectors file first: a snapshot must never cover vectors that are not durable.
+  store_->sync();
+  for (Namespace* ns : {&raw_, &summary_}) {
+    if (!ns->dirty) continue;
+    save_snapshot(*ns);
+    ns->dirty = false;
+  }
+}
+
+void VectorIndex::save_snapshot(Namespace& ns) {
+  const std::string path = snapshot_path(ns.kind);
+  const std::string tmp = path + ".tmp";
+  int fd = Io().open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw NativeError("IO_ERROR", "cannot create snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
+  struct Closer {
+    int& fd;
+    const std::string& tmp;
+    bool done = false;
+    ~Closer() {
+      if (fd >= 0) Io().close(fd);
+      if (!done) Io().unlink(tmp.c_str());
+    }
+  } closer{fd, tmp};
+
+  unsigned char header[kSnapHeader] = {0};
+  if (Io().pwrite(fd, header, kSnapHeader, 0) != static_cast<ssize_t>(kSnapHeader)) {
+    throw NativeError("IO_ERROR", "cannot write snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
+  }
+  SnapshotWriter writer(fd, tmp, kSnapHeader);
+  std::string why;
+  bool ok = true;
+  if (ns.hnsw) {
+    auto saved = ns.index.save_to_stream([&](const void* p, size_t n) { return writer.write(p, n); });
+    if (!saved) {
+      ok = false;
+      why = saved.error.what();
+    }
+  } else {
+    // keys, rows, signatures (whole blocks of 8 rows).
+    const Flat& f = ns.flat;
+    const size_t rows = f.size();
+    ok = writer.write(f.keys.data(), rows * 8) && writer.write(f.rows.data(), rows * row_bytes_) &&
+         writer.write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
+  }
+  const uint64_t part_len = writer.length();
+  // The duplicate table follows the index part, under the same CRC: without it a loaded
+  // index would not know which keys come back with which.
+  auto put64 = [&](uint64_t x) { ok = ok && writer.write(&x, 8); };
+  if (ok) {
+    put64(ns.duplicates);
+    put64(ns.by_content.size());
+    for (const auto& [hash, key] : ns.by_content) {
+      put64(hash);
+      put64(key);
+    }
+    put64(ns.aliases.size());
+    for (const auto& [key, list] : ns.aliases) {
+      put64(key);
+      put64(list.size());
+      if (ok && !list.empty()) ok = writer.write(list.data(), list.size() * 8);
+    }
+  }
+  if (!ok || !writer.flush()) {
+    throw NativeError("IO_ERROR", "cannot write snapshot: " +
+                                      std::string(writer.error() ? std::strerror(writer.error()) : why.c_str()) +
+                                      Where(tmp, kSnapHeader + writer.length()));
+  }
+  const uint64_t count = ns.covered;  // vectors of the file prefix, duplicates included
+  const uint64_t last = count == 0 ? kNoId : store_->id_of(ns.kind, count - 1);
+  const uint64_t len = writer.length();
+  const uint32_t crc = writer.crc();
+  std::memcpy(header, kSnapMagic, 8);
+  std::memcpy(header + 8, &kSnapVersion, 4);
+  std::memcpy(header + 12, &options_.dims, 4);
+  header[16] = static_cast<uint8_t>(options_.scalar);
+  header[17] = ns.kind;
+  header[18] = static_cast<uint8_t>(options_.ann);
+  const uint32_t bits = ns.hnsw ? 0 : static_cast<uint32_t>(code_bits());
+  std::memcpy(header + 20, &crc, 4);
+  std::memcpy(header + 24, &count, 8);
+  std::memcpy(header + 32, &last, 8);
+  std::memcpy(header + 40, &len, 8);
+  std::memcpy(header + 48, &part_len, 8);
+  std::memcpy(header + 56, &bits, 4);
+  uint32_t hcrc = Crc32c(0, header, 60);
+  std::memcpy(header + 60, &hcrc, 4);
+  if (Io().pwrite(fd, header, kSnapHeader, 0) != static_cast<ssize_t>(kSnapHeader)) {
+    throw NativeError("IO_ERROR", "cannot write snapshot header: " + std::string(std::strerror(errno)) + Where(tmp, 0));
+  }
+  VectorFsyncOrThrow(fd, tmp);
+  Io().close(fd);
+  fd = -1;
+  if (Io().rename(tmp.c_str(), path.c_str()) != 0) {
+    throw NativeError("IO_ERROR", "cannot rename snapshot into place: " + std::string(std::strerror(errno)) + Where(path, 0));
+  }
+  closer.done = true;
+  ns.file_crc = hcrc;
+  VectorFsyncDir(dir_);
+}
+
+}  // namespace spanguard

@@ -1,0 +1,234 @@
+// The vector index: two namespaces (raw, summary) keyed by span id, fed from the
+// append-only vectors file (vector_store.h), snapshotted crash-safely.
+//
+// Why the shape:
+//   - Keys are span ids, never content hashes; the vectors file refuses an id that is not
+//     above every id it holds, so a key can never be re-pointed at new content.
+//   - Raw spans and summaries never share an index: a summary can never outrank the raw span
+//     a query was about inside the raw namespace, and the caller always knows which it got.
+//   - Three search strategies, picked by size and by `ann`:
+//       exact   below `exact_below` vectors: the NumKong kernel over every stored vector,
+//               which at that size is both faster than any index and exact;
+//       binary  (the default above it): every vector also keeps a 512-bit signature, the
+//               signs of two randomized Hadamard rotations of it (SimHash). A query scans
+//               all signatures by popcount (64 bytes a vector: 64 MB at 10^6, a few ms),
+//               keeps the `max(rerank_min, size * rerank_share)` nearest in Hamming
+//               distance, and reranks them exactly with the stored vectors. Inserting is
+//               O(1) (a rotation and a copy), results are deterministic. Measured on real-turn
+//               embeddings (bench/README.md): recall@10 0.98 at 10^6 where HNSW at ef 512
+//               gave 0.68, and ingest is not dominated by graph inserts;
+//       hnsw    (`ann = kHnsw`): usearch's graph, kept as an option.
+//   - Capacity is reserved ahead, doubling, so nothing reallocates per add.
+//   - The vectors file is the authority; an index snapshot is trusted only if its checksum
+//     and its (count, last id) agree with that file (docs/VECTOR_FORMAT.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <usearch/index_dense.hpp>
+
+#include "vector/vector_store.h"
+
+namespace spanguard {
+
+class Embedder;
+class SpanSource;
+
+enum class VectorScalar : uint8_t { kF32 = 1, kF16 = 2, kI8 = 3 };
+/// The strategy above `exact_below` (the value is the snapshot header's byte 18).
+enum class VectorAnn : uint8_t { kHnsw = 1, kBinary = 2 };
+
+struct VectorIndexOptions {
+  uint32_t dims = 256;
+  VectorScalar scalar = VectorScalar::kF16;
+  /// Namespaces with fewer vectors than this are searched exactly.
+  uint64_t exact_below = 0;
+  VectorAnn ann = VectorAnn::kBinary;
+  /// binary: candidates reranked exactly per query = max(rerank_min, size * rerank_share).
+  size_t rerank_min = 1024;
+  double rerank_share = 1.0 / 128;
+  /// hnsw graph parameters (unused by the binary strategy).
+  size_t connectivity = 16;
+  size_t expansion_add = 128;
+  size_t expansion_search = 64;
+  /// catchUp embeds a text longer than 1.5x this many bytes as overlapping windows of about
+  /// this size, all keyed by the span's id (0: one vector per span). A single vector of a
+  /// long tool output is dominated by everything but the sentence a query quotes; measured
+  /// on real turns, windows of 512 lift copied-sentence recall@10 from 0.89 to 0.96.
+  size_t window_bytes = 512;
+  size_t window_overlap = 64;
+  /// A reader beside a live writer: the vectors file is opened without its lock and never
+  /// written; snapshots are loaded but not saved.
+  bool read_only = false;
+};
+
+const char* VectorScalarName(VectorScalar s) noexcept;
+const char* VectorAnnName(VectorAnn a) noexcept;
+/// The best SIMD target NumKong dispatches to on this CPU (e.g. "sapphire", "skylake").
+const char* SimdIsaName() noexcept;
+
+/// Growable zero-filled byte buffer on anonymous memory advised for transparent huge pages:
+/// the binary strategy's rerank reads rows at random, and with 4 KiB pages nearly every row
+/// is a TLB miss. Grows by doubling (a new mapping, one copy).
+class RowBuffer {
+ public:
+  RowBuffer() = default;
+  ~RowBuffer();
+  RowBuffer(RowBuffer&& o) noexcept;
+  RowBuffer& operator=(RowBuffer&& o) noexcept;
+  RowBuffer(const RowBuffer&) = delete;
+  RowBuffer& operator=(const RowBuffer&) = delete;
+  unsigned char* data() noexcept { return data_; }
+  const unsigned char* data() const noexcept { return data_; }
+  size_t size() const noexcept { return size_; }
+  size_t capacity() const noexcept { return capacity_; }
+  /// Grows to `bytes` (new bytes are zero); throws NativeError IO_ERROR when out of memory.
+  void resize(size_t bytes);
+  void clear() noexcept;
+
+ private:
+  unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+class VectorIndex {
+ public:
+  using index_t = unum::usearch::index_dense_gt<uint64_t, uint32_t>;
+
+  /// The binary strategy's storage: one row per distinct vector, in file order.
+  struct Flat {
+    std::vector<uint64_t> keys;  ///< row -> span id
+    RowBuffer rows;              ///< row_bytes() per row: the unit vector in the scalar kind
+    /// Signatures in blocks of 8 rows, word-major inside a block (word w of rows 0..7 is
+    /// contiguous), so one 512-bit load compares a query word against 8 rows.
+    RowBuffer codes;
+    size_t size() const noexcept { return keys.size(); }
+  };
+
+  struct Namespace {
+    uint8_t kind = 0;                 ///< 1 raw, 2 summary
+    bool hnsw = false;                ///< which of the two below is in use
+    index_t index;                    ///< hnsw only (a default index_t must not be touched)
+    Flat flat;                        ///< binary only
+    uint64_t covered = 0;             ///< vectors of this kind in the index (prefix of the file)
+    bool dirty = false;               ///< changed since the last snapshot
+    std::string loaded_from = "empty";  ///< file | rebuilt | empty
+    std::string snapshot_problem;     ///< why a snapshot was not trusted (empty if it was)
+    /// Header CRC (offset 60) of the snapshot file this namespace last loaded or saved, 0
+    /// when neither: it names the snapshot's content (the header holds the payload's CRC).
+    uint32_t file_crc = 0;
+    // Identical vectors are kept out of the graph. Agent transcripts repeat themselves (the
+    // same tool output, the same instruction, hundreds of times), and an HNSW graph full of
+    // zero-distance duplicates loses its way: measured on real turns, recall@10 fell from
+    // 0.96 to 0.78. The first copy is indexed; later copies become aliases of its key and
+    // come back with it, at the same distance.
+    std::unordered_map<uint64_t, uint64_t> by_content;          ///< vector hash -> canonical key
+    std::unordered_map<uint64_t, std::vector<uint64_t>> aliases;  ///< canonical key -> later keys
+    uint64_t duplicates = 0;          ///< vectors covered but not in the graph
+    /// Distinct vectors held (graph nodes for hnsw, rows for binary).
+    size_t size() const { return hnsw ? index.size() : flat.size(); }
+  };
+
+  /// Opens (or creates) the vectors file and both namespaces in `dir`.
+  VectorIndex(std::string dir, const VectorIndexOptions& options);
+
+  const VectorIndexOptions& options() const noexcept { return options_; }
+  uint32_t dims() const noexcept { return options_.dims; }
+
+  /// One past the highest span id processed (embedded, or seen and skipped by catchUp).
+  uint64_t high_water() const noexcept { return high_water_; }
+
+  /// Every span id of `kind` (1 raw, 2 summary) that has a vector, duplicates' aliases
+  /// included, ascending: what `verify` compares with the log, id by id.
+  void SpanIds(uint8_t kind, std::vector<uint64_t>* out) const;
+
+  /// Validates the whole batch (kinds, ids strictly increasing and >= high_water, finite)
+  /// and only then appends it to the vectors file and adds it to the indexes.
+  void add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);
+
+  /// Embeds records [max(high_water, first_id), next_id) of kinds raw/summary in batches,
+  /// stores and indexes them, advances high_water. Returns the number of vectors added.
+  size_t catch_up(const SpanSource& source, const Embedder& embedder);
+
+  /// Top-k spans by cosine distance in namespace `kind` (a span with several windows counts
+  /// once, at its best window); returns how many were written.
+  size_t search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const;
+  /// The same with the strategy forced: `exact`, or the index's `ann` (benchmarks and the
+  /// agreement tests).
+  size_t search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids, float* distances) const;
+
+  /// fsyncs the vectors file, then snapshots every changed namespace crash-safely.
+  void save();
+
+  const Namespace& ns(uint8_t kind) const { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
+  const VectorStore& store() const { return *store_; }
+  bool exact_for(uint8_t kind) const { return ns(kind).size() < options_.exact_below; }
+  /// "exact", "binary" or "hnsw": what search() uses now for `kind`.
+  const char* strategy(uint8_t kind) const { return exact_for(kind) ? "exact" : VectorAnnName(options_.ann); }
+  size_t memory_usage() const;
+  /// Signature bits per vector (binary strategy).
+  size_t code_bits() const noexcept { return code_words_ * 64; }
+  const char* isa_name() const noexcept { return metric_.isa_name(); }
+
+ private:
+  std::string dir_;
+  VectorIndexOptions options_;
+  std::unique_ptr<VectorStore> store_;
+  Namespace raw_, summary_;
+  uint64_t high_water_ = 0;
+
+  // Search scratch, reused so a query allocates nothing once warm (the JS thread is the
+  // only caller; the index is not shared across threads).
+  mutable std::vector<uint64_t> hits_keys_;
+  mutable std::vector<float> hits_dist_;
+  mutable std::unordered_set<uint64_t> seen_;
+  std::vector<size_t> fresh_;  ///< index_rows: rows with new content
+  std::vector<float> unit_rows_;  ///< index_rows: one normalized row per build thread
+  mutable std::vector<float> unit_query_;
+
+  // Binary strategy. Rows are compared by `metric_` (the scalar kind's NumKong kernel, the
+  // same one usearch uses); signatures are `rotations_` randomized Hadamard rotations of
+  // the unit vector zero-padded to `pad_` dimensions, one bit per rotated coordinate.
+  unum::usearch::metric_punned_t metric_;
+  unum::usearch::casts_punned_t casts_;
+  size_t row_bytes_ = 0;
+  size_t pad_ = 0;
+  size_t rotations_ = 0;
+  size_t code_words_ = 0;
+  std::vector<float> rht_signs_;  ///< rotations_ x pad_, +1 / -1
+  std::vector<float> rht_scratch_;  ///< pad_ per build thread, then one for queries
+  mutable std::vector<uint16_t> hamming_;
+  mutable std::vector<uint32_t> cand_;
+  mutable std::vector<unsigned char> query_row_;
+  mutable std::vector<uint64_t> query_code_;
+  mutable std::vector<float> query_rht_;
+  mutable std::vector<std::pair<float, uint32_t>> heap_;
+
+  void SplitWindows(std::string_view text, std::vector<std::pair<size_t, size_t>>* out) const;
+  Namespace& ns_mut(uint8_t kind) { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
+  std::string snapshot_path(uint8_t kind) const;
+  index_t make_index() const;
+  bool try_load_snapshot(Namespace& ns);
+  void reset_namespace(Namespace& ns);
+  /// Writes the signature of unit vector `v` (code_words_ words) using `scratch` (pad_ floats).
+  void encode(const float* v, uint64_t* out, float* scratch) const;
+  void index_rows_flat(Namespace& ns, const uint64_t* ids, const float* vectors);
+  /// Best `wanted` rows of the binary namespace, ascending by distance, into hits_*.
+  size_t search_flat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
+  void ensure_capacity(Namespace& ns, size_t extra);
+  /// Adds rows to one namespace (parallel over 2 threads for big batches).
+  void index_rows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n);
+  void save_snapshot(Namespace& ns);
+  void store_and_index(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
+};
+
+}  // namespace spanguard

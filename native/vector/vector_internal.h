@@ -1,0 +1,131 @@
+// Constants and small helpers the vector index's source files share. Private to native/vector/.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/crc32c.h"
+#include "common/errors.h"
+#include "common/hash.h"
+#include "vector/vector_index.h"
+
+namespace spanguard {
+namespace vector_detail {
+
+using unum::usearch::byte_t;
+using unum::usearch::index_dense_config_t;
+using unum::usearch::index_limits_t;
+using unum::usearch::metric_kind_t;
+using unum::usearch::metric_punned_t;
+using unum::usearch::scalar_kind_t;
+
+constexpr char kSnapMagic[8] = {'S', 'G', 'V', 'I', 'D', 'X', '0', '1'};
+/// 2: byte 18 names the strategy (1 hnsw, 2 binary); version-1 files are rebuilt.
+constexpr uint32_t kSnapVersion = 2;
+/// Seed of the randomized Hadamard signs (part of the format: signatures are stored).
+constexpr uint64_t kRhtSeed = 0x5347524854303031ull;  // "SGRHT001"
+/// Signature bits per vector: the rotations are repeated until they give at least this many
+/// (256 dims: two rotations). Measured on real-turn embeddings at 10^6: 256 bits need a pool
+/// of 16,384 for recall@10 0.97, 512 bits a pool of 4,096 for 0.976.
+constexpr size_t kCodeBitsMin = 512;
+/// Largest signature: 4096 dims pad to 4096, one rotation.
+constexpr size_t kMaxCodeWords = 4096 / 64;
+constexpr size_t kSnapHeader = 64;
+constexpr uint64_t kNoId = ~0ull;
+
+/// Threads used to build: the machine this was tuned on has 2 cores, and the JS thread is
+/// blocked in the call anyway, so it is one of them.
+constexpr size_t kBuildThreads = 2;
+/// Below this many rows a batch is added on the calling thread (spawning is not free).
+constexpr size_t kParallelMin = 512;
+/// catchUp batch: spans per embed/store/index round, and a bound on the text bytes copied.
+constexpr size_t kCatchUpSpans = 2048;
+constexpr size_t kCatchUpBytes = 16u << 20;
+
+inline scalar_kind_t ToUsearch(VectorScalar s) {
+  switch (s) {
+    case VectorScalar::kF32: return scalar_kind_t::f32_k;
+    case VectorScalar::kF16: return scalar_kind_t::f16_k;
+    case VectorScalar::kI8: return scalar_kind_t::i8_k;
+  }
+  return scalar_kind_t::f32_k;
+}
+
+inline std::string Where(const std::string& path, uint64_t offset) {
+  return " [file=" + path + " offset=" + std::to_string(offset) + "]";
+}
+
+/// Runs fn(begin, end, thread) over [0, n) split in `threads` contiguous parts; the calling
+/// thread takes part 0. Exceptions are not thrown across: fn must not throw.
+template <typename Fn>
+inline void ParallelFor(size_t n, size_t threads, Fn&& fn) {
+  if (threads <= 1 || n < 2) {
+    fn(size_t{0}, n, size_t{0});
+    return;
+  }
+  std::vector<std::thread> pool;
+  size_t per = (n + threads - 1) / threads;
+  for (size_t t = 1; t < threads; ++t) {
+    size_t b = std::min(n, t * per), e = std::min(n, (t + 1) * per);
+    if (b < e) pool.emplace_back([&fn, b, e, t] { fn(b, e, t); });
+  }
+  fn(size_t{0}, std::min(n, per), size_t{0});
+  for (auto& th : pool) th.join();
+}
+
+/// 64-bit content hash of a vector (FNV-style over its words, then fmix64). Two vectors
+/// share a hash only if equal, up to a collision chance of about n^2 / 2^65.
+inline uint64_t VectorHash(const float* v, size_t dims) noexcept {
+  uint64_t h = 0xCBF29CE484222325ull ^ dims;
+  const auto* w = reinterpret_cast<const uint32_t*>(v);
+  size_t i = 0;
+  for (; i + 2 <= dims; i += 2) {
+    uint64_t x = static_cast<uint64_t>(w[i]) | (static_cast<uint64_t>(w[i + 1]) << 32);
+    h = (h ^ x) * 0x100000001B3ull;
+    h ^= h >> 29;
+  }
+  if (i < dims) h = (h ^ w[i]) * 0x100000001B3ull;
+  return Fmix64(h);
+}
+
+/// Writes v / |v| to out (zero stays zero: it has no direction, every distance to it is 1).
+inline void Normalize(const float* v, size_t dims, float* out) noexcept {
+  double sum = 0.0;
+  for (size_t d = 0; d < dims; ++d) sum += static_cast<double>(v[d]) * v[d];
+  float inv = sum > 0.0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+  for (size_t d = 0; d < dims; ++d) out[d] = v[d] * inv;
+}
+
+inline size_t ScalarBytes(VectorScalar s) {
+  switch (s) {
+    case VectorScalar::kF32: return 4;
+    case VectorScalar::kF16: return 2;
+    case VectorScalar::kI8: return 1;
+  }
+  return 4;
+}
+
+inline uint64_t SplitMix64(uint64_t& state) noexcept {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// In-place unnormalized fast Walsh-Hadamard transform, n a power of two.
+inline void Fwht(float* x, size_t n) noexcept {
+  for (size_t h = 1; h < n; h <<= 1)
+    for (size_t i = 0; i < n; i += h << 1)
+      for (size_t j = i; j < i + h; ++j) {
+        float a = x[j], b = x[j + h];
+        x[j] = a + b;
+        x[j + h] = a - b;
+      }
+}
+
+}  // namespace vector_detail
+}  // namespace spanguard
