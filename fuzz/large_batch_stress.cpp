@@ -119,14 +119,14 @@ int main(int argc, char** argv) {
     }
     for (size_t id = 1; id <= stored.size(); ++id) {
       SpanView v;
-      if (!log.read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("read " + std::to_string(id));
+      if (!log.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("read " + std::to_string(id));
     }
     if (!log.Verify().ok) return Fail("verify");
   }
   SpanLog again(dir, options);
   for (size_t id = 1; id <= stored.size(); ++id) {
     SpanView v;
-    if (!again.read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("reopened read " + std::to_string(id));
+    if (!again.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("reopened read " + std::to_string(id));
   }
   std::printf(
       "%d batches stored (%d from columns), %d refused for bad UTF-8, %d for a turn going backwards, %d for a failed "

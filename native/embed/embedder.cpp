@@ -126,7 +126,7 @@ void EmbedScratch::insert(uint64_t key, float weight) noexcept {
   }
 }
 
-void Embedder::extract(std::string_view text, EmbedScratch& scratch) const {
+void Embedder::Extract(std::string_view text, EmbedScratch& scratch) const {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   // Lowercased copy of one word, padded with boundary marks for the char n-grams.
@@ -243,10 +243,10 @@ void Embedder::extract(std::string_view text, EmbedScratch& scratch) const {
   }
 }
 
-void Embedder::embed(std::string_view text, float* out, EmbedScratch& scratch) const {
+void Embedder::Embed(std::string_view text, float* out, EmbedScratch& scratch) const {
   std::memset(out, 0, sizeof(float) * dims_);
   scratch.clear();
-  extract(text, scratch);
+  Extract(text, scratch);
   const uint64_t d = dims_;
   for (uint32_t idx : scratch.touched_) {
     const EmbedScratch::Slot& s = scratch.slots_[idx];

@@ -58,11 +58,11 @@ class Embedder {
   uint32_t dims() const noexcept { return dims_; }
 
   /// Writes the L2-normalized embedding of `text` into `out[0, dims)`.
-  void embed(std::string_view text, float* out, EmbedScratch& scratch) const;
+  void Embed(std::string_view text, float* out, EmbedScratch& scratch) const;
 
  private:
   uint32_t dims_;
-  void extract(std::string_view text, EmbedScratch& scratch) const;
+  void Extract(std::string_view text, EmbedScratch& scratch) const;
 };
 
 }  // namespace spanguard

@@ -174,7 +174,7 @@ uint64_t LexicalIndex::CatchUp(const SpanSource& source) {
   uint64_t indexed = 0;
   SpanView view;
   for (uint64_t id = from; id < next_id; ++id) {
-    if (!source.read(id, &view)) {
+    if (!source.Read(id, &view)) {
       throw NativeError("CORRUPT", "the log holds no record for span id " + std::to_string(id) +
                                        " below its next id " + std::to_string(next_id));
     }

@@ -174,7 +174,7 @@ class LexicalIndex::PhraseQuery {
   // Verifies local doc `d` against the source's bytes; true when the limit is reached.
   bool Verify(uint32_t d) {
     const uint64_t span_id = n_.span_ids[d];
-    if (!source_.read(span_id, &view_) || view_.kind != kind_) {
+    if (!source_.Read(span_id, &view_) || view_.kind != kind_) {
       throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
                                        " that the log does not hold as this kind");
     }
@@ -559,7 +559,7 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
   // The postings put the phrase's words in this span at the right distances; its bytes
   // decide, as they do for every candidate of Phrase.
   SpanView view;
-  if (!source.read(span_id, &view) || view.kind != kind) {
+  if (!source.Read(span_id, &view) || view.kind != kind) {
     throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
                                      " that the log does not hold as this kind");
   }

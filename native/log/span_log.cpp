@@ -584,7 +584,7 @@ void SpanLog::RequireWritable() const {
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync failed; the log refuses every write");
 }
 
-bool SpanLog::read(uint64_t id, SpanView* out) const {
+bool SpanLog::Read(uint64_t id, SpanView* out) const {
   RecordView v;
   if (!Read(id, &v)) return false;
   *out = v.span;

@@ -416,7 +416,7 @@ class SpanLog final : public SpanSource {
   // SpanSource
   uint64_t first_id() const override { return first_id_; }
   uint64_t next_id() const override { return next_id_; }
-  bool read(uint64_t id, SpanView* out) const override;
+  bool Read(uint64_t id, SpanView* out) const override;
 
   /// Like read() with meta. Throws NativeError CORRUPT if the record fails its CRC on the
   /// way out (so does read(): a damaged record is never handed to an index), CLOSED after

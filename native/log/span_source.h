@@ -37,7 +37,7 @@ class SpanSource {
   /// One past the highest id written.
   virtual uint64_t next_id() const = 0;
   /// Fills `out` for `id`; false if the id is not held.
-  virtual bool read(uint64_t id, SpanView* out) const = 0;
+  virtual bool Read(uint64_t id, SpanView* out) const = 0;
 };
 
 }  // namespace spanguard

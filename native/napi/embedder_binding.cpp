@@ -71,7 +71,7 @@ class EmbedderWrap : public Napi::ObjectWrap<EmbedderWrap> {
         napi_get_value_string_utf8(env, v, nullptr, 0, &len);
         buffer_.resize(len + 1);
         napi_get_value_string_utf8(env, v, buffer_.data(), len + 1, &len);
-        embedder_->embed(std::string_view(buffer_.data(), len), dst + static_cast<size_t>(i) * dims, scratch_);
+        embedder_->Embed(std::string_view(buffer_.data(), len), dst + static_cast<size_t>(i) * dims, scratch_);
       }
       return out;
     });

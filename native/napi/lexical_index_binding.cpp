@@ -62,7 +62,7 @@ class MemorySource final : public SpanSource {
 
   uint64_t first_id() const override { return first_id_; }
   uint64_t next_id() const override { return first_id_ + records_.size(); }
-  bool read(uint64_t id, SpanView* out) const override {
+  bool Read(uint64_t id, SpanView* out) const override {
     if (id < first_id_ || id >= next_id()) return false;
     const Record& r = records_[id - first_id_];
     *out = SpanView();

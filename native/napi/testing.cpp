@@ -148,7 +148,7 @@ Napi::Value Crc32cImplsJs(const Napi::CallbackInfo& info) {
   });
 }
 
-// Reads one record the way an index does (UnwrapSpanSource + SpanSource::read), so the
+// Reads one record the way an index does (UnwrapSpanSource + SpanSource::Read), so the
 // contract the lexical and vector indexes build on is tested from JS.
 Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -156,7 +156,7 @@ Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
     SpanSource* src = UnwrapSpanSource(env, info.Length() > 0 ? info[0] : env.Undefined());
     const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafeDouble);
     SpanView v;
-    if (!src->read(static_cast<uint64_t>(id), &v)) return env.Undefined();
+    if (!src->Read(static_cast<uint64_t>(id), &v)) return env.Undefined();
     Napi::Object o = Napi::Object::New(env);
     o.Set("id", Napi::Number::New(env, static_cast<double>(v.id)));
     o.Set("kind", Napi::Number::New(env, static_cast<double>(v.kind)));

@@ -180,7 +180,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       const Embedder* embedder = UnwrapEmbedder(env, info[1]);
       VectorIndex& ix = live(env);
-      size_t n = ix.catch_up(*source, *embedder);
+      size_t n = ix.CatchUp(*source, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
     });
   }
@@ -217,7 +217,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       const uint8_t* k = kinds.As<Napi::Uint8Array>().Data();
       const float* v = vecs.As<Napi::Float32Array>().Data();
-      ix.add(ids_.data(), k, v, n);
+      ix.Add(ids_.data(), k, v, n);
       return env.Undefined();
     });
   }
@@ -255,7 +255,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       size_t k = static_cast<size_t>(kd);
       out_ids_.resize(k);
       out_dist_.resize(k);
-      size_t got = ix.search(qv, k, kind, exact, out_ids_.data(), out_dist_.data());
+      size_t got = ix.Search(qv, k, kind, exact, out_ids_.data(), out_dist_.data());
       Napi::Float64Array ids = Napi::Float64Array::New(env, got);
       Napi::Float32Array dist = Napi::Float32Array::New(env, got);
       for (size_t i = 0; i < got; ++i) {
@@ -272,7 +272,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       VectorIndex& ix = live(info.Env());
-      ix.save();
+      ix.Save();
       return info.Env().Undefined();
     });
   }
@@ -312,7 +312,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("isa", Napi::String::New(env, ix.isa_name()));
       s.Set("simdIsa", Napi::String::New(env, SimdIsaName()));
       s.Set("highWater", Napi::Number::New(env, static_cast<double>(ix.high_water())));
-      s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.memory_usage())));
+      s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.MemoryUsage())));
       s.Set("vectorsBytes", Napi::Number::New(env, static_cast<double>(ix.store().bytes())));
       const auto& rec = ix.store().recovery();
       s.Set("vectorsRecovery", Napi::String::New(env, rec.outcome));

@@ -104,7 +104,7 @@ const ScanFn kScan = PickScan();
 
 }  // namespace
 
-void VectorIndex::encode(const float* v, uint64_t* out, float* t) const {
+void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
   const size_t dims = options_.dims;
   for (size_t r = 0; r < rotations_; ++r) {
     const float* sign = rht_signs_.data() + r * pad_;
@@ -120,7 +120,7 @@ void VectorIndex::encode(const float* v, uint64_t* out, float* t) const {
   }
 }
 
-void VectorIndex::index_rows_flat(Namespace& ns, const uint64_t* ids, const float* vectors) {
+void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors) {
   const size_t dims = options_.dims;
   const size_t m = fresh_.size();
   Flat& f = ns.flat;
@@ -144,7 +144,7 @@ void VectorIndex::index_rows_flat(Namespace& ns, const uint64_t* ids, const floa
       Normalize(vectors + i * dims, dims, unit);
       unsigned char* row = f.rows.data() + r * row_bytes_;
       if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row))) std::memcpy(row, unit, row_bytes_);
-      encode(unit, code, scratch);
+      Encode(unit, code, scratch);
       uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
       for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
       f.keys[r] = ids[i];
@@ -152,7 +152,7 @@ void VectorIndex::index_rows_flat(Namespace& ns, const uint64_t* ids, const floa
   });
 }
 
-size_t VectorIndex::search_flat(const Namespace& space, const float* unit_query, size_t wanted, bool exact) const {
+size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, size_t wanted, bool exact) const {
   const Flat& f = space.flat;
   const size_t n = f.size();
   const size_t dims = options_.dims;
@@ -175,7 +175,7 @@ size_t VectorIndex::search_flat(const Namespace& space, const float* unit_query,
     const size_t bits = words * 64;
     query_code_.resize(words);
     query_rht_.resize(pad_);
-    encode(unit_query, query_code_.data(), query_rht_.data());
+    Encode(unit_query, query_code_.data(), query_rht_.data());
     hamming_.resize(nb * 8);
     cand_.resize(nb * 8);
     const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());

@@ -30,17 +30,17 @@ class SnapshotWriter {
   SnapshotWriter(int fd, std::string path, uint64_t offset) : fd_(fd), path_(std::move(path)), offset_(offset) {
     buf_.reserve(kBuf);
   }
-  bool write(const void* data, size_t n) {
+  bool Write(const void* data, size_t n) {
     const auto* p = static_cast<const unsigned char*>(data);
     crc_ = Crc32c(crc_, p, n);
     length_ += n;
-    if (buf_.size() + n > kBuf && !flush()) return false;
-    if (n >= kBuf) return put(p, n);
+    if (buf_.size() + n > kBuf && !Flush()) return false;
+    if (n >= kBuf) return Put(p, n);
     buf_.insert(buf_.end(), p, p + n);
     return true;
   }
-  bool flush() {
-    bool ok = put(buf_.data(), buf_.size());
+  bool Flush() {
+    bool ok = Put(buf_.data(), buf_.size());
     buf_.clear();
     return ok;
   }
@@ -50,7 +50,7 @@ class SnapshotWriter {
 
  private:
   static constexpr size_t kBuf = 1u << 20;
-  bool put(const unsigned char* p, size_t n) {
+  bool Put(const unsigned char* p, size_t n) {
     while (n > 0) {
       ssize_t r = Io().pwrite(fd_, p, n, static_cast<off_t>(offset_));
       if (r < 0 && errno == EINTR) continue;
@@ -75,8 +75,8 @@ class SnapshotWriter {
 
 }  // namespace
 
-bool VectorIndex::try_load_snapshot(Namespace& ns) {
-  const std::string path = snapshot_path(ns.kind);
+bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
+  const std::string path = SnapshotPath(ns.kind);
   auto reject = [&](const std::string& why) {
     ns.snapshot_problem = why;
     return false;
@@ -209,19 +209,19 @@ bool VectorIndex::try_load_snapshot(Namespace& ns) {
   return true;
 }
 
-void VectorIndex::save() {
+void VectorIndex::Save() {
   if (options_.read_only) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(dir_, 0));
   // The vectors file first: a snapshot must never cover vectors that are not durable.
-  store_->sync();
+  store_->Sync();
   for (Namespace* ns : {&raw_, &summary_}) {
     if (!ns->dirty) continue;
-    save_snapshot(*ns);
+    SaveSnapshot(*ns);
     ns->dirty = false;
   }
 }
 
-void VectorIndex::save_snapshot(Namespace& ns) {
-  const std::string path = snapshot_path(ns.kind);
+void VectorIndex::SaveSnapshot(Namespace& ns) {
+  const std::string path = SnapshotPath(ns.kind);
   const std::string tmp = path + ".tmp";
   int fd = Io().open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw NativeError("IO_ERROR", "cannot create snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
@@ -243,7 +243,7 @@ void VectorIndex::save_snapshot(Namespace& ns) {
   std::string why;
   bool ok = true;
   if (ns.hnsw) {
-    auto saved = ns.index.save_to_stream([&](const void* p, size_t n) { return writer.write(p, n); });
+    auto saved = ns.index.save_to_stream([&](const void* p, size_t n) { return writer.Write(p, n); });
     if (!saved) {
       ok = false;
       why = saved.error.what();
@@ -252,13 +252,13 @@ void VectorIndex::save_snapshot(Namespace& ns) {
     // keys, rows, signatures (whole blocks of 8 rows).
     const Flat& f = ns.flat;
     const size_t rows = f.size();
-    ok = writer.write(f.keys.data(), rows * 8) && writer.write(f.rows.data(), rows * row_bytes_) &&
-         writer.write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
+    ok = writer.Write(f.keys.data(), rows * 8) && writer.Write(f.rows.data(), rows * row_bytes_) &&
+         writer.Write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
   }
   const uint64_t part_len = writer.length();
   // The duplicate table follows the index part, under the same CRC: without it a loaded
   // index would not know which keys come back with which.
-  auto put64 = [&](uint64_t x) { ok = ok && writer.write(&x, 8); };
+  auto put64 = [&](uint64_t x) { ok = ok && writer.Write(&x, 8); };
   if (ok) {
     put64(ns.duplicates);
     put64(ns.by_content.size());
@@ -270,10 +270,10 @@ void VectorIndex::save_snapshot(Namespace& ns) {
     for (const auto& [key, list] : ns.aliases) {
       put64(key);
       put64(list.size());
-      if (ok && !list.empty()) ok = writer.write(list.data(), list.size() * 8);
+      if (ok && !list.empty()) ok = writer.Write(list.data(), list.size() * 8);
     }
   }
-  if (!ok || !writer.flush()) {
+  if (!ok || !writer.Flush()) {
     throw NativeError("IO_ERROR", "cannot write snapshot: " +
                                       std::string(writer.error() ? std::strerror(writer.error()) : why.c_str()) +
                                       Where(tmp, kSnapHeader + writer.length()));

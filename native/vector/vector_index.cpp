@@ -130,16 +130,16 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   summary_.kind = VectorStore::kKindSummary;
   for (Namespace* ns : {&raw_, &summary_}) {
     ns->hnsw = options_.ann == VectorAnn::kHnsw;
-    if (try_load_snapshot(*ns)) {
+    if (TryLoadSnapshot(*ns)) {
       ns->loaded_from = "file";
     } else {
-      reset_namespace(*ns);
+      ResetNamespace(*ns);
       ns->loaded_from = store_->count(ns->kind) > 0 ? "rebuilt" : "empty";
     }
     // Vectors the snapshot does not cover (all of them after a rebuild) come from the file.
     uint64_t before = ns->covered;
-    store_->for_each(ns->kind, ns->covered, [&](const uint64_t* ids, const float* vecs, size_t n) {
-      index_rows(*ns, ids, vecs, n);
+    store_->ForEach(ns->kind, ns->covered, [&](const uint64_t* ids, const float* vecs, size_t n) {
+      IndexRows(*ns, ids, vecs, n);
       ns->covered += n;
     });
     ns->dirty = ns->covered != before || ns->loaded_from != "file";
@@ -147,13 +147,13 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   high_water_ = store_->empty() ? 0 : store_->last_id() + 1;
 }
 
-std::string VectorIndex::snapshot_path(uint8_t kind) const {
+std::string VectorIndex::SnapshotPath(uint8_t kind) const {
   const char* ext = options_.ann == VectorAnn::kHnsw ? ".usearch" : ".flat";
   return dir_ + (kind == VectorStore::kKindSummary ? "/index.summary" : "/index.raw") + ext;
 }
 
-void VectorIndex::reset_namespace(Namespace& ns) {
-  if (ns.hnsw) ns.index = make_index();
+void VectorIndex::ResetNamespace(Namespace& ns) {
+  if (ns.hnsw) ns.index = MakeIndex();
   ns.flat.keys.clear();
   ns.flat.keys.shrink_to_fit();
   ns.flat.rows.clear();
@@ -164,7 +164,7 @@ void VectorIndex::reset_namespace(Namespace& ns) {
   ns.duplicates = 0;
 }
 
-size_t VectorIndex::memory_usage() const {
+size_t VectorIndex::MemoryUsage() const {
   size_t total = 0;
   for (const Namespace* ns : {&raw_, &summary_}) {
     if (ns->hnsw) total += ns->index.memory_usage();
@@ -173,7 +173,7 @@ size_t VectorIndex::memory_usage() const {
   return total;
 }
 
-VectorIndex::index_t VectorIndex::make_index() const {
+VectorIndex::index_t VectorIndex::MakeIndex() const {
   // Rows are L2-normalized before they enter the index (index_rows, search), so for f32 and
   // f16 cosine distance is 1 - dot and the inner-product kernel does it without computing
   // two norms per pair: measured 25% (f16) to 20% (f32) faster per distance on this CPU.
@@ -189,7 +189,7 @@ VectorIndex::index_t VectorIndex::make_index() const {
   return std::move(made.index);
 }
 
-void VectorIndex::ensure_capacity(Namespace& ns, size_t extra) {
+void VectorIndex::EnsureCapacity(Namespace& ns, size_t extra) {
   size_t need = ns.index.size() + extra;
   if (need <= ns.index.capacity()) return;
   // Doubling keeps the number of usearch reallocations logarithmic in the size.
@@ -199,7 +199,7 @@ void VectorIndex::ensure_capacity(Namespace& ns, size_t extra) {
   }
 }
 
-void VectorIndex::index_rows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n) {
+void VectorIndex::IndexRows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n) {
   if (n == 0) return;
   const size_t dims = options_.dims;
   // Serial pass: decide which rows are new content; the graph only gets those.
@@ -220,10 +220,10 @@ void VectorIndex::index_rows(Namespace& ns, const uint64_t* ids, const float* ve
   const size_t m = fresh_.size();
   if (m == 0) return;
   if (!ns.hnsw) {
-    index_rows_flat(ns, ids, vectors);
+    IndexRowsFlat(ns, ids, vectors);
     return;
   }
-  ensure_capacity(ns, m);
+  EnsureCapacity(ns, m);
   std::string errors[kBuildThreads];
   if (unit_rows_.size() < kBuildThreads * dims) unit_rows_.resize(kBuildThreads * dims);
   ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
@@ -242,17 +242,17 @@ void VectorIndex::index_rows(Namespace& ns, const uint64_t* ids, const float* ve
     if (!err.empty()) throw NativeError("IO_ERROR", "vector index add failed: " + err);
 }
 
-void VectorIndex::store_and_index(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last,
+void VectorIndex::StoreAndIndex(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last,
                                   const float* vectors, size_t n) {
   if (n == 0) return;
-  store_->append(ids, kinds, last, vectors, n);
+  store_->Append(ids, kinds, last, vectors, n);
   high_water_ = std::max(high_water_, ids[n - 1] + 1);
   const size_t dims = options_.dims;
   size_t n_summary = 0;
   for (size_t i = 0; i < n; ++i) n_summary += kinds[i] == VectorStore::kKindSummary;
   if (n_summary == 0 || n_summary == n) {
     Namespace& ns = ns_mut(kinds[0]);
-    index_rows(ns, ids, vectors, n);
+    IndexRows(ns, ids, vectors, n);
     ns.covered += n;
     ns.dirty = true;
     return;
@@ -267,13 +267,13 @@ void VectorIndex::store_and_index(const uint64_t* ids, const uint8_t* kinds, con
       kvec.insert(kvec.end(), vectors + i * dims, vectors + (i + 1) * dims);
     }
     Namespace& ns = ns_mut(kind);
-    index_rows(ns, kid.data(), kvec.data(), kid.size());
+    IndexRows(ns, kid.data(), kvec.data(), kid.size());
     ns.covered += kid.size();
     ns.dirty = true;
   }
 }
 
-void VectorIndex::add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n) {
+void VectorIndex::Add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n) {
   const size_t dims = options_.dims;
   // Validate everything first: a rejected batch stores nothing.
   for (size_t i = 0; i < n; ++i) {
@@ -295,10 +295,10 @@ void VectorIndex::add(const uint64_t* ids, const uint8_t* kinds, const float* ve
       }
     }
   }
-  store_and_index(ids, kinds, nullptr, vectors, n);
+  StoreAndIndex(ids, kinds, nullptr, vectors, n);
 }
 
-size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder) {
+size_t VectorIndex::CatchUp(const SpanSource& source, const Embedder& embedder) {
   if (embedder.dims() != options_.dims) {
     throw NativeError("DIMENSION_MISMATCH", "catchUp: embedder makes " + std::to_string(embedder.dims()) +
                                                 "-dim vectors, the index holds " + std::to_string(options_.dims));
@@ -327,7 +327,7 @@ size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder)
     uint64_t next = id;
     for (; next < end && windows.size() < kCatchUpSpans && texts.size() < kCatchUpBytes; ++next) {
       SpanView view;
-      if (!source.read(next, &view)) continue;
+      if (!source.Read(next, &view)) continue;
       if (view.kind != RecordKind::kRaw && view.kind != RecordKind::kSummary) continue;
       size_t base = texts.size();
       texts.append(view.text, view.text_len);
@@ -342,7 +342,7 @@ size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder)
     vecs.resize(n * dims);
     ParallelFor(n, n >= 64 ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
       for (size_t i = b; i < e; ++i) {
-        embedder.embed(std::string_view(texts.data() + windows[i].first, windows[i].second), vecs.data() + i * dims,
+        embedder.Embed(std::string_view(texts.data() + windows[i].first, windows[i].second), vecs.data() + i * dims,
                        scratch[thread]);
       }
     });
@@ -363,7 +363,7 @@ size_t VectorIndex::catch_up(const SpanSource& source, const Embedder& embedder)
     // A span's windows are contiguous; the last one kept closes it.
     last.resize(m);
     for (size_t i = 0; i < m; ++i) last[i] = (i + 1 == m || ids[i + 1] != ids[i]) ? 1 : 0;
-    store_and_index(ids.data(), kinds.data(), last.data(), vecs.data(), m);
+    StoreAndIndex(ids.data(), kinds.data(), last.data(), vecs.data(), m);
     added += m;
     id = next;
     high_water_ = std::max(high_water_, next);
@@ -409,11 +409,11 @@ void VectorIndex::SplitWindows(std::string_view t, std::vector<std::pair<size_t,
   }
 }
 
-size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const {
-  return search(query, k, kind, exact_for(kind), ids, distances);
+size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const {
+  return Search(query, k, kind, exact_for(kind), ids, distances);
 }
 
-size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids,
+size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids,
                            float* distances) const {
   const Namespace& space = ns(kind);
   const size_t total = space.size();
@@ -433,7 +433,7 @@ size_t VectorIndex::search(const float* query, size_t k, uint8_t kind, bool exac
       if (!result) throw NativeError("IO_ERROR", std::string("vector search failed: ") + result.error.what());
       got = result.dump_to(hits_keys_.data(), hits_dist_.data(), wanted);
     } else {
-      got = search_flat(space, unit_query_.data(), wanted, exact);
+      got = SearchFlat(space, unit_query_.data(), wanted, exact);
     }
     size_t out = 0;
     seen_.clear();

@@ -153,28 +153,28 @@ class VectorIndex {
 
   /// Validates the whole batch (kinds, ids strictly increasing and >= high_water, finite)
   /// and only then appends it to the vectors file and adds it to the indexes.
-  void add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);
+  void Add(const uint64_t* ids, const uint8_t* kinds, const float* vectors, size_t n);
 
   /// Embeds records [max(high_water, first_id), next_id) of kinds raw/summary in batches,
   /// stores and indexes them, advances high_water. Returns the number of vectors added.
-  size_t catch_up(const SpanSource& source, const Embedder& embedder);
+  size_t CatchUp(const SpanSource& source, const Embedder& embedder);
 
   /// Top-k spans by cosine distance in namespace `kind` (a span with several windows counts
   /// once, at its best window); returns how many were written.
-  size_t search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const;
+  size_t Search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const;
   /// The same with the strategy forced: `exact`, or the index's `ann` (benchmarks and the
   /// agreement tests).
-  size_t search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids, float* distances) const;
+  size_t Search(const float* query, size_t k, uint8_t kind, bool exact, uint64_t* ids, float* distances) const;
 
   /// fsyncs the vectors file, then snapshots every changed namespace crash-safely.
-  void save();
+  void Save();
 
   const Namespace& ns(uint8_t kind) const { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
   const VectorStore& store() const { return *store_; }
   bool exact_for(uint8_t kind) const { return ns(kind).size() < options_.exact_below; }
   /// "exact", "binary" or "hnsw": what search() uses now for `kind`.
   const char* strategy(uint8_t kind) const { return exact_for(kind) ? "exact" : VectorAnnName(options_.ann); }
-  size_t memory_usage() const;
+  size_t MemoryUsage() const;
   /// Signature bits per vector (binary strategy).
   size_t code_bits() const noexcept { return code_words_ * 64; }
   const char* isa_name() const noexcept { return metric_.isa_name(); }
@@ -215,20 +215,20 @@ class VectorIndex {
 
   void SplitWindows(std::string_view text, std::vector<std::pair<size_t, size_t>>* out) const;
   Namespace& ns_mut(uint8_t kind) { return kind == VectorStore::kKindSummary ? summary_ : raw_; }
-  std::string snapshot_path(uint8_t kind) const;
-  index_t make_index() const;
-  bool try_load_snapshot(Namespace& ns);
-  void reset_namespace(Namespace& ns);
+  std::string SnapshotPath(uint8_t kind) const;
+  index_t MakeIndex() const;
+  bool TryLoadSnapshot(Namespace& ns);
+  void ResetNamespace(Namespace& ns);
   /// Writes the signature of unit vector `v` (code_words_ words) using `scratch` (pad_ floats).
-  void encode(const float* v, uint64_t* out, float* scratch) const;
-  void index_rows_flat(Namespace& ns, const uint64_t* ids, const float* vectors);
+  void Encode(const float* v, uint64_t* out, float* scratch) const;
+  void IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors);
   /// Best `wanted` rows of the binary namespace, ascending by distance, into hits_*.
-  size_t search_flat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
-  void ensure_capacity(Namespace& ns, size_t extra);
+  size_t SearchFlat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
+  void EnsureCapacity(Namespace& ns, size_t extra);
   /// Adds rows to one namespace (parallel over 2 threads for big batches).
-  void index_rows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n);
-  void save_snapshot(Namespace& ns);
-  void store_and_index(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
+  void IndexRows(Namespace& ns, const uint64_t* ids, const float* vectors, size_t n);
+  void SaveSnapshot(Namespace& ns);
+  void StoreAndIndex(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
 };
 
 }  // namespace spanguard

@@ -87,7 +87,7 @@ void VectorFsyncDir(const std::string& dir) {
   }
 }
 
-void VectorStore::fail_io(const std::string& what, uint64_t offset, int err) const {
+void VectorStore::FailIo(const std::string& what, uint64_t offset, int err) const {
   throw NativeError("IO_ERROR", what + ": " + std::string(std::strerror(err)) + Where(path_, offset));
 }
 
@@ -95,7 +95,7 @@ VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only)
     : path_(std::move(path)), dims_(dims), record_bytes_(20 + 4 * static_cast<size_t>(dims)), read_only_(read_only) {
   // A throwing constructor runs no destructor: release the descriptor (and its lock) here.
   try {
-    open_and_recover();
+    OpenAndRecover();
   } catch (...) {
     if (fd_ >= 0) Io().close(fd_);
     fd_ = -1;
@@ -103,14 +103,14 @@ VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only)
   }
 }
 
-void VectorStore::open_and_recover() {
+void VectorStore::OpenAndRecover() {
   if (read_only_) {
     fd_ = Io().open(path_.c_str(), O_RDONLY | O_CLOEXEC, 0);
     if (fd_ < 0 && errno == ENOENT) return;  // nothing persisted yet: an empty store
-    if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+    if (fd_ < 0) FailIo("cannot open vectors file", 0, errno);
   } else {
     fd_ = Io().open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) fail_io("cannot open vectors file", 0, errno);
+    if (fd_ < 0) FailIo("cannot open vectors file", 0, errno);
   }
   if (!read_only_) {
   // One writer per vectors file: a second index over the same directory, in this process or
@@ -121,11 +121,11 @@ void VectorStore::open_and_recover() {
     Io().close(fd_);
     fd_ = -1;
     if (err == EWOULDBLOCK) throw NativeError("LOCKED", "another vector index holds the vectors file" + Where(path_, 0));
-    fail_io("cannot lock vectors file", 0, err);
+    FailIo("cannot lock vectors file", 0, err);
   }
   }
   struct stat st;
-  if (::fstat(fd_, &st) != 0) fail_io("cannot stat vectors file", 0, errno);
+  if (::fstat(fd_, &st) != 0) FailIo("cannot stat vectors file", 0, errno);
   uint64_t file_size = static_cast<uint64_t>(st.st_size);
 
   unsigned char header[kHeaderBytes];
@@ -139,15 +139,15 @@ void VectorStore::open_and_recover() {
     std::memcpy(header + 12, &dims_, 4);
     uint32_t crc = Crc32c(0, header, 28);
     std::memcpy(header + 28, &crc, 4);
-    if (Io().ftruncate(fd_, 0) != 0) fail_io("cannot reset vectors file", 0, errno);
-    if (!WriteFull(fd_, header, sizeof(header), 0)) fail_io("cannot write vectors header", 0, errno);
+    if (Io().ftruncate(fd_, 0) != 0) FailIo("cannot reset vectors file", 0, errno);
+    if (!WriteFull(fd_, header, sizeof(header), 0)) FailIo("cannot write vectors header", 0, errno);
     VectorFsyncOrThrow(fd_, path_);
     std::string dir = path_.substr(0, path_.find_last_of('/'));
     VectorFsyncDir(dir.empty() ? "." : dir);
     return;
   }
 
-  if (!ReadFull(fd_, header, sizeof(header), 0)) fail_io("cannot read vectors header", 0, errno);
+  if (!ReadFull(fd_, header, sizeof(header), 0)) FailIo("cannot read vectors header", 0, errno);
   uint32_t stored_crc, version, file_dims;
   std::memcpy(&stored_crc, header + 28, 4);
   std::memcpy(&version, header + 8, 4);
@@ -182,7 +182,7 @@ void VectorStore::open_and_recover() {
     uint64_t n = std::min<uint64_t>(kChunk, whole - first);
     buf.resize(n * record_bytes_);
     if (!ReadFull(fd_, buf.data(), buf.size(), kHeaderBytes + first * record_bytes_)) {
-      fail_io("cannot read vectors file", kHeaderBytes + first * record_bytes_, errno);
+      FailIo("cannot read vectors file", kHeaderBytes + first * record_bytes_, errno);
     }
     for (uint64_t i = 0; i < n; ++i) {
       const unsigned char* r = buf.data() + i * record_bytes_;
@@ -242,7 +242,7 @@ void VectorStore::open_and_recover() {
     recovery_.offset = valid_end;
     recovery_.dropped_bytes = file_size - valid_end;
     if (read_only_) return;  // a reader reports what it skipped and leaves the file alone
-    if (Io().ftruncate(fd_, static_cast<off_t>(valid_end)) != 0) fail_io("cannot truncate vectors file", valid_end, errno);
+    if (Io().ftruncate(fd_, static_cast<off_t>(valid_end)) != 0) FailIo("cannot truncate vectors file", valid_end, errno);
     VectorFsyncOrThrow(fd_, path_);
   }
 }
@@ -251,7 +251,7 @@ VectorStore::~VectorStore() {
   if (fd_ >= 0) Io().close(fd_);
 }
 
-void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
+void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
                          size_t n) {
   if (n == 0) return;
   if (read_only_) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(path_, 0));
@@ -276,7 +276,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     int err = errno;
     // Cut the partial batch so the file never holds half of a rejected write.
     if (Io().ftruncate(fd_, static_cast<off_t>(at)) != 0) failed_ = true;
-    fail_io("cannot append to vectors file", at, err == 0 ? ENOSPC : err);
+    FailIo("cannot append to vectors file", at, err == 0 ? ENOSPC : err);
   }
   digest_ = digest;
   for (size_t i = 0; i < n; ++i) {
@@ -286,7 +286,7 @@ void VectorStore::append(const uint64_t* ids, const uint8_t* kinds, const uint8_
   }
 }
 
-void VectorStore::sync() {
+void VectorStore::Sync() {
   if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync of the vectors file failed" + Where(path_, 0));
   if (Io().fsync(fd_) != 0) {
     failed_ = true;
@@ -295,9 +295,9 @@ void VectorStore::sync() {
   }
 }
 
-void VectorStore::read_chunk(uint64_t first_record, uint64_t count, unsigned char* out) const {
+void VectorStore::ReadChunk(uint64_t first_record, uint64_t count, unsigned char* out) const {
   uint64_t offset = kHeaderBytes + first_record * record_bytes_;
-  if (!ReadFull(fd_, out, count * record_bytes_, offset)) fail_io("cannot read vectors file", offset, errno ? errno : EIO);
+  if (!ReadFull(fd_, out, count * record_bytes_, offset)) FailIo("cannot read vectors file", offset, errno ? errno : EIO);
   // The file was checked at open; a record that fails now changed under us.
   for (uint64_t i = 0; i < count; ++i) {
     const unsigned char* r = out + i * record_bytes_;

@@ -70,16 +70,16 @@ class VectorStore {
   /// has `last[i]` set (`last == nullptr`: every vector is its span's only one). Ids grow
   /// strictly from span to span, above last_id(); kinds are 1/2; vectors finite. On a short
   /// or failed write the file is cut back to its previous length and IO_ERROR is thrown.
-  void append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
+  void Append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
 
   /// Streams the vectors of `kind` from its `from_nth`-th onward, in file order, calling
   /// `fn(ids, vectors, n)` per chunk (vectors row-major n x dims). Reads are chunked so
   /// memory stays bounded whatever the file size. Re-checks each record's CRC.
   template <typename Fn>
-  void for_each(uint8_t kind, uint64_t from_nth, Fn&& fn) const;
+  void ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn) const;
 
   /// fsync the file (FSYNC_FAILED on failure; sticky: later appends are refused).
-  void sync();
+  void Sync();
 
  private:
   std::string path_;
@@ -95,13 +95,13 @@ class VectorStore {
   uint32_t digest_ = 0;  ///< see digest()
   std::vector<unsigned char> write_buf_;
 
-  void open_and_recover();
-  void read_chunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
-  [[noreturn]] void fail_io(const std::string& what, uint64_t offset, int err) const;
+  void OpenAndRecover();
+  void ReadChunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
+  [[noreturn]] void FailIo(const std::string& what, uint64_t offset, int err) const;
 };
 
 template <typename Fn>
-void VectorStore::for_each(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
+void VectorStore::ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
   const std::vector<uint32_t>& rec = by_kind_[kind == kKindSummary];
   if (from_nth >= rec.size()) return;
   constexpr uint64_t kChunk = 4096;
@@ -116,7 +116,7 @@ void VectorStore::for_each(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
     while (last_nth + 1 < rec.size() && rec[last_nth + 1] - first < kChunk) ++last_nth;
     uint64_t span = rec[last_nth] - first + 1;
     raw.resize(span * record_bytes_);
-    read_chunk(first, span, raw.data());
+    ReadChunk(first, span, raw.data());
     ids.clear();
     vecs.resize((last_nth - i + 1) * dims_);
     size_t out = 0;
