@@ -1,9 +1,9 @@
 // ThreadSanitizer stress of SpanLog's two-thread large batches (WriteBatchParallel): the
 // caller and the helper each encode and write chunks in file order — in column form
 // (AppendColumns) each first fills and checks its chunk's rows, the turn order passing
-// from chunk to chunk — and a failure in any chunk must leave nothing of the batch. The JS suite runs the same paths, but Node is not
-// built with TSan, so the happens-before edges between the two threads (the turn counter,
-// `stopped`, Begin/End) are checked here, in a plain process.
+// from chunk to chunk — and a failure in any chunk must leave nothing of the batch. The JS suite runs the same paths,
+// but Node is not built with TSan, so the happens-before edges between the two threads (the turn counter, `stopped`,
+// Begin/End) are checked here, in a plain process.
 //
 // Build and run (clang; see CMakeLists.txt, SPANGUARD_STRESS):
 //   CC=clang CXX=clang++ cmake -S . -B build-stress -G Ninja -DSPANGUARD_STRESS=ON
@@ -110,8 +110,8 @@ int main(int argc, char** argv) {
         } else if ((mode == 3 || mode == 4) && e.code() == "IO_ERROR") {
           ++failed_writes;
         } else {
-          return Fail("round " + std::to_string(r) + ", mode " + std::to_string(mode) + (columns ? " (columns)" : "") + ": " +
-                      e.code() + ": " + e.what());
+          return Fail("round " + std::to_string(r) + ", mode " + std::to_string(mode) + (columns ? " (columns)" : "") +
+                      ": " + e.code() + ": " + e.what());
         }
       }
       if (mode == 3 || mode == 4) ClearFaults();
@@ -119,14 +119,16 @@ int main(int argc, char** argv) {
     }
     for (size_t id = 1; id <= stored.size(); ++id) {
       SpanView v;
-      if (!log.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("read " + std::to_string(id));
+      if (!log.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1])
+        return Fail("read " + std::to_string(id));
     }
     if (!log.Verify().ok) return Fail("verify");
   }
   SpanLog again(dir, options);
   for (size_t id = 1; id <= stored.size(); ++id) {
     SpanView v;
-    if (!again.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1]) return Fail("reopened read " + std::to_string(id));
+    if (!again.Read(id, &v) || std::string(v.text, v.text_len) != stored[id - 1])
+      return Fail("reopened read " + std::to_string(id));
   }
   std::printf(
       "%d batches stored (%d from columns), %d refused for bad UTF-8, %d for a turn going backwards, %d for a failed "

@@ -30,8 +30,8 @@
 using spanguard::LogRecoveryPlan;
 using spanguard::PlanLogRecovery;
 using spanguard::RecordInput;
-using spanguard::RecoveryOutcome;
 using spanguard::RecoverSegment;
+using spanguard::RecoveryOutcome;
 using spanguard::SegmentFinding;
 
 static void Check(bool ok) {

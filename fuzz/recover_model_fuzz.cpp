@@ -29,9 +29,9 @@
 #include "log/span_log.h"
 
 using spanguard::RecordInput;
+using spanguard::RecoverSegment;
 using spanguard::RecoveryOutcome;
 using spanguard::RecoveryResult;
-using spanguard::RecoverSegment;
 
 static void Check(bool ok) {
   if (!ok) __builtin_trap();
@@ -106,7 +106,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (full == 64) break;
       const uint64_t p = in.ConsumeIntegralInRange<uint64_t>(64, full - 1);
       seg[p] ^= static_cast<uint8_t>(1u << in.ConsumeIntegralInRange(0, 7));
-      const size_t k = static_cast<size_t>(std::upper_bound(rec_start.begin(), rec_start.end(), p) - rec_start.begin()) - 1;
+      const size_t k =
+          static_cast<size_t>(std::upper_bound(rec_start.begin(), rec_start.end(), p) - rec_start.begin()) - 1;
       const uint64_t x = rec_start[k];
       bool proven = false;
       for (size_t j = k + 1; j < rec_start.size(); ++j) proven |= rec_synced[j] > x;

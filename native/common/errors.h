@@ -14,8 +14,7 @@ namespace spanguard {
 /// An error raised inside the engine, carrying the stable code the JS side exposes.
 class NativeError : public std::runtime_error {
  public:
-  NativeError(std::string code, const std::string& message)
-      : std::runtime_error(message), code_(std::move(code)) {}
+  NativeError(std::string code, const std::string& message) : std::runtime_error(message), code_(std::move(code)) {}
   const std::string& code() const noexcept { return code_; }
 
  private:

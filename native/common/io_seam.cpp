@@ -57,7 +57,8 @@ int real_ftruncate(int fd, off_t len) {
 int real_rename(const char* from, const char* to) { return ::rename(from, to); }
 int real_unlink(const char* path) { return ::unlink(path); }
 
-const IoOps kRealOps = {real_open, real_close, real_pwrite, real_fdatasync, real_fsync, real_ftruncate, real_rename, real_unlink};
+const IoOps kRealOps = {real_open,  real_close,     real_pwrite, real_fdatasync,
+                        real_fsync, real_ftruncate, real_rename, real_unlink};
 
 // ---- the faulty table -------------------------------------------------------------------
 

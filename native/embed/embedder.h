@@ -36,9 +36,9 @@ class EmbedScratch {
  private:
   friend class Embedder;
   struct Slot {
-    uint64_t key;   ///< feature hash, 0 = empty (a real hash of 0 is remapped to 1)
-    float weight;   ///< family weight of the feature
-    uint32_t tf;    ///< occurrences in this text
+    uint64_t key;  ///< feature hash, 0 = empty (a real hash of 0 is remapped to 1)
+    float weight;  ///< family weight of the feature
+    uint32_t tf;   ///< occurrences in this text
   };
   std::vector<Slot> slots_;        ///< open addressing, power-of-two size
   std::vector<uint32_t> touched_;  ///< occupied slot indices, in insertion order

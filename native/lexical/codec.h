@@ -18,7 +18,6 @@ namespace spanguard {
 
 namespace lexical_detail {
 
-
 /// Incremental CRC32C (the log's implementation, hardware when the CPU has SSE4.2).
 inline uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) { return Crc32c(crc, data, n); }
 
@@ -152,7 +151,6 @@ inline uint64_t LoadU64(const uint8_t* p) {
 inline std::string Where(const std::string& file, uint64_t offset) {
   return " [file=" + file + " offset=" + std::to_string(offset) + "]";
 }
-
 
 }  // namespace lexical_detail
 

@@ -209,19 +209,20 @@ struct LexicalIndex::Namespace {
       e->hi = AffixKey(e->id, depth, reversed);
       e->lo = AffixKey(e->id, depth + 8, reversed);
     }
-    std::sort(begin, end, [](const AffixEntry& a, const AffixEntry& b) {
-      return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
-    });
+    std::sort(begin, end,
+              [](const AffixEntry& a, const AffixEntry& b) { return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo; });
     for (AffixEntry* i = begin; i != end;) {
       AffixEntry* j = i + 1;
       while (j != end && j->hi == i->hi && j->lo == i->lo) ++j;
       // Tied keys: equal bytes [depth, depth + 16), or zero padding (a term that ended
       // sorts first: it is shorter). Only terms longer than depth + 16 need another round.
       if (j - i > 1) {
-        AffixEntry* longer = std::stable_partition(i, j, [&](const AffixEntry& e) { return term(e.id).size() <= depth + 16; });
+        AffixEntry* longer =
+            std::stable_partition(i, j, [&](const AffixEntry& e) { return term(e.id).size() <= depth + 16; });
         // The ≤ depth + 16 ones are ordered by length among equal padded keys (a term of
         // real zero bytes never occurs: the tokenizer emits no NUL).
-        std::sort(i, longer, [&](const AffixEntry& a, const AffixEntry& b) { return term(a.id).size() < term(b.id).size(); });
+        std::sort(i, longer,
+                  [&](const AffixEntry& a, const AffixEntry& b) { return term(a.id).size() < term(b.id).size(); });
         if (j - longer > 1) SortAffixRun(longer, j, depth + 16, reversed);
       }
       i = j;
@@ -249,10 +250,9 @@ struct LexicalIndex::Namespace {
       SortAffix(&add, reversed);
       const size_t mid = arr.size();
       arr.insert(arr.end(), add.begin(), add.end());
-      std::inplace_merge(arr.begin(), arr.begin() + static_cast<std::ptrdiff_t>(mid), arr.end(),
-                         [&](uint32_t a, uint32_t b) {
-                           return reversed ? ReverseLess(term(a), term(b)) : term(a) < term(b);
-                         });
+      std::inplace_merge(
+          arr.begin(), arr.begin() + static_cast<std::ptrdiff_t>(mid), arr.end(),
+          [&](uint32_t a, uint32_t b) { return reversed ? ReverseLess(term(a), term(b)) : term(a) < term(b); });
     }
     affix_sorted = total;
   }
@@ -267,9 +267,8 @@ struct LexicalIndex::Namespace {
       return s.size() >= x.size() &&
              std::memcmp(s.data() + (suffix ? s.size() - x.size() : 0), x.data(), x.size()) == 0;
     };
-    auto it = std::partition_point(arr.begin(), arr.end(), [&](uint32_t id) {
-      return suffix ? ReverseLess(term(id), x) : term(id) < x;
-    });
+    auto it = std::partition_point(arr.begin(), arr.end(),
+                                   [&](uint32_t id) { return suffix ? ReverseLess(term(id), x) : term(id) < x; });
     for (; it != arr.end() && has(term(*it)); ++it) {
       if (!f(*it)) return false;
     }

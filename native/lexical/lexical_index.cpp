@@ -54,9 +54,7 @@ void LexicalIndex::Reset() {
   high_water_ = 0;
 }
 
-LexicalIndex::Namespace& LexicalIndex::ns(RecordKind kind) {
-  return kind == RecordKind::kSummary ? *summary_ : *raw_;
-}
+LexicalIndex::Namespace& LexicalIndex::ns(RecordKind kind) { return kind == RecordKind::kSummary ? *summary_ : *raw_; }
 
 void LexicalIndex::CheckBatch(const IndexInput* inputs, size_t count) const {
   uint64_t next = high_water_;
@@ -74,8 +72,8 @@ void LexicalIndex::CheckBatch(const IndexInput* inputs, size_t count) const {
     }
     if (in.turn_start > in.turn_end) {
       throw NativeError("INVALID_TURN", "turn range [" + std::to_string(in.turn_start) + ", " +
-                                            std::to_string(in.turn_end) + "] of span " +
-                                            std::to_string(in.span_id) + " is reversed");
+                                            std::to_string(in.turn_end) + "] of span " + std::to_string(in.span_id) +
+                                            " is reversed");
     }
     if (in.text.size() > std::numeric_limits<int32_t>::max()) {
       throw NativeError("TEXT_TOO_LARGE", "text of span " + std::to_string(in.span_id) + " exceeds 2 GiB");
@@ -175,15 +173,19 @@ uint64_t LexicalIndex::CatchUp(const SpanSource& source) {
   SpanView view;
   for (uint64_t id = from; id < next_id; ++id) {
     if (!source.Read(id, &view)) {
-      throw NativeError("CORRUPT", "the log holds no record for span id " + std::to_string(id) +
-                                       " below its next id " + std::to_string(next_id));
+      throw NativeError("CORRUPT", "the log holds no record for span id " + std::to_string(id) + " below its next id " +
+                                       std::to_string(next_id));
     }
     const auto k = static_cast<uint8_t>(view.kind);
     if (k < 1 || k > 3 || view.turn_start > view.turn_end) {
       throw NativeError("CORRUPT", "log record " + std::to_string(id) + " has kind " + std::to_string(k) +
                                        " or a reversed turn range");
     }
-    IndexInput in{id, view.kind, view.turn_start, view.turn_end, std::string_view(view.text, view.text_len),
+    IndexInput in{id,
+                  view.kind,
+                  view.turn_start,
+                  view.turn_end,
+                  std::string_view(view.text, view.text_len),
                   std::string_view(view.meta, view.meta_len)};
     Add(in);
     if (view.kind != RecordKind::kEvent) ++indexed;

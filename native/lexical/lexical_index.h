@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "log/span_source.h"
 #include "lexical/tokenizer.h"
+#include "log/span_source.h"
 
 namespace spanguard {
 
@@ -36,8 +36,8 @@ struct LexicalStats {
   uint64_t raw_docs = 0, summary_docs = 0;
   uint64_t raw_terms = 0, summary_terms = 0;
   uint64_t raw_tokens = 0, summary_tokens = 0;
-  uint64_t postings_bytes = 0;  ///< doc + position streams, bytes used
-  uint64_t memory_bytes = 0;    ///< heap held by the index (capacities), approximate
+  uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
+  uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
 };
 
@@ -124,8 +124,8 @@ class LexicalIndex {
   struct Namespace;  // one namespace's dictionary, postings and documents (dictionary.h)
 
  private:
-  struct Scratch;      // query-time buffers (postings.h)
-  class PhraseQuery;   // one Phrase() call in named steps (phrase.cpp)
+  struct Scratch;     // query-time buffers (postings.h)
+  class PhraseQuery;  // one Phrase() call in named steps (phrase.cpp)
 
   void Load();
   void Reset();
@@ -146,8 +146,8 @@ class LexicalIndex {
   std::vector<uint64_t> pairs_;      // (term id << 32 | position) of the doc being added
   std::vector<uint32_t> positions_;  // one term's positions in that doc
   std::vector<uint64_t> hashes_;     // token hashes of that doc
-  std::string with_meta_;           // text + "\n" + meta of the doc being added, when it has meta
-  std::string norm_;                // one term's normal form (NormalizeTerm), ingest and query
+  std::string with_meta_;            // text + "\n" + meta of the doc being added, when it has meta
+  std::string norm_;                 // one term's normal form (NormalizeTerm), ingest and query
   Scratch* scratch_ = nullptr;
 };
 

@@ -122,8 +122,8 @@ void LexicalIndex::Save() {
   // tests exercise this exact path.
   const int fd = io.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
-    throw NativeError("IO_ERROR", std::string("cannot create lexical index temp file: ") + std::strerror(errno) +
-                                      Where(tmp, 0));
+    throw NativeError("IO_ERROR",
+                      std::string("cannot create lexical index temp file: ") + std::strerror(errno) + Where(tmp, 0));
   }
   try {
     uint8_t header[kHeaderBytes] = {};
@@ -183,8 +183,8 @@ void LexicalIndex::Save() {
     // Never retry a failed fsync: the kernel may have dropped the dirty pages, and a second
     // fsync would report success for data that is gone.
     if (io.fsync(fd) != 0) {
-      throw NativeError("FSYNC_FAILED", std::string("fsync of lexical index failed: ") + std::strerror(errno) +
-                                            Where(tmp, 0));
+      throw NativeError("FSYNC_FAILED",
+                        std::string("fsync of lexical index failed: ") + std::strerror(errno) + Where(tmp, 0));
     }
   } catch (...) {
     io.close(fd);
@@ -198,15 +198,15 @@ void LexicalIndex::Save() {
   if (io.rename(tmp.c_str(), file_.c_str()) != 0) {
     const int e = errno;
     io.unlink(tmp.c_str());
-    throw NativeError("IO_ERROR", std::string("rename over the lexical index failed: ") + std::strerror(e) +
-                                      Where(file_, 0));
+    throw NativeError("IO_ERROR",
+                      std::string("rename over the lexical index failed: ") + std::strerror(e) + Where(file_, 0));
   }
   const size_t slash = file_.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file_.substr(0, slash));
   const int dfd = io.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dfd < 0) {
-    throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") +
-                                      std::strerror(errno) + Where(dir, 0));
+    throw NativeError("IO_ERROR", std::string("cannot open the index directory to fsync it: ") + std::strerror(errno) +
+                                      Where(dir, 0));
   }
   // The file in place is the one just written, whether or not the directory fsync below
   // succeeds.
@@ -215,8 +215,8 @@ void LexicalIndex::Save() {
   const int e = errno;
   io.close(dfd);
   if (rc != 0) {
-    throw NativeError("FSYNC_FAILED", std::string("fsync of the index directory failed: ") + std::strerror(e) +
-                                          Where(dir, 0));
+    throw NativeError("FSYNC_FAILED",
+                      std::string("fsync of the index directory failed: ") + std::strerror(e) + Where(dir, 0));
   }
 }
 
@@ -252,13 +252,13 @@ void LexicalIndex::Load() {
       throw NativeError("CORRUPT", "header checksum mismatch" + Where(file_, 60));
     }
     if (LoadU32(bytes + 8) != kFormatVersion) {
-      throw NativeError("CORRUPT", "unsupported format version " + std::to_string(LoadU32(bytes + 8)) +
-                                       Where(file_, 8));
+      throw NativeError("CORRUPT",
+                        "unsupported format version " + std::to_string(LoadU32(bytes + 8)) + Where(file_, 8));
     }
     if (LoadU32(bytes + 12) != kHeaderBytes) throw NativeError("CORRUPT", "bad header size" + Where(file_, 12));
     if (LoadU32(bytes + 36) != kTokenizerVersion) {
-      throw NativeError("CORRUPT", "written by tokenizer version " + std::to_string(LoadU32(bytes + 36)) +
-                                       Where(file_, 36));
+      throw NativeError("CORRUPT",
+                        "written by tokenizer version " + std::to_string(LoadU32(bytes + 36)) + Where(file_, 36));
     }
     const uint64_t high_water = LoadU64(bytes + 16);
     const uint64_t body_bytes = LoadU64(bytes + 24);
@@ -321,8 +321,7 @@ void LexicalIndex::Load() {
           term.max_tf = r.U32();
           term.last_doc = r.U32();
           term.min_doc_len = r.U32();
-          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0 ||
-              term.min_doc_len == 0) {
+          if (term.df == 0 || term.df > docs || term.last_doc >= docs || term.max_tf == 0 || term.min_doc_len == 0) {
             r.Fail("bad term statistics");
           }
           const uint32_t docs_bytes = r.U32();
@@ -343,8 +342,8 @@ void LexicalIndex::Load() {
             std::memcpy(n->skip_lists.back().data(), r.Take(uint64_t(skip_count) * sizeof(Skip)),
                         size_t(skip_count) * sizeof(Skip));
             for (const Skip& s : n->skip_lists.back()) {
-              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs ||
-                  s.block_max_tf == 0 || s.block_max_tf > term.max_tf || s.block_min_doc_len < term.min_doc_len) {
+              if (s.docs_off > docs_bytes || s.pos_off > pos_bytes || s.doc_before >= docs || s.block_max_tf == 0 ||
+                  s.block_max_tf > term.max_tf || s.block_min_doc_len < term.min_doc_len) {
                 r.Fail("skip entry out of range");
               }
             }

@@ -129,8 +129,13 @@ class LexicalIndex::PhraseQuery {
     const std::string_view needle = stream_.token(static_cast<size_t>(word.whole_token));
     const bool open_left = word.byte_begin == 0;
     const bool open_right = word.byte_end == phrase_.size();
-    enum { kPrefix, kSuffix, kContains } mode =
-        (open_left && open_right) || tref.truncated ? kContains : open_left ? kSuffix : kPrefix;
+    enum {
+      kPrefix,
+      kSuffix,
+      kContains
+    } mode = (open_left && open_right) || tref.truncated ? kContains
+             : open_left                                 ? kSuffix
+                                                         : kPrefix;
     sc_.bitmap.assign((docs_ + 63) / 64, 0);
     const uint32_t nterms = static_cast<uint32_t>(n_.terms.size());
     for (uint32_t t = 0; t < nterms; ++t) {
@@ -434,7 +439,8 @@ class LexicalIndex::PhraseQuery {
       for (; c.doc != kEnd; c.Next()) {
         if (((bits[c.doc >> 6] >> (c.doc & 63)) & 1) == 0) continue;
         if (!c.ReadPositions(&sc_.tail_scratch)) break;
-        size_t k = static_cast<size_t>(std::lower_bound(cand.begin(), cand.end(), uint64_t(c.doc) << 32) - cand.begin());
+        size_t k =
+            static_cast<size_t>(std::lower_bound(cand.begin(), cand.end(), uint64_t(c.doc) << 32) - cand.begin());
         for (; k < cand.size() && (cand[k] >> 32) == c.doc; ++k) {
           if (cand_ok[k] == 0 &&
               std::binary_search(sc_.tail_scratch.begin(), sc_.tail_scratch.end(), static_cast<uint32_t>(cand[k]))) {
@@ -466,11 +472,11 @@ class LexicalIndex::PhraseQuery {
   Affix affixes_[2];
   size_t affix_count_ = 0;
   // ByPositions' plan.
-  size_t m_ = 0;               // interior words
-  size_t tail_terms_ = 0;      // tail cursors (terms starting with the cut last word)
-  uint32_t tail_offset_ = 0;   // the cut last word's atom offset from the phrase's start
-  bool deferred_ = false;      // the last word is checked after the walk (VerifyDeferredTail)
-  size_t filters_ = 0;         // affix filters in use (affixes_[0, filters_))
+  size_t m_ = 0;              // interior words
+  size_t tail_terms_ = 0;     // tail cursors (terms starting with the cut last word)
+  uint32_t tail_offset_ = 0;  // the cut last word's atom offset from the phrase's start
+  bool deferred_ = false;     // the last word is checked after the walk (VerifyDeferredTail)
+  size_t filters_ = 0;        // affix filters in use (affixes_[0, filters_))
   uint64_t filter_postings_ = 0;
 };
 

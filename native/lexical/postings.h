@@ -26,7 +26,7 @@ struct PostingCursor {
   uint32_t decoded = kEnd;  // last decoded doc (-1 before the first)
   uint32_t doc = kEnd;      // current doc, kEnd when exhausted
   uint32_t tf = 0;
-  uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
+  uint32_t pos_unread = 0;     // positions of the current doc not consumed yet
   uint32_t decoded_count = 0;  // postings decoded so far (the current one is decoded_count - 1)
   bool with_positions = false;
   // BM25 per-term constants.
@@ -130,8 +130,8 @@ struct PostingCursor {
         const Skip& s = skips[block];
         const float max_tf = static_cast<float>(s.block_max_tf);
         block_last_doc = s.doc_before;
-        block_bound = idf * max_tf * (kK1 + 1) / (max_tf + norm_a + norm_b * static_cast<float>(s.block_min_doc_len)) *
-                      1.0001f;
+        block_bound =
+            idf * max_tf * (kK1 + 1) / (max_tf + norm_a + norm_b * static_cast<float>(s.block_min_doc_len)) * 1.0001f;
       } else {
         block_last_doc = kEnd - 1;
         block_bound = upper_bound;
@@ -180,7 +180,7 @@ struct LexicalIndex::Scratch {
   std::vector<uint32_t> query_terms;
   std::vector<PostingCursor> cursors;
   std::vector<float> prefix_bounds;
-  std::vector<float> contrib;  // per query term, for the current doc
+  std::vector<float> contrib;               // per query term, for the current doc
   std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
   std::vector<float> seed_scores;
   std::vector<PostingCursor> phrase_cursors;

@@ -149,8 +149,8 @@ struct Word {
     if (Ends("at") || Ends("bl") || Ends("iz")) {
       w[len++] = 'e';
     } else if (len >= 2 && last == w[len - 2] &&
-               (last == 'b' || last == 'd' || last == 'f' || last == 'g' || last == 'm' || last == 'n' ||
-                last == 'p' || last == 'r' || last == 't')) {
+               (last == 'b' || last == 'd' || last == 'f' || last == 'g' || last == 'm' || last == 'n' || last == 'p' ||
+                last == 'r' || last == 't')) {
       len -= 1;
     } else if (len == p1 && ShortSyllableAt(len)) {
       w[len++] = 'e';
@@ -190,9 +190,9 @@ struct Word {
         return;
     }
     if (Rule("biliti", "ble", p1) || Rule("lessli", "less", p1) || Rule("aliti", "al", p1) ||
-        Rule("entli", "ent", p1) || Rule("fulli", "ful", p1) || Rule("iviti", "ive", p1) ||
-        Rule("ousli", "ous", p1) || Rule("abli", "able", p1) || Rule("alli", "al", p1) ||
-        Rule("anci", "ance", p1) || Rule("enci", "ence", p1) || Rule("bli", "ble", p1)) {
+        Rule("entli", "ent", p1) || Rule("fulli", "ful", p1) || Rule("iviti", "ive", p1) || Rule("ousli", "ous", p1) ||
+        Rule("abli", "able", p1) || Rule("alli", "al", p1) || Rule("anci", "ance", p1) || Rule("enci", "ence", p1) ||
+        Rule("bli", "ble", p1)) {
       return;
     }
     if (Ends("ogi")) {
@@ -202,8 +202,8 @@ struct Word {
       const int start = len - 2;
       if (start >= p1 && start >= 1) {
         const char c = w[start - 1];
-        if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' || c == 'k' || c == 'm' || c == 'n' ||
-            c == 'r' || c == 't') {
+        if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' || c == 'k' || c == 'm' || c == 'n' || c == 'r' ||
+            c == 't') {
           len = start;
         }
       }
@@ -331,8 +331,7 @@ bool Exception2(const char* w, int length) {
   }
   if (length == 7) {
     return std::memcmp(w, "canning", 7) == 0 || std::memcmp(w, "herring", 7) == 0 ||
-           std::memcmp(w, "earring", 7) == 0 || std::memcmp(w, "proceed", 7) == 0 ||
-           std::memcmp(w, "succeed", 7) == 0;
+           std::memcmp(w, "earring", 7) == 0 || std::memcmp(w, "proceed", 7) == 0 || std::memcmp(w, "succeed", 7) == 0;
   }
   return false;
 }
@@ -343,29 +342,209 @@ constexpr uint32_t kFoldFirst = 0xC0;
 constexpr uint32_t kFoldLast = 0x17F;
 const char* const kFold[] = {
     // U+00C0 À Á Â Ã Ä Å Æ Ç È É Ê Ë Ì Í Î Ï
-    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "ae",
+    "c",
+    "e",
+    "e",
+    "e",
+    "e",
+    "i",
+    "i",
+    "i",
+    "i",
     // U+00D0 Ð Ñ Ò Ó Ô Õ Ö × Ø Ù Ú Û Ü Ý Þ ß
-    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "ss",
+    "d",
+    "n",
+    "o",
+    "o",
+    "o",
+    "o",
+    "o",
+    "",
+    "o",
+    "u",
+    "u",
+    "u",
+    "u",
+    "y",
+    "th",
+    "ss",
     // U+00E0 à á â ã ä å æ ç è é ê ë ì í î ï
-    "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "ae",
+    "c",
+    "e",
+    "e",
+    "e",
+    "e",
+    "i",
+    "i",
+    "i",
+    "i",
     // U+00F0 ð ñ ò ó ô õ ö ÷ ø ù ú û ü ý þ ÿ
-    "d", "n", "o", "o", "o", "o", "o", "", "o", "u", "u", "u", "u", "y", "th", "y",
+    "d",
+    "n",
+    "o",
+    "o",
+    "o",
+    "o",
+    "o",
+    "",
+    "o",
+    "u",
+    "u",
+    "u",
+    "u",
+    "y",
+    "th",
+    "y",
     // U+0100 Ā ā Ă ă Ą ą Ć ć Ĉ ĉ Ċ ċ Č č Ď ď
-    "a", "a", "a", "a", "a", "a", "c", "c", "c", "c", "c", "c", "c", "c", "d", "d",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "a",
+    "c",
+    "c",
+    "c",
+    "c",
+    "c",
+    "c",
+    "c",
+    "c",
+    "d",
+    "d",
     // U+0110 Đ đ Ē ē Ĕ ĕ Ė ė Ę ę Ě ě Ĝ ĝ Ğ ğ
-    "d", "d", "e", "e", "e", "e", "e", "e", "e", "e", "e", "e", "g", "g", "g", "g",
+    "d",
+    "d",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "e",
+    "g",
+    "g",
+    "g",
+    "g",
     // U+0120 Ġ ġ Ģ ģ Ĥ ĥ Ħ ħ Ĩ ĩ Ī ī Ĭ ĭ Į į
-    "g", "g", "g", "g", "h", "h", "h", "h", "i", "i", "i", "i", "i", "i", "i", "i",
+    "g",
+    "g",
+    "g",
+    "g",
+    "h",
+    "h",
+    "h",
+    "h",
+    "i",
+    "i",
+    "i",
+    "i",
+    "i",
+    "i",
+    "i",
+    "i",
     // U+0130 İ ı Ĳ ĳ Ĵ ĵ Ķ ķ ĸ Ĺ ĺ Ļ ļ Ľ ľ Ŀ
-    "i", "i", "ij", "ij", "j", "j", "k", "k", "k", "l", "l", "l", "l", "l", "l", "l",
+    "i",
+    "i",
+    "ij",
+    "ij",
+    "j",
+    "j",
+    "k",
+    "k",
+    "k",
+    "l",
+    "l",
+    "l",
+    "l",
+    "l",
+    "l",
+    "l",
     // U+0140 ŀ Ł ł Ń ń Ņ ņ Ň ň ŉ Ŋ ŋ Ō ō Ŏ ŏ
-    "l", "l", "l", "n", "n", "n", "n", "n", "n", "n", "n", "n", "o", "o", "o", "o",
+    "l",
+    "l",
+    "l",
+    "n",
+    "n",
+    "n",
+    "n",
+    "n",
+    "n",
+    "n",
+    "n",
+    "n",
+    "o",
+    "o",
+    "o",
+    "o",
     // U+0150 Ő ő Œ œ Ŕ ŕ Ŗ ŗ Ř ř Ś ś Ŝ ŝ Ş ş
-    "o", "o", "oe", "oe", "r", "r", "r", "r", "r", "r", "s", "s", "s", "s", "s", "s",
+    "o",
+    "o",
+    "oe",
+    "oe",
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "s",
+    "s",
+    "s",
+    "s",
+    "s",
+    "s",
     // U+0160 Š š Ţ ţ Ť ť Ŧ ŧ Ũ ũ Ū ū Ŭ ŭ Ů ů
-    "s", "s", "t", "t", "t", "t", "t", "t", "u", "u", "u", "u", "u", "u", "u", "u",
+    "s",
+    "s",
+    "t",
+    "t",
+    "t",
+    "t",
+    "t",
+    "t",
+    "u",
+    "u",
+    "u",
+    "u",
+    "u",
+    "u",
+    "u",
+    "u",
     // U+0170 Ű ű Ų ų Ŵ ŵ Ŷ ŷ Ÿ Ź ź Ż ż Ž ž ſ
-    "u", "u", "u", "u", "w", "w", "y", "y", "y", "z", "z", "z", "z", "z", "z", "s",
+    "u",
+    "u",
+    "u",
+    "u",
+    "w",
+    "w",
+    "y",
+    "y",
+    "y",
+    "z",
+    "z",
+    "z",
+    "z",
+    "z",
+    "z",
+    "s",
 };
 static_assert(sizeof(kFold) / sizeof(kFold[0]) == kFoldLast - kFoldFirst + 1, "one entry per code point");
 

@@ -9,24 +9,26 @@
 //
 // Rules (each one has a describe() of the same name in test/lexical/tokenizer.test.ts):
 //
-// | rule               | input                                   | tokens (folded)                                                     |
+// | rule               | input                                   | tokens (folded) |
 // |--------------------|-----------------------------------------|---------------------------------------------------------------------|
-// | separators         | `` `fooBar` `` "a=b" x|y $HOME [1];     | whitespace, control, ` ' " ( ) [ ] { } < > $ | ; = , ! ? * & ^ % ~  |
-// |                    |                                         | split words and are never part of a token                          |
-// | case folding       | ÉCOLE Straße ΣΟΦΊΑ МОСКВА               | école straße σοφία москва (simple folding, see limits below)        |
-// | joiners trimmed    | "--verbose", "end.", "::x"              | verbose, end, x  (joiners . / \ : - _ @ # + at a word's ends)      |
-// | camelCase          | fooBar, HTTPServer, parseJSON           | foobar foo bar · httpserver http server · parsejson parse json     |
-// | snake/kebab        | test_sampled, foo-bar                   | test_sampled test sampled · foo-bar foo bar                         |
-// | dotted             | astropy.timeseries, std::vector         | whole + astropy timeseries · std::vector std vector                 |
-// | paths              | astropy/timeseries/tests/test_sampled.py| whole, each path component with inner joiners (test_sampled.py),   |
-// |                    |                                         | and the atoms astropy timeseries tests test sampled py             |
-// | decimals           | 3.5, 1.479, 2.26.2                      | kept whole: a '.' between two digits is not a joiner               |
-// | number+unit        | 3.5ms, 1.479s, 40k, 100MB               | 3.5ms 3.5 ms · 1.479s 1.479 s · 40k 40 k · 100mb 100 mb            |
-// | ratios             | 40 req/s                                | 40 · req/s req s                                                    |
-// | hex                | 0x1f, 0xDEADbeef                        | 0x1f · 0xdeadbeef (one atom; no camel or digit split)              |
-// | version            | v2.26.2                                 | v2.26.2 2.26.2 (a leading v/V before a digit is split off, v dropped)|
-// | error codes        | E0425, ENOENT, HTTP 404, ERR_X           | e0425 (letter→digit is not a boundary) · enoent · http 404          |
-// | long tokens        | a 300-byte base64 blob                  | truncated to 96 bytes at a code point boundary                      |
+// | separators         | `` `fooBar` `` "a=b" x|y $HOME [1];     | whitespace, control, ` ' " ( ) [ ] { } < > $ | ; = ,
+// ! ? * & ^ % ~  | |                    |                                         | split words and are never part of a
+// token                          | | case folding       | ÉCOLE Straße ΣΟΦΊΑ МОСКВА               | école straße σοφία
+// москва (simple folding, see limits below)        | | joiners trimmed    | "--verbose", "end.", "::x"              |
+// verbose, end, x  (joiners . / \ : - _ @ # + at a word's ends)      | | camelCase          | fooBar, HTTPServer,
+// parseJSON           | foobar foo bar · httpserver http server · parsejson parse json     | | snake/kebab        |
+// test_sampled, foo-bar                   | test_sampled test sampled · foo-bar foo bar                         | |
+// dotted             | astropy.timeseries, std::vector         | whole + astropy timeseries · std::vector std vector |
+// | paths              | astropy/timeseries/tests/test_sampled.py| whole, each path component with inner joiners
+// (test_sampled.py),   | |                    |                                         | and the atoms astropy
+// timeseries tests test sampled py             | | decimals           | 3.5, 1.479, 2.26.2                      | kept
+// whole: a '.' between two digits is not a joiner               | | number+unit        | 3.5ms, 1.479s, 40k, 100MB
+// | 3.5ms 3.5 ms · 1.479s 1.479 s · 40k 40 k · 100mb 100 mb            | | ratios             | 40 req/s | 40 · req/s
+// req s                                                    | | hex                | 0x1f, 0xDEADbeef | 0x1f ·
+// 0xdeadbeef (one atom; no camel or digit split)              | | version            | v2.26.2 | v2.26.2 2.26.2 (a
+// leading v/V before a digit is split off, v dropped)| | error codes        | E0425, ENOENT, HTTP 404, ERR_X | e0425
+// (letter→digit is not a boundary) · enoent · http 404          | | long tokens        | a 300-byte base64 blob |
+// truncated to 96 bytes at a code point boundary                      |
 //
 // Normal forms (version 4) are not this tokenizer's output: the lexical index adds, beside
 // each token, its NormalizeTerm form (native/stemmer.h: enjoying → enjoy, café → cafe,
@@ -80,7 +82,7 @@ struct TokenRef {
 
 /// One word (a maximal run between separators), for the phrase path.
 struct WordRef {
-  uint32_t byte_begin;     ///< in the input text, before trimming joiners
+  uint32_t byte_begin;  ///< in the input text, before trimming joiners
   uint32_t byte_end;
   uint32_t first_atom;     ///< position of its first atom
   uint32_t atom_count;     ///< 0 when the word is joiners only
@@ -94,7 +96,7 @@ struct WordChar {
   uint32_t byte_offset;  ///< in the input
   uint32_t folded_end;   ///< arena offset just past its folded bytes
   uint8_t cls;
-  uint8_t ascii;         ///< the original byte if ASCII, else 0
+  uint8_t ascii;  ///< the original byte if ASCII, else 0
 };
 
 /// Reusable output buffers: tokenizing clears them but keeps their capacity, so the ingest
@@ -106,9 +108,7 @@ struct TokenStream {
   uint32_t atom_count = 0;
   std::vector<WordChar> chars;  ///< working state: the current word's code points
 
-  std::string_view token(size_t i) const {
-    return std::string_view(arena.data() + tokens[i].offset, tokens[i].length);
-  }
+  std::string_view token(size_t i) const { return std::string_view(arena.data() + tokens[i].offset, tokens[i].length); }
 };
 
 /// Tokenizes UTF-8 `text` into `out` (cleared first). `with_words` also fills out->words.

@@ -61,11 +61,11 @@ struct ParallelBatch {
   std::mutex mu;
   std::condition_variable cv;
   // Written only by the chunk whose turn it is.
-  bool has_raw = false;           ///< raw turn order up to the last chunk written (filled
-  int64_t last_raw = 0;           ///< chunks only), as ValidateBatch carries it
-  uint64_t wrote = 0;             ///< bytes of the batch in the file
-  size_t failed = SIZE_MAX;       ///< the chunk that stopped the batch
-  int err = 0;                    ///< its write's errno, or 0 for a bad record
+  bool has_raw = false;      ///< raw turn order up to the last chunk written (filled
+  int64_t last_raw = 0;      ///< chunks only), as ValidateBatch carries it
+  uint64_t wrote = 0;        ///< bytes of the batch in the file
+  size_t failed = SIZE_MAX;  ///< the chunk that stopped the batch
+  int err = 0;               ///< its write's errno, or 0 for a bad record
 
   void Reserve(size_t want) {
     if (want <= capacity) return;
@@ -75,9 +75,11 @@ struct ParallelBatch {
   /// Claims chunks until none is left or the batch stopped; encodes each and writes it in
   /// its turn. Both threads run this.
   void Work() {
-    for (size_t c; !stopped.load(std::memory_order_acquire) && (c = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
+    for (size_t c;
+         !stopped.load(std::memory_order_acquire) && (c = next.fetch_add(1, std::memory_order_relaxed)) < count;) {
       Chunk& k = chunks[c];
-      const bool ok = Prepare(k) && EncodeRecords(out + k.begin, records, k.from, k.to, n, first_id, synced_end, &k.bad);
+      const bool ok =
+          Prepare(k) && EncodeRecords(out + k.begin, records, k.from, k.to, n, first_id, synced_end, &k.bad);
       if (!WaitTurn(c)) return;
       if (!ok || !ContinuesTurnOrder(k)) {
         Stop(c, 0);
@@ -300,9 +302,9 @@ class AppendHelper {
   bool stopped_ = false;
   ParallelBatch* job_ = nullptr;
   pthread_t thread_{};
-  bool running_ = false;     ///< thread_ was created and not yet joined
-  cpu_set_t inherited_{};    ///< the creator's CPU mask, taken back by Run()
-  bool place_ = false;       ///< Start() narrowed the new thread's mask
+  bool running_ = false;   ///< thread_ was created and not yet joined
+  cpu_set_t inherited_{};  ///< the creator's CPU mask, taken back by Run()
+  bool place_ = false;     ///< Start() narrowed the new thread's mask
 };
 
 }  // namespace spanguard

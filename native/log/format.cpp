@@ -52,12 +52,12 @@ bool ValidUtf8(const uint8_t* s, size_t n, size_t* bad_at) {
       len = 2;
     } else if (c >= 0xE0 && c <= 0xEF) {
       len = 3;
-      if (c == 0xE0) lo = 0xA0;        // overlong
-      else if (c == 0xED) hi = 0x9F;   // surrogates
+      if (c == 0xE0) lo = 0xA0;       // overlong
+      else if (c == 0xED) hi = 0x9F;  // surrogates
     } else if (c >= 0xF0 && c <= 0xF4) {
       len = 4;
-      if (c == 0xF0) lo = 0x90;        // overlong
-      else if (c == 0xF4) hi = 0x8F;   // above U+10FFFF
+      if (c == 0xF0) lo = 0x90;       // overlong
+      else if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
     } else {
       *bad_at = i;
       return false;

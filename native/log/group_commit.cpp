@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "log/span_log.h"
 #include "log/log_internal.h"
+#include "log/span_log.h"
 
 namespace spanguard {
 

@@ -77,7 +77,8 @@ inline uint64_t ReadRange(int fd, uint64_t from, uint64_t to, std::vector<uint8_
   out->resize(static_cast<size_t>(to - from));
   uint64_t done = 0;
   while (from + done < to) {
-    const ssize_t n = ::pread(fd, out->data() + done, static_cast<size_t>(to - from - done), static_cast<off_t>(from + done));
+    const ssize_t n =
+        ::pread(fd, out->data() + done, static_cast<size_t>(to - from - done), static_cast<off_t>(from + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += static_cast<uint64_t>(n);
@@ -105,8 +106,8 @@ uint64_t ValidRecordAt(const SegmentBytes& b, uint64_t off, RecordHeader* h);
 void ScanRecords(const SegmentBytes& b, uint64_t start, uint64_t expected_id, std::vector<uint64_t>* offsets,
                  RecoveryResult* r);
 
-inline uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags, uint64_t synced_end,
-                          const char** bad_what, size_t* bad_at) {
+inline uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r, uint8_t internal_flags,
+                                 uint64_t synced_end, const char** bad_what, size_t* bad_at) {
   const uint64_t payload = r.text_len + r.meta_len;
   const uint64_t rs = RecordSize(payload);
   RecordHeader h{};
@@ -147,7 +148,17 @@ inline uint64_t EncodeRecordImpl(uint8_t* out, uint64_t id, const RecordInput& r
 }
 
 /// What CheckRecord found wrong with a record; ThrowRecordFault says it.
-enum class RecordFault : uint8_t { kNone, kKind, kReservedFlag, kTurnRange, kTurnSpan, kTurnOrder, kText, kMeta, kNoBytes };
+enum class RecordFault : uint8_t {
+  kNone,
+  kKind,
+  kReservedFlag,
+  kTurnRange,
+  kTurnSpan,
+  kTurnOrder,
+  kText,
+  kMeta,
+  kNoBytes
+};
 
 /// The checks every appended record passes, in the order their errors take precedence.
 /// `has_raw`/`last_raw` carry the raw turn order in and out; on kTurnOrder *last_raw is still
@@ -184,7 +195,7 @@ struct BadRecord {
 /// at the first record that fails its UTF-8 check. Both the one-thread path (EncodeStaged)
 /// and each chunk of a two-thread batch (ParallelBatch) encode through this.
 inline bool EncodeRecords(uint8_t* out, const RecordInput* records, size_t from, size_t to, size_t n, uint64_t first_id,
-                   uint64_t synced_end, BadRecord* bad) {
+                          uint64_t synced_end, BadRecord* bad) {
   for (size_t i = from; i < to; ++i) {
     const uint8_t internal = i + 1 < n ? format::kFlagBatchContinues : 0;
     const uint64_t rs = EncodeRecordImpl(out, first_id + i, records[i], internal, synced_end, &bad->what, &bad->at);

@@ -223,11 +223,13 @@ LogRecoveryPlan PlanLogRecovery(const std::vector<SegmentFinding>& segments) {
     const RecoveryResult& r = seg.result;
     if (r.outcome == RecoveryOutcome::kCorrupt) return corrupt(i, r.error_offset, "is corrupt: " + r.message);
     if (r.first_id != seg.first_id) {
-      return corrupt(i, 16, "holds first id " + std::to_string(r.first_id) + ", its name says " + std::to_string(seg.first_id));
+      return corrupt(
+          i, 16, "holds first id " + std::to_string(r.first_id) + ", its name says " + std::to_string(seg.first_id));
     }
     if (i > 0 && seg.first_id != next) {
-      return corrupt(i, 16, "starts at id " + std::to_string(seg.first_id) + " but the previous segment ends before id " +
-                                std::to_string(next));
+      return corrupt(i, 16,
+                     "starts at id " + std::to_string(seg.first_id) + " but the previous segment ends before id " +
+                         std::to_string(next));
     }
     next = seg.first_id + r.records;
     if (i + 1 == n) break;
@@ -297,8 +299,9 @@ LogRecoveryPlan CheckLogExtent(const LogExtent& x, const std::vector<SegmentFind
   }
   if (segments[0].first_id != x.log_start) {
     return corrupt(0, 16, false,
-                   "is the first segment but starts at id " + std::to_string(segments[0].first_id) + " while the log starts at id " +
-                       std::to_string(x.log_start) + " (EXTENT): the segments holding the first ids are missing");
+                   "is the first segment but starts at id " + std::to_string(segments[0].first_id) +
+                       " while the log starts at id " + std::to_string(x.log_start) +
+                       " (EXTENT): the segments holding the first ids are missing");
   }
   const size_t last = plan.keep - 1;
   const RecoveryResult& lr = segments[last].result;
@@ -306,7 +309,8 @@ LogRecoveryPlan CheckLogExtent(const LogExtent& x, const std::vector<SegmentFind
   if (end < x.durable_next) {
     out.durable_end_short = true;
     return corrupt(last, lr.valid_end, false,
-                   "ends the log at id " + std::to_string(end - 1) + " but ids up to " + std::to_string(x.durable_next - 1) +
+                   "ends the log at id " + std::to_string(end - 1) + " but ids up to " +
+                       std::to_string(x.durable_next - 1) +
                        " were durable (EXTENT): durable records after this offset, or whole segments, are missing");
   }
   return out;

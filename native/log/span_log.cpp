@@ -14,9 +14,9 @@
 #include <cstring>
 #include <random>
 
-#include "log/span_log.h"
 #include "log/append_helper.h"
 #include "log/log_internal.h"
+#include "log/span_log.h"
 
 namespace spanguard {
 
@@ -226,11 +226,13 @@ void SpanLog::OpenExisting() {
   const LogRecoveryPlan plan = CheckLogExtent(extent, findings, PlanLogRecovery(findings));
   std::vector<TornTailRecovery> dropped;  // reported after the cut of the segment they follow
   if (plan.corrupt && plan.corrupt_extent) {
-    throw NativeError("CORRUPT", "log extent " + extent_path + " " + plan.message + WhereSuffix(extent_path, plan.corrupt_offset));
+    throw NativeError("CORRUPT",
+                      "log extent " + extent_path + " " + plan.message + WhereSuffix(extent_path, plan.corrupt_offset));
   }
   if (plan.corrupt) {
     const Segment& seg = segments_[plan.corrupt_segment];
-    throw NativeError("CORRUPT", "segment " + seg.path + " " + plan.message + WhereSuffix(seg.path, plan.corrupt_offset));
+    throw NativeError("CORRUPT",
+                      "segment " + seg.path + " " + plan.message + WhereSuffix(seg.path, plan.corrupt_offset));
   }
   extent_ = extent;
   if (plan.keep < count) {
@@ -285,8 +287,8 @@ void SpanLog::OpenExisting() {
       }
       if (Io().fdatasync(seg.fd) != 0) {
         failed_ = true;
-        throw NativeError("FSYNC_FAILED", "fdatasync failed after truncating " + seg.path + ": " +
-                                              ErrnoText(errno) + WhereSuffix(seg.path, r.valid_end));
+        throw NativeError("FSYNC_FAILED", "fdatasync failed after truncating " + seg.path + ": " + ErrnoText(errno) +
+                                              WhereSuffix(seg.path, r.valid_end));
       }
       seg.file_size = r.valid_end;
       recoveries_.push_back({seg.path, r.valid_end, dropped, zeros_only});
@@ -308,8 +310,9 @@ void SpanLog::OpenExisting() {
     }
     const size_t oldest = unsynced_segment_;
     if (const int err = SyncSealed(); err != 0) {
-      throw NativeError("FSYNC_FAILED", "fdatasync failed at open of the sealed segments from " + segments_[oldest].path +
-                                            ": " + ErrnoText(err) + WhereSuffix(segments_[oldest].path, 0));
+      throw NativeError("FSYNC_FAILED", "fdatasync failed at open of the sealed segments from " +
+                                            segments_[oldest].path + ": " + ErrnoText(err) +
+                                            WhereSuffix(segments_[oldest].path, 0));
     }
     Segment& tail = segments_.back();
     if (Io().fdatasync(tail.fd) != 0) {
@@ -350,7 +353,8 @@ void SpanLog::OpenExisting() {
       extent_fd_ = fd;
       // Everything recovered is durable now (synced above): say so, durably.
       if (const int err = WriteExtent(next_id_, true); err != 0) {
-        throw NativeError("IO_ERROR", "cannot write " + extent_path + ": " + ErrnoText(err) + WhereSuffix(extent_path, 0));
+        throw NativeError("IO_ERROR",
+                          "cannot write " + extent_path + ": " + ErrnoText(err) + WhereSuffix(extent_path, 0));
       }
     }
   }
@@ -404,7 +408,8 @@ int SpanLog::WriteExtent(uint64_t durable_next, bool sync) {
     // Plain syscalls, not the I/O seam: the seam's fault plans count and damage the log's
     // own writes and syncs, and a slot write only ever lowers nothing (see FORMAT.md).
     const off_t at = static_cast<off_t>(((x.seq - 1) % 2) * format::kExtentSlotStride);
-    if (::pwrite(extent_fd_, slot, sizeof slot, at) != static_cast<ssize_t>(sizeof slot)) return errno == 0 ? EIO : errno;
+    if (::pwrite(extent_fd_, slot, sizeof slot, at) != static_cast<ssize_t>(sizeof slot))
+      return errno == 0 ? EIO : errno;
     extent_ = x;
   }
   if (sync && ::fdatasync(extent_fd_) != 0) return errno;
@@ -489,7 +494,6 @@ void SpanLog::CreateSegment(uint64_t first_id, uint64_t unsynced_from) {
   FsyncDir();
 }
 
-
 void SpanLog::PrefillAhead() {
   if (released_ || failed_ || options_.read_only || segments_.empty()) return;
   // Zeros ahead pay off for small durable writes (one metadata write saved per fdatasync);
@@ -524,7 +528,8 @@ void SpanLog::Prefill(Segment& s) {
   const uint64_t want = std::min(limit, (s.size + 2 * kPrefillChunk - 1) & ~(kPrefillChunk - 1));
   uint64_t at = std::max(s.size, s.file_size);
   while (at < want) {
-    const ssize_t n = Io().pwrite(s.fd, g_zeros, static_cast<size_t>(std::min(want - at, kPrefillChunk)), static_cast<off_t>(at));
+    const ssize_t n =
+        Io().pwrite(s.fd, g_zeros, static_cast<size_t>(std::min(want - at, kPrefillChunk)), static_cast<off_t>(at));
     // A failed prefill costs speed, never data: the next write extends the file as before.
     if (n <= 0) break;
     at += static_cast<uint64_t>(n);
@@ -649,7 +654,8 @@ void SpanLog::ScanTail(Segment& s, bool must_be_clean) {
   if (::fstat(s.fd, &st) != 0) throw NativeError("IO_ERROR", "cannot stat " + s.path + ": " + ErrnoText(errno));
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   if (file_size < s.size) {
-    throw NativeError("CORRUPT", "segment " + s.path + " shrank below records already read" + WhereSuffix(s.path, file_size));
+    throw NativeError("CORRUPT",
+                      "segment " + s.path + " shrank below records already read" + WhereSuffix(s.path, file_size));
   }
   if (file_size == s.size) return;
   if (!must_be_clean) {
@@ -668,10 +674,9 @@ void SpanLog::ScanTail(Segment& s, bool must_be_clean) {
     ScanRecords(b, s.size, s.first_id + s.records, &local, &out);
     return out;
   });
-  if (r.outcome == RecoveryOutcome::kCorrupt ||
-      (must_be_clean && r.outcome != RecoveryOutcome::kClean)) {
-    throw NativeError("CORRUPT", "segment " + s.path + ": " + r.message +
-                                     WhereSuffix(s.path, static_cast<uint64_t>(r.error_offset)));
+  if (r.outcome == RecoveryOutcome::kCorrupt || (must_be_clean && r.outcome != RecoveryOutcome::kClean)) {
+    throw NativeError(
+        "CORRUPT", "segment " + s.path + ": " + r.message + WhereSuffix(s.path, static_cast<uint64_t>(r.error_offset)));
   }
   const uint64_t seg_index = static_cast<uint64_t>(&s - segments_.data());
   for (uint64_t off : local) offsets_.push_back((seg_index << kOffsetBits) | off);
@@ -760,7 +765,8 @@ VerifyResult SpanLog::Verify() const {
     const size_t idx = static_cast<size_t>(&s - segments_.data());
     const bool reader_tail = options_.read_only && (last || SuccessorMayBeUnsynced(segments_[idx + 1].path));
     if (reader_tail) {
-      live = ScanLive(s, 0, len, [&](const SegmentBytes& b) { return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr); });
+      live = ScanLive(s, 0, len,
+                      [&](const SegmentBytes& b) { return RecoverSegment(b.p, static_cast<size_t>(b.end), nullptr); });
       len = tail_buf_.size();  // what the last read returned (ScanLive leaves it there)
     } else if (len > 0) {
       p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, s.fd, 0);
@@ -810,8 +816,8 @@ VerifyResult SpanLog::Verify() const {
     }
     if (x.corrupt && !newer) {
       out.ok = false;
-      out.problems.push_back({x.corrupt_extent ? extent_path : segments_[x.corrupt_segment].path, x.corrupt_offset,
-                              "corrupt", x.message});
+      out.problems.push_back(
+          {x.corrupt_extent ? extent_path : segments_[x.corrupt_segment].path, x.corrupt_offset, "corrupt", x.message});
     }
   }
   return out;

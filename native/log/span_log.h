@@ -163,8 +163,8 @@ RecoveryResult RecoverSegment(const uint8_t* data, size_t size, std::vector<uint
 
 /// One segment as an open found it, for the decision across segments.
 struct SegmentFinding {
-  uint64_t first_id = 0;         ///< from the file name
-  RecoveryResult result;         ///< RecoverSegment over the file's bytes
+  uint64_t first_id = 0;  ///< from the file name
+  RecoveryResult result;  ///< RecoverSegment over the file's bytes
 };
 
 /// What an open does with the segments it found (docs/FORMAT.md, "Across segments").
@@ -462,7 +462,7 @@ class SpanLog final : public SpanSource {
     std::string path;
     uint64_t first_id = 0;
     uint64_t records = 0;
-    uint64_t size = 0;       ///< valid bytes (the write end for the writer)
+    uint64_t size = 0;  ///< valid bytes (the write end for the writer)
     /// Bytes the file is known to hold; a mapping never goes past it. Writer: the records
     /// plus its zero prefill. Reader: the records only (a live writer may cut the rest).
     uint64_t file_size = 0;

@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "log/span_log.h"
 #include "log/append_helper.h"
 #include "log/log_internal.h"
+#include "log/span_log.h"
 
 namespace spanguard {
 
@@ -44,8 +44,8 @@ namespace {
     case RecordFault::kTurnRange:
       throw NativeError("INVALID_TURN", at + "turn numbers must be integers in [0, 2^53 - 1]");
     case RecordFault::kTurnSpan:
-      throw NativeError("INVALID_TURN", at + "turnStart " + std::to_string(r.turn_start) + " > turnEnd " +
-                                            std::to_string(r.turn_end));
+      throw NativeError("INVALID_TURN",
+                        at + "turnStart " + std::to_string(r.turn_start) + " > turnEnd " + std::to_string(r.turn_end));
     case RecordFault::kTurnOrder:
       throw NativeError("TURN_ORDER", at + "turn " + std::to_string(r.turn_start) +
                                           " goes backwards (the previous raw span starts at turn " +
@@ -82,12 +82,13 @@ inline bool SliceOk(const BatchColumns::Bytes& b, uint32_t from, uint32_t to, ui
   const uint32_t from = b.offsets[i], to = b.offsets[i + 1];
   if (from <= to && to <= b.len) {
     throw NativeError("TEXT_TOO_LARGE", "record " + std::to_string(i) + ": " + b.field + " is " +
-                                            std::to_string(to - from) + " bytes, the maximum is " + std::to_string(max));
+                                            std::to_string(to - from) + " bytes, the maximum is " +
+                                            std::to_string(max));
   }
-  throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + b.offsets_name + "[" + std::to_string(i) +
-                                            "] = " + std::to_string(from) + " .. [" + std::to_string(i + 1) +
-                                            "] = " + std::to_string(to) + " is not a slice of the " +
-                                            std::to_string(b.len) + "-byte " + b.name +
+  throw NativeError("INVALID_ARGUMENT", "record " + std::to_string(i) + ": " + b.offsets_name + "[" +
+                                            std::to_string(i) + "] = " + std::to_string(from) + " .. [" +
+                                            std::to_string(i + 1) + "] = " + std::to_string(to) +
+                                            " is not a slice of the " + std::to_string(b.len) + "-byte " + b.name +
                                             " (offsets must be non-decreasing and at most its length)");
 }
 
@@ -234,8 +235,8 @@ uint64_t SpanLog::SealForRoll() {
   const bool cut = old.HasTail();
   if (cut) {
     if (const int err = TruncateTo(old, old.size); err != 0) {
-      throw NativeError("IO_ERROR", "cannot cut the bytes past the last record off " + old.path + " before rolling: " +
-                                        ErrnoText(err) + WhereSuffix(old.path, old.size));
+      throw NativeError("IO_ERROR", "cannot cut the bytes past the last record off " + old.path +
+                                        " before rolling: " + ErrnoText(err) + WhereSuffix(old.path, old.size));
     }
   }
   if (options_.durability != Durability::kNone) {
@@ -278,7 +279,6 @@ int SpanLog::WriteCheckpoint(uint64_t synced_end) {
   return 0;
 }
 
-
 void SpanLog::WriteBatchParallel(RecordInput* records, size_t n, uint64_t total, bool has_raw, int64_t last_raw,
                                  const BatchColumns* columns) {
   ReserveStaging(total);
@@ -307,15 +307,17 @@ void SpanLog::WriteBatchParallel(RecordInput* records, size_t n, uint64_t total,
   size_t from = 0;
   uint64_t begin = 0;
   // The batch offset of the first kParallelChunk multiple of the file past batch offset `at`.
-  const auto next_cut = [&seg](uint64_t at) { return ((seg.size + at + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size; };
+  const auto next_cut = [&seg](uint64_t at) {
+    return ((seg.size + at + kParallelChunk) & ~(kParallelChunk - 1)) - seg.size;
+  };
   uint64_t cut = next_cut(0);
   // Record sizes: from the offsets while the rows are still columns (ColumnsTotal checked them).
   const uint32_t* text_at = columns != nullptr ? columns->texts.offsets : nullptr;
   const uint32_t* meta_at = columns != nullptr ? columns->metas.offsets : nullptr;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t payload = text_at == nullptr
-                                 ? records[i].text_len + records[i].meta_len
-                                 : uint64_t{text_at[i + 1] - text_at[i]} + (meta_at != nullptr ? meta_at[i + 1] - meta_at[i] : 0);
+    const uint64_t payload = text_at == nullptr ? records[i].text_len + records[i].meta_len
+                                                : uint64_t{text_at[i + 1] - text_at[i]} +
+                                                      (meta_at != nullptr ? meta_at[i + 1] - meta_at[i] : 0);
     const uint64_t rs = RecordSize(payload);
     staged_sizes_.push_back(rs);
     at += rs;

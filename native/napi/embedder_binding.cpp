@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "embed/embedder.h"
 #include "common/errors.h"
+#include "embed/embedder.h"
 #include "napi/bindings.h"
 #include "napi/guard.h"
 
@@ -31,7 +31,8 @@ class EmbedderWrap : public Napi::ObjectWrap<EmbedderWrap> {
       if (info.Length() >= 1 && !info[0].IsUndefined()) {
         if (!info[0].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "Embedder: dims must be an integer");
         double d = info[0].As<Napi::Number>().DoubleValue();
-        if (!(d >= Embedder::kMinDims && d <= Embedder::kMaxDims) || d != static_cast<double>(static_cast<uint32_t>(d))) {
+        if (!(d >= Embedder::kMinDims && d <= Embedder::kMaxDims) ||
+            d != static_cast<double>(static_cast<uint32_t>(d))) {
           ThrowTyped(env, "INVALID_ARGUMENT",
                      "Embedder: dims must be an integer in [" + std::to_string(Embedder::kMinDims) + ", " +
                          std::to_string(Embedder::kMaxDims) + "]");
@@ -53,7 +54,8 @@ class EmbedderWrap : public Napi::ObjectWrap<EmbedderWrap> {
   Napi::Value Embed(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      if (info.Length() < 1 || !info[0].IsArray()) ThrowTyped(env, "INVALID_ARGUMENT", "embed: expected an array of strings");
+      if (info.Length() < 1 || !info[0].IsArray())
+        ThrowTyped(env, "INVALID_ARGUMENT", "embed: expected an array of strings");
       Napi::Array texts = info[0].As<Napi::Array>();
       const uint32_t n = texts.Length();
       const uint32_t dims = embedder_->dims();

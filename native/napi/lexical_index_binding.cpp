@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "lexical/lexical_index.h"
+#include "lexical/stemmer.h"
+#include "log/span_source.h"
 #include "napi/bindings.h"
 #include "napi/guard.h"
-#include "lexical/lexical_index.h"
-#include "log/span_source.h"
-#include "lexical/stemmer.h"
 
 namespace spanguard {
 
@@ -49,8 +49,7 @@ class MemorySource final : public SpanSource {
     records_.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       const double id = ids[i];
-      if (!(id >= 0 && id <= kMaxSafeInteger) || std::floor(id) != id ||
-          (i > 0 && id != records_.back().id + 1)) {
+      if (!(id >= 0 && id <= kMaxSafeInteger) || std::floor(id) != id || (i > 0 && id != records_.back().id + 1)) {
         ThrowTyped(env, "INVALID_ARGUMENT", "source ids must be consecutive non-negative integers");
       }
       const Napi::Value text = texts.Get(static_cast<uint32_t>(i));
@@ -127,7 +126,6 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   }
 
  private:
-
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       return Napi::Number::New(info.Env(), static_cast<double>(index_->high_water()));
@@ -172,7 +170,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
           }
         }
         const Napi::Value text = texts.Get(static_cast<uint32_t>(i));
-        if (!text.IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "add: texts[" + std::to_string(i) + "] is not a string");
+        if (!text.IsString())
+          ThrowTyped(env, "INVALID_ARGUMENT", "add: texts[" + std::to_string(i) + "] is not a string");
         owned[i] = text.As<Napi::String>().Utf8Value();
         inputs[i] = IndexInput{static_cast<uint64_t>(id), static_cast<RecordKind>(kinds[i]),
                                static_cast<int64_t>(starts[i]), static_cast<int64_t>(ends[i]), owned[i]};
@@ -202,7 +201,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Search(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      if (info.Length() < 3 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
+      if (info.Length() < 3 || !info[0].IsString())
+        ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
       if (!info[1].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be a number");
       const double k = info[1].As<Napi::Number>().DoubleValue();
       if (!(k >= 1 && k <= kMaxK) || std::floor(k) != k) {
@@ -276,9 +276,11 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       const Napi::Array phrases = info[1].As<Napi::Array>();
       const Napi::TypedArray typed = info[2].As<Napi::TypedArray>();
-      if (typed.TypedArrayType() != napi_float64_array) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be a Float64Array");
+      if (typed.TypedArrayType() != napi_float64_array)
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: ids must be a Float64Array");
       const Napi::Float64Array ids = info[2].As<Napi::Float64Array>();
-      if (ids.ElementLength() != phrases.Length()) ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases and ids differ in length");
+      if (ids.ElementLength() != phrases.Length())
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseHas: phrases and ids differ in length");
       const RecordKind kind = KindArg(env, info[3]);
       std::unique_ptr<MemorySource> memory;
       const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);

@@ -44,7 +44,8 @@ namespace {
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
 
 enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
-const char* const kKeyNames[kKeyCount] = {"id", "kind", "flags", "role", "turnStart", "turnEnd", "timestamp", "tokens", "text", "meta"};
+const char* const kKeyNames[kKeyCount] = {"id",      "kind",      "flags",  "role", "turnStart",
+                                          "turnEnd", "timestamp", "tokens", "text", "meta"};
 
 class SpanLogWrap;
 
@@ -110,8 +111,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       if (!ro.IsBoolean()) throw NativeError("INVALID_OPTIONS", "readOnly must be a boolean");
       opts.read_only = ro.As<Napi::Boolean>().Value();
       opts.durability = static_cast<Durability>(ToInteger(o.Get("durability"), "durability", "INVALID_OPTIONS", 0, 2));
-      opts.segment_bytes =
-          static_cast<uint64_t>(ToInteger(o.Get("segmentBytes"), "segmentBytes", "INVALID_OPTIONS", 4096, 274877906944.0));
+      opts.segment_bytes = static_cast<uint64_t>(
+          ToInteger(o.Get("segmentBytes"), "segmentBytes", "INVALID_OPTIONS", 4096, 274877906944.0));
       opts.max_text_bytes =
           static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
       max_text_bytes_cached_ = opts.max_text_bytes;
@@ -238,7 +239,9 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     arena_.release();
     for (auto& d : close_waiters_) {
       if (err != 0) {
-        d.Reject(MakeTypedError(env, "FSYNC_FAILED", std::string("final fdatasync at close failed (") + std::strerror(err) + ")").Value());
+        d.Reject(MakeTypedError(env, "FSYNC_FAILED",
+                                std::string("final fdatasync at close failed (") + std::strerror(err) + ")")
+                     .Value());
       } else {
         d.Resolve(env.Undefined());
       }
@@ -247,7 +250,6 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   }
 
  private:
-
   // Group commit: the sync starts in the next check phase (setImmediate), after every
   // append of the current macrotask and of the promise continuations it triggers has been
   // written, so one fdatasync covers the whole burst instead of just its first append.
@@ -331,7 +333,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         Napi::Number::New(env, static_cast<double>(s.timestamp_ms)),
         Napi::Number::New(env, s.tokens),
         Napi::String::New(env, s.text, s.text_len),
-        v.meta_len > 0 ? static_cast<napi_value>(Napi::String::New(env, v.meta, v.meta_len)) : static_cast<napi_value>(env.Null()),
+        v.meta_len > 0 ? static_cast<napi_value>(Napi::String::New(env, v.meta, v.meta_len))
+                       : static_cast<napi_value>(env.Null()),
     };
     if (!span_factory_.IsEmpty()) {
       napi_value out;
@@ -347,14 +350,27 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   // Column keys, in the order Append reads them. The first nine are always read; the
   // offsets only for the byte form.
-  enum Col { kKinds, kFlags, kRoles, kTurnStart, kTurnEnd, kTimestamps, kTokens, kTexts, kMetas, kTextOffsets, kMetaOffsets, kColCount };
+  enum Col {
+    kKinds,
+    kFlags,
+    kRoles,
+    kTurnStart,
+    kTurnEnd,
+    kTimestamps,
+    kTokens,
+    kTexts,
+    kMetas,
+    kTextOffsets,
+    kMetaOffsets,
+    kColCount
+  };
 
   // Property keys created once and kept in a persistent array (Node-API before version 10
   // cannot reference a string directly): napi_get_named_property re-creates its key and
   // looks it up in V8's string table on every call (measured: the largest single cost of a
   // one-span append after the write itself). V8 internalizes each key on its first lookup.
   void BuildColumnKeys(Napi::Env env) {
-    static const char* const kNames[kColCount] = {"kinds", "flags", "roles", "turnStart", "turnEnd", "timestamps",
+    static const char* const kNames[kColCount] = {"kinds",  "flags", "roles", "turnStart",   "turnEnd",    "timestamps",
                                                   "tokens", "texts", "metas", "textOffsets", "metaOffsets"};
     Napi::Array keys = Napi::Array::New(env, kColCount);
     for (int k = 0; k < kColCount; ++k) keys.Set(static_cast<uint32_t>(k), Napi::String::New(env, kNames[k]));
@@ -434,9 +450,11 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         napi_typeof(env, col[kMetas], &metas_type);
       }
       if (!texts_are_array && !texts_are_bytes) {
-        throw NativeError("INVALID_ARGUMENT", "append: texts must be an array of strings or a Uint8Array with textOffsets");
+        throw NativeError("INVALID_ARGUMENT",
+                          "append: texts must be an array of strings or a Uint8Array with textOffsets");
       }
-      const bool metas_absent = !metas_are_array && !metas_are_bytes && (metas_type == napi_null || metas_type == napi_undefined);
+      const bool metas_absent =
+          !metas_are_array && !metas_are_bytes && (metas_type == napi_null || metas_type == napi_undefined);
       if (!metas_are_array && !metas_are_bytes && !metas_absent) {
         throw NativeError("INVALID_ARGUMENT", "append: metas must be an array, a Uint8Array with metaOffsets, or null");
       }
@@ -476,7 +494,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         if (metas_are_bytes) {
           bc.metas = ByteColumn(env, col[kMetas], col[kMetaOffsets], "metas", "metaOffsets", "meta", n);
         } else if (metas_are_array) {
-          throw NativeError("INVALID_ARGUMENT", "append: byte texts take metas as a Uint8Array with metaOffsets, or null");
+          throw NativeError("INVALID_ARGUMENT",
+                            "append: byte texts take metas as a Uint8Array with metaOffsets, or null");
         }
         return Submit(env, log, n, positional, &bc);
       } else {
@@ -739,17 +758,21 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
 
   Napi::Value FirstId(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->first_id())); });
+    return Guard(
+        env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->first_id())); });
   }
 
   Napi::Value NextId(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(LiveLog(env)->staged_next_id())); });
+    return Guard(env, [&]() -> Napi::Value {
+      return Napi::Number::New(env, static_cast<double>(LiveLog(env)->staged_next_id()));
+    });
   }
 
   Napi::Value Refresh(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(ReadLog(env)->Refresh())); });
+    return Guard(env,
+                 [&]() -> Napi::Value { return Napi::Number::New(env, static_cast<double>(ReadLog(env)->Refresh())); });
   }
 
   Napi::Value Flush(const Napi::CallbackInfo& info) {
@@ -857,9 +880,10 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   };
   void RefuseWhileAppending(const char* what) const {
     if (appending_) {
-      throw NativeError("INVALID_ARGUMENT", std::string(what) +
-                                                ": called while an append on this log reads its batch (from a getter or "
-                                                "Proxy in that batch); the nested call is refused");
+      throw NativeError("INVALID_ARGUMENT",
+                        std::string(what) +
+                            ": called while an append on this log reads its batch (from a getter or "
+                            "Proxy in that batch); the nested call is refused");
     }
   }
   bool closing_ = false;

@@ -14,8 +14,8 @@
 #include "common/crc32c.h"
 #include "common/errors.h"
 #include "common/io_seam.h"
-#include "log/span_source.h"
 #include "log/span_log.h"
+#include "log/span_source.h"
 #include "napi/bindings.h"
 #include "napi/convert.h"
 #include "napi/guard.h"
@@ -92,7 +92,8 @@ Napi::Value Crc32cJs(const Napi::CallbackInfo& info) {
       return Napi::Number::New(env, Crc32c(0, dst.data(), bytes.ByteLength()));
     }
     const bool portable = info.Length() > 1 && info[1].ToBoolean().Value();
-    uint32_t c = portable ? Crc32cPortable(0, bytes.Data(), bytes.ByteLength()) : Crc32c(0, bytes.Data(), bytes.ByteLength());
+    uint32_t c =
+        portable ? Crc32cPortable(0, bytes.Data(), bytes.ByteLength()) : Crc32c(0, bytes.Data(), bytes.ByteLength());
     return Napi::Number::New(env, c);
   });
 }
@@ -115,7 +116,8 @@ Napi::Value Crc32cImplJs(const Napi::CallbackInfo& info) {
     for (Crc32cImpl w : {Crc32cImpl::kTable, Crc32cImpl::kSse42, Crc32cImpl::kClmul, Crc32cImpl::kVpclmul}) {
       if (name == Crc32cImplName(w)) which = w, found = true;
     }
-    if (!found || !Crc32cImplSupported(which)) throw NativeError("INVALID_ARGUMENT", "crc32c implementation not available: " + name);
+    if (!found || !Crc32cImplSupported(which))
+      throw NativeError("INVALID_ARGUMENT", "crc32c implementation not available: " + name);
     const bool copy = info.Length() > 2 && info[2].ToBoolean().Value();
     if (!copy) return Napi::Number::New(env, Crc32cWith(which, 0, bytes.Data(), bytes.ByteLength()));
     const size_t off = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() % 64 : 0;
@@ -126,7 +128,8 @@ Napi::Value Crc32cImplJs(const Napi::CallbackInfo& info) {
     for (size_t i = 0; i < n; ++i) want_high |= bytes.Data()[i];
     bool untouched = dst[off + n] == 0xA5;
     for (size_t i = 0; i < off; ++i) untouched = untouched && dst[i] == 0xA5;
-    if ((n > 0 && std::memcmp(dst.data() + off, bytes.Data(), n) != 0) || !untouched || high != ((want_high & 0x80u) != 0)) {
+    if ((n > 0 && std::memcmp(dst.data() + off, bytes.Data(), n) != 0) || !untouched ||
+        high != ((want_high & 0x80u) != 0)) {
       throw NativeError("IO_ERROR", std::string("CopyFindHigh (") + name + ") copied wrongly or misreported ASCII");
     }
     return Napi::Number::New(env, Crc32cWith(which, 0, dst.data() + off, n));
@@ -154,7 +157,8 @@ Napi::Value ReadViaSourceJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     SpanSource* src = UnwrapSpanSource(env, info.Length() > 0 ? info[0] : env.Undefined());
-    const double id = ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafeDouble);
+    const double id =
+        ToInteger(info.Length() > 1 ? info[1] : env.Undefined(), "id", "INVALID_ARGUMENT", 0, kMaxSafeDouble);
     SpanView v;
     if (!src->Read(static_cast<uint64_t>(id), &v)) return env.Undefined();
     Napi::Object o = Napi::Object::New(env);

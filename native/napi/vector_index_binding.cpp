@@ -8,15 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "embed/embedder.h"
 #include "common/errors.h"
+#include "embed/embedder.h"
+#include "log/span_source.h"
 #include "napi/bindings.h"
 #include "napi/guard.h"
-#include "log/span_source.h"
 #include "vector/vector_index.h"
 
 namespace spanguard {
-
 
 namespace {
 
@@ -30,7 +29,6 @@ constexpr uint64_t kDefaultExactBelow = 2500;
 
 [[noreturn]] void Invalid(Napi::Env env, const std::string& msg) { ThrowTyped(env, "INVALID_ARGUMENT", msg); }
 
-
 uint8_t KindArg(Napi::Env env, const Napi::Value& v, const char* what) {
   if (!v.IsNumber()) Invalid(env, std::string(what) + ": kind must be 1 (raw) or 2 (summary)");
   double k = v.As<Napi::Number>().DoubleValue();
@@ -41,16 +39,13 @@ uint8_t KindArg(Napi::Env env, const Napi::Value& v, const char* what) {
 class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "VectorIndex",
-                       {InstanceAccessor<&VectorIndexWrap::Dims>("dims"),
-                        InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
-                        InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"),
-                        InstanceMethod<&VectorIndexWrap::Add>("add"),
-                        InstanceMethod<&VectorIndexWrap::Search>("search"),
-                        InstanceMethod<&VectorIndexWrap::Save>("save"),
-                        InstanceMethod<&VectorIndexWrap::Stats>("stats"),
-                        InstanceMethod<&VectorIndexWrap::Ids>("ids"),
-                        InstanceMethod<&VectorIndexWrap::Close>("close")});
+    return DefineClass(
+        env, "VectorIndex",
+        {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
+         InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"), InstanceMethod<&VectorIndexWrap::Add>("add"),
+         InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::Stats>("stats"), InstanceMethod<&VectorIndexWrap::Ids>("ids"),
+         InstanceMethod<&VectorIndexWrap::Close>("close")});
   }
 
   explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
@@ -93,8 +88,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
           if (v.IsUndefined()) return;
           double x = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
           if (!(x >= lo && x <= hi) || x != std::floor(x)) {
-            Invalid(env, std::string("VectorIndex: ") + name + " must be an integer in [" + std::to_string((int)lo) + ", " +
-                             std::to_string((int)hi) + "]");
+            Invalid(env, std::string("VectorIndex: ") + name + " must be an integer in [" + std::to_string((int)lo) +
+                             ", " + std::to_string((int)hi) + "]");
           }
           *out = static_cast<size_t>(x);
         };
@@ -203,8 +198,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const size_t dims = ix.dims();
       if (vecs.ElementLength() != n * dims) {
         ThrowTyped(env, "DIMENSION_MISMATCH",
-                   "add: expected " + std::to_string(n) + " x " + std::to_string(dims) + " = " + std::to_string(n * dims) +
-                       " floats, got " + std::to_string(vecs.ElementLength()));
+                   "add: expected " + std::to_string(n) + " x " + std::to_string(dims) + " = " +
+                       std::to_string(n * dims) + " floats, got " + std::to_string(vecs.ElementLength()));
       }
       const double* id_d = ids.As<Napi::Float64Array>().Data();
       ids_.resize(n);
@@ -232,12 +227,15 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       auto q = info[0].As<Napi::TypedArray>();
       if (q.TypedArrayType() != napi_float32_array) Invalid(env, "search: query must be a Float32Array");
       if (q.ElementLength() != ix.dims()) {
-        ThrowTyped(env, "DIMENSION_MISMATCH", "search: query has " + std::to_string(q.ElementLength()) +
-                                                  " values, the index holds " + std::to_string(ix.dims()) + "-dim vectors");
+        ThrowTyped(env, "DIMENSION_MISMATCH",
+                   "search: query has " + std::to_string(q.ElementLength()) + " values, the index holds " +
+                       std::to_string(ix.dims()) + "-dim vectors");
       }
       const float* qv = q.As<Napi::Float32Array>().Data();
       for (size_t d = 0; d < ix.dims(); ++d) {
-        if (!std::isfinite(qv[d])) ThrowTyped(env, "NON_FINITE_VECTOR", "search: query has a non-finite value at dimension " + std::to_string(d));
+        if (!std::isfinite(qv[d]))
+          ThrowTyped(env, "NON_FINITE_VECTOR",
+                     "search: query has a non-finite value at dimension " + std::to_string(d));
       }
       if (!info[1].IsNumber()) Invalid(env, "search: k must be a non-negative integer");
       double kd = info[1].As<Napi::Number>().DoubleValue();
@@ -249,7 +247,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         const std::string ann = VectorAnnName(ix.options().ann);
         if (s == "exact") exact = true;
         else if (s == ann) exact = false;
-        else if (s == "hnsw" || s == "binary") Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
+        else if (s == "hnsw" || s == "binary")
+          Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
         else Invalid(env, "search: strategy must be 'exact', 'binary' or 'hnsw'");
       }
       size_t k = static_cast<size_t>(kd);

@@ -53,16 +53,17 @@ size_t ScanPortable(const uint64_t* blocks, size_t nb, size_t words, const uint6
 }
 
 #if defined(__x86_64__)
-__attribute__((target("popcnt"))) size_t ScanPopcnt(const uint64_t* blocks, size_t nb, size_t words,
-                                                     const uint64_t* q, uint16_t* dist, uint32_t tau,
-                                                     uint32_t* cand) noexcept {
+__attribute__((target("popcnt"))) size_t ScanPopcnt(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q,
+                                                    uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
   return ScanBody(blocks, nb, words, q, dist, tau, cand);
 }
 
 /// AVX-512 VPOPCNTDQ: one 512-bit load compares a query word with 8 rows.
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t ScanAvx512(
-    const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist, uint32_t tau,
-    uint32_t* cand) noexcept {
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t ScanAvx512(const uint64_t* blocks,
+                                                                                       size_t nb, size_t words,
+                                                                                       const uint64_t* q,
+                                                                                       uint16_t* dist, uint32_t tau,
+                                                                                       uint32_t* cand) noexcept {
   size_t found = 0;
   const __m512i tau_v = _mm512_set1_epi64(tau);
   __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -143,7 +144,8 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
       const size_t r = n0 + j;
       Normalize(vectors + i * dims, dims, unit);
       unsigned char* row = f.rows.data() + r * row_bytes_;
-      if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row))) std::memcpy(row, unit, row_bytes_);
+      if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row)))
+        std::memcpy(row, unit, row_bytes_);
       Encode(unit, code, scratch);
       uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
       for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
@@ -158,7 +160,8 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
   const size_t dims = options_.dims;
   // The query in the rows' scalar kind.
   query_row_.resize(row_bytes_);
-  if (!casts_.from.f32(reinterpret_cast<const byte_t*>(unit_query), dims, reinterpret_cast<byte_t*>(query_row_.data()))) {
+  if (!casts_.from.f32(reinterpret_cast<const byte_t*>(unit_query), dims,
+                       reinterpret_cast<byte_t*>(query_row_.data()))) {
     std::memcpy(query_row_.data(), unit_query, row_bytes_);
   }
   const unsigned char* qrow = query_row_.data();
@@ -167,7 +170,8 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
   // Candidates: every row (exact), or the `pool` nearest by signature.
   const uint32_t* cand = nullptr;
   size_t n_cand = n;
-  size_t pool = std::max<size_t>(options_.rerank_min, static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
+  size_t pool = std::max<size_t>(options_.rerank_min,
+                                 static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
   pool = std::max(pool, wanted);
   if (!exact && pool < n) {
     const size_t words = code_words_;
@@ -242,7 +246,9 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
       const unsigned char* next = rows + static_cast<size_t>(cand[j + kAhead]) * row_bytes_;
       for (size_t o = 0; o < row_bytes_; o += 64) __builtin_prefetch(next + o);
     }
-    const float d = static_cast<float>(metric_(reinterpret_cast<const byte_t*>(rows + static_cast<size_t>(r) * row_bytes_), reinterpret_cast<const byte_t*>(qrow)));
+    const float d =
+        static_cast<float>(metric_(reinterpret_cast<const byte_t*>(rows + static_cast<size_t>(r) * row_bytes_),
+                                   reinterpret_cast<const byte_t*>(qrow)));
     if (heap_.size() < wanted) {
       heap_.emplace_back(d, r);
       std::push_heap(heap_.begin(), heap_.end(), worse);

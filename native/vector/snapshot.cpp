@@ -119,9 +119,12 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     return reject("built for other dims, scalar kind, namespace or strategy");
   }
   const bool flat = options_.ann == VectorAnn::kBinary;
-  if (snap_bits != (flat ? static_cast<uint32_t>(code_bits()) : 0)) return reject("built with other signatures" + Where(path, 56));
-  if (payload_len != file_size - kSnapHeader) return reject("length does not match its header" + Where(path, file_size));
-  if (payload_crc != Crc32c(0, bytes + kSnapHeader, payload_len)) return reject("payload CRC mismatch" + Where(path, kSnapHeader));
+  if (snap_bits != (flat ? static_cast<uint32_t>(code_bits()) : 0))
+    return reject("built with other signatures" + Where(path, 56));
+  if (payload_len != file_size - kSnapHeader)
+    return reject("length does not match its header" + Where(path, file_size));
+  if (payload_crc != Crc32c(0, bytes + kSnapHeader, payload_len))
+    return reject("payload CRC mismatch" + Where(path, kSnapHeader));
   // The snapshot must be a prefix of the authoritative file: same count, same last id.
   if (count > store_->count(ns.kind)) return reject("covers vectors the vectors file does not hold");
   uint64_t expect_last = count == 0 ? kNoId : store_->id_of(ns.kind, count - 1);
@@ -163,14 +166,16 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     pos += len * 8;
   }
   if (!ok || pos != file_size) return reject("duplicate table does not end the file");
-  if (duplicates > count || by_content.size() != count - duplicates) return reject("duplicate table disagrees with its header");
+  if (duplicates > count || by_content.size() != count - duplicates)
+    return reject("duplicate table disagrees with its header");
   const uint64_t rows = count - duplicates;
 
   if (flat) {
     // keys, rows, codes: sizes follow from the row count.
     const uint64_t blocks = (rows + 7) / 8;
     const uint64_t code_bytes = blocks * code_words_ * 64;
-    if (part_len != rows * 8 + rows * row_bytes_ + code_bytes) return reject("index part length disagrees with its row count");
+    if (part_len != rows * 8 + rows * row_bytes_ + code_bytes)
+      return reject("index part length disagrees with its row count");
     const unsigned char* p = bytes + kSnapHeader;
     Flat loaded;
     loaded.keys.resize(rows);
@@ -195,7 +200,8 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     auto result = loaded.load_from_stream(input);
     if (!result) return reject(std::string("usearch could not parse it: ") + result.error.what());
     if (at != graph_end) return reject("graph shorter than its recorded length");
-    if (loaded.size() != rows || loaded.dimensions() != options_.dims) return reject("index size disagrees with its header");
+    if (loaded.size() != rows || loaded.dimensions() != options_.dims)
+      return reject("index size disagrees with its header");
     loaded.change_expansion_add(options_.expansion_add);
     loaded.change_expansion_search(options_.expansion_search);
     ns.index = std::move(loaded);
@@ -224,7 +230,8 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
   const std::string path = SnapshotPath(ns.kind);
   const std::string tmp = path + ".tmp";
   int fd = Io().open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw NativeError("IO_ERROR", "cannot create snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
+  if (fd < 0)
+    throw NativeError("IO_ERROR", "cannot create snapshot: " + std::string(std::strerror(errno)) + Where(tmp, 0));
   struct Closer {
     int& fd;
     const std::string& tmp;
@@ -304,7 +311,8 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
   Io().close(fd);
   fd = -1;
   if (Io().rename(tmp.c_str(), path.c_str()) != 0) {
-    throw NativeError("IO_ERROR", "cannot rename snapshot into place: " + std::string(std::strerror(errno)) + Where(path, 0));
+    throw NativeError("IO_ERROR",
+                      "cannot rename snapshot into place: " + std::string(std::strerror(errno)) + Where(path, 0));
   }
   closer.done = true;
   ns.file_crc = hcrc;

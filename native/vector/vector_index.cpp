@@ -56,7 +56,8 @@ void RowBuffer::resize(size_t bytes) {
   cap = (cap + kHuge - 1) / kHuge * kHuge;
   void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
-    throw NativeError("IO_ERROR", "cannot reserve " + std::to_string(cap) + " bytes for vectors: " + std::strerror(errno));
+    throw NativeError("IO_ERROR",
+                      "cannot reserve " + std::to_string(cap) + " bytes for vectors: " + std::strerror(errno));
   }
 #ifdef MADV_HUGEPAGE
   ::madvise(p, cap, MADV_HUGEPAGE);  // advice only: without it the rerank is slower, not wrong
@@ -73,9 +74,12 @@ const char* VectorAnnName(VectorAnn a) noexcept { return a == VectorAnn::kHnsw ?
 
 const char* VectorScalarName(VectorScalar s) noexcept {
   switch (s) {
-    case VectorScalar::kF32: return "f32";
-    case VectorScalar::kF16: return "f16";
-    case VectorScalar::kI8: return "i8";
+    case VectorScalar::kF32:
+      return "f32";
+    case VectorScalar::kF16:
+      return "f16";
+    case VectorScalar::kI8:
+      return "i8";
   }
   return "f32";
 }
@@ -88,9 +92,9 @@ const char* SimdIsaName() noexcept {
   static const struct {
     nk_capability_t cap;
     const char* name;
-  } kOrder[] = {{nk_cap_diamond_k, "diamond"}, {nk_cap_turin_k, "turin"},     {nk_cap_sapphire_k, "sapphire"},
-                {nk_cap_genoa_k, "genoa"},     {nk_cap_icelake_k, "icelake"}, {nk_cap_skylake_k, "skylake"},
-                {nk_cap_haswell_k, "haswell"}, {nk_cap_sve2_k, "sve2"},       {nk_cap_sve_k, "sve"},
+  } kOrder[] = {{nk_cap_diamond_k, "diamond"},   {nk_cap_turin_k, "turin"},     {nk_cap_sapphire_k, "sapphire"},
+                {nk_cap_genoa_k, "genoa"},       {nk_cap_icelake_k, "icelake"}, {nk_cap_skylake_k, "skylake"},
+                {nk_cap_haswell_k, "haswell"},   {nk_cap_sve2_k, "sve2"},       {nk_cap_sve_k, "sve"},
                 {nk_cap_neonhalf_k, "neonhalf"}, {nk_cap_neon_k, "neon"}};
   for (const auto& e : kOrder)
     if (caps & e.cap) return e.name;
@@ -102,7 +106,8 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   for (size_t slash = dir_.find('/', 1); !options_.read_only; slash = dir_.find('/', slash + 1)) {
     std::string part = dir_.substr(0, slash);
     if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
-      throw NativeError("IO_ERROR", "cannot create index directory: " + std::string(std::strerror(errno)) + Where(part, 0));
+      throw NativeError("IO_ERROR",
+                        "cannot create index directory: " + std::string(std::strerror(errno)) + Where(part, 0));
     }
     if (slash == std::string::npos) break;
   }
@@ -183,8 +188,8 @@ VectorIndex::index_t VectorIndex::MakeIndex() const {
   metric_punned_t metric = metric_punned_t::builtin(options_.dims, kind, ToUsearch(options_.scalar));
   index_dense_config_t config(options_.connectivity, options_.expansion_add, options_.expansion_search);
   config.multi = true;  // windows of one span share its id
-  auto made = index_t::make(metric, config, unum::usearch::default_free_value<uint64_t>(),
-                            index_limits_t(0, kBuildThreads));
+  auto made =
+      index_t::make(metric, config, unum::usearch::default_free_value<uint64_t>(), index_limits_t(0, kBuildThreads));
   if (!made) throw NativeError("IO_ERROR", std::string("cannot create vector index: ") + made.error.what());
   return std::move(made.index);
 }
@@ -242,8 +247,8 @@ void VectorIndex::IndexRows(Namespace& ns, const uint64_t* ids, const float* vec
     if (!err.empty()) throw NativeError("IO_ERROR", "vector index add failed: " + err);
 }
 
-void VectorIndex::StoreAndIndex(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last,
-                                  const float* vectors, size_t n) {
+void VectorIndex::StoreAndIndex(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
+                                size_t n) {
   if (n == 0) return;
   store_->Append(ids, kinds, last, vectors, n);
   high_water_ = std::max(high_water_, ids[n - 1] + 1);
@@ -278,8 +283,8 @@ void VectorIndex::Add(const uint64_t* ids, const uint8_t* kinds, const float* ve
   // Validate everything first: a rejected batch stores nothing.
   for (size_t i = 0; i < n; ++i) {
     if (kinds[i] != VectorStore::kKindRaw && kinds[i] != VectorStore::kKindSummary) {
-      throw NativeError("INVALID_ARGUMENT", "add: kind of row " + std::to_string(i) + " is " + std::to_string(kinds[i]) +
-                                                ", expected 1 (raw) or 2 (summary)");
+      throw NativeError("INVALID_ARGUMENT", "add: kind of row " + std::to_string(i) + " is " +
+                                                std::to_string(kinds[i]) + ", expected 1 (raw) or 2 (summary)");
     }
     uint64_t floor = i == 0 ? high_water_ : ids[i - 1] + 1;
     if (ids[i] < floor) {

@@ -115,14 +115,14 @@ class VectorIndex {
   };
 
   struct Namespace {
-    uint8_t kind = 0;                 ///< 1 raw, 2 summary
-    bool hnsw = false;                ///< which of the two below is in use
-    index_t index;                    ///< hnsw only (a default index_t must not be touched)
-    Flat flat;                        ///< binary only
-    uint64_t covered = 0;             ///< vectors of this kind in the index (prefix of the file)
-    bool dirty = false;               ///< changed since the last snapshot
+    uint8_t kind = 0;                   ///< 1 raw, 2 summary
+    bool hnsw = false;                  ///< which of the two below is in use
+    index_t index;                      ///< hnsw only (a default index_t must not be touched)
+    Flat flat;                          ///< binary only
+    uint64_t covered = 0;               ///< vectors of this kind in the index (prefix of the file)
+    bool dirty = false;                 ///< changed since the last snapshot
     std::string loaded_from = "empty";  ///< file | rebuilt | empty
-    std::string snapshot_problem;     ///< why a snapshot was not trusted (empty if it was)
+    std::string snapshot_problem;       ///< why a snapshot was not trusted (empty if it was)
     /// Header CRC (offset 60) of the snapshot file this namespace last loaded or saved, 0
     /// when neither: it names the snapshot's content (the header holds the payload's CRC).
     uint32_t file_crc = 0;
@@ -131,9 +131,9 @@ class VectorIndex {
     // zero-distance duplicates loses its way: measured on real turns, recall@10 fell from
     // 0.96 to 0.78. The first copy is indexed; later copies become aliases of its key and
     // come back with it, at the same distance.
-    std::unordered_map<uint64_t, uint64_t> by_content;          ///< vector hash -> canonical key
+    std::unordered_map<uint64_t, uint64_t> by_content;            ///< vector hash -> canonical key
     std::unordered_map<uint64_t, std::vector<uint64_t>> aliases;  ///< canonical key -> later keys
-    uint64_t duplicates = 0;          ///< vectors covered but not in the graph
+    uint64_t duplicates = 0;                                      ///< vectors covered but not in the graph
     /// Distinct vectors held (graph nodes for hnsw, rows for binary).
     size_t size() const { return hnsw ? index.size() : flat.size(); }
   };
@@ -191,7 +191,7 @@ class VectorIndex {
   mutable std::vector<uint64_t> hits_keys_;
   mutable std::vector<float> hits_dist_;
   mutable std::unordered_set<uint64_t> seen_;
-  std::vector<size_t> fresh_;  ///< index_rows: rows with new content
+  std::vector<size_t> fresh_;     ///< index_rows: rows with new content
   std::vector<float> unit_rows_;  ///< index_rows: one normalized row per build thread
   mutable std::vector<float> unit_query_;
 
@@ -204,7 +204,7 @@ class VectorIndex {
   size_t pad_ = 0;
   size_t rotations_ = 0;
   size_t code_words_ = 0;
-  std::vector<float> rht_signs_;  ///< rotations_ x pad_, +1 / -1
+  std::vector<float> rht_signs_;    ///< rotations_ x pad_, +1 / -1
   std::vector<float> rht_scratch_;  ///< pad_ per build thread, then one for queries
   mutable std::vector<uint16_t> hamming_;
   mutable std::vector<uint32_t> cand_;

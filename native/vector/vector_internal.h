@@ -48,9 +48,12 @@ constexpr size_t kCatchUpBytes = 16u << 20;
 
 inline scalar_kind_t ToUsearch(VectorScalar s) {
   switch (s) {
-    case VectorScalar::kF32: return scalar_kind_t::f32_k;
-    case VectorScalar::kF16: return scalar_kind_t::f16_k;
-    case VectorScalar::kI8: return scalar_kind_t::i8_k;
+    case VectorScalar::kF32:
+      return scalar_kind_t::f32_k;
+    case VectorScalar::kF16:
+      return scalar_kind_t::f16_k;
+    case VectorScalar::kI8:
+      return scalar_kind_t::i8_k;
   }
   return scalar_kind_t::f32_k;
 }
@@ -102,9 +105,12 @@ inline void Normalize(const float* v, size_t dims, float* out) noexcept {
 
 inline size_t ScalarBytes(VectorScalar s) {
   switch (s) {
-    case VectorScalar::kF32: return 4;
-    case VectorScalar::kF16: return 2;
-    case VectorScalar::kI8: return 1;
+    case VectorScalar::kF32:
+      return 4;
+    case VectorScalar::kF16:
+      return 2;
+    case VectorScalar::kI8:
+      return 1;
   }
   return 4;
 }

@@ -77,13 +77,14 @@ void VectorFsyncOrThrow(int fd, const std::string& path) {
 
 void VectorFsyncDir(const std::string& dir) {
   int fd = Io().open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (fd < 0) throw NativeError("IO_ERROR", "cannot open directory: " + std::string(std::strerror(errno)) + Where(dir, 0));
+  if (fd < 0)
+    throw NativeError("IO_ERROR", "cannot open directory: " + std::string(std::strerror(errno)) + Where(dir, 0));
   int rc = Io().fsync(fd);
   int err = errno;
   Io().close(fd);
   if (rc != 0) {
-    throw NativeError("FSYNC_FAILED", "directory fsync failed (" + std::string(std::strerror(err)) + "); not retried" +
-                                          Where(dir, 0));
+    throw NativeError("FSYNC_FAILED",
+                      "directory fsync failed (" + std::string(std::strerror(err)) + "); not retried" + Where(dir, 0));
   }
 }
 
@@ -113,16 +114,17 @@ void VectorStore::OpenAndRecover() {
     if (fd_ < 0) FailIo("cannot open vectors file", 0, errno);
   }
   if (!read_only_) {
-  // One writer per vectors file: a second index over the same directory, in this process or
-  // another, would interleave appends. flock is per open file description, so this also
-  // catches a second open in the same process.
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    Io().close(fd_);
-    fd_ = -1;
-    if (err == EWOULDBLOCK) throw NativeError("LOCKED", "another vector index holds the vectors file" + Where(path_, 0));
-    FailIo("cannot lock vectors file", 0, err);
-  }
+    // One writer per vectors file: a second index over the same directory, in this process or
+    // another, would interleave appends. flock is per open file description, so this also
+    // catches a second open in the same process.
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      Io().close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK)
+        throw NativeError("LOCKED", "another vector index holds the vectors file" + Where(path_, 0));
+      FailIo("cannot lock vectors file", 0, err);
+    }
   }
   struct stat st;
   if (::fstat(fd_, &st) != 0) FailIo("cannot stat vectors file", 0, errno);
@@ -161,8 +163,8 @@ void VectorStore::OpenAndRecover() {
     Io().close(fd_);
     fd_ = -1;
     throw NativeError("DIMENSION_MISMATCH", "vectors file holds " + std::to_string(file_dims) +
-                                                "-dim vectors, the index was opened with dims " + std::to_string(dims_) +
-                                                Where(path_, 12));
+                                                "-dim vectors, the index was opened with dims " +
+                                                std::to_string(dims_) + Where(path_, 12));
   }
 
   // Walk records; stop at the first one that is incomplete or fails a check.
@@ -173,9 +175,9 @@ void VectorStore::OpenAndRecover() {
   std::vector<unsigned char> buf;
   uint64_t good = 0;
   bool bad = false;
-  bool prev_last = true;   // the previous record closed its span
+  bool prev_last = true;  // the previous record closed its span
   uint8_t prev_kind = 0;
-  uint64_t span_start = 0;  // record index where the open span began
+  uint64_t span_start = 0;   // record index where the open span began
   uint32_t digest = 0;       // digest() of the records accepted so far
   uint32_t span_digest = 0;  // digest() before the open span began
   for (uint64_t first = 0; first < whole && !bad; first += kChunk) {
@@ -194,11 +196,9 @@ void VectorStore::OpenAndRecover() {
       uint8_t kind = r[8];
       uint8_t flags = r[9];
       // Within a span: same id, same kind. Across spans: strictly greater id.
-      bool order_ok = ids_.empty() ? true
-                      : prev_last   ? id > ids_.back()
-                                    : (id == ids_.back() && kind == prev_kind);
-      bool ok = rdims == dims_ && (kind == kKindRaw || kind == kKindSummary) && (flags & ~kFlagLast) == 0 &&
-                order_ok && crc == Crc32c(0, r, record_bytes_ - 4);
+      bool order_ok = ids_.empty() ? true : prev_last ? id > ids_.back() : (id == ids_.back() && kind == prev_kind);
+      bool ok = rdims == dims_ && (kind == kKindRaw || kind == kKindSummary) && (flags & ~kFlagLast) == 0 && order_ok &&
+                crc == Crc32c(0, r, record_bytes_ - 4);
       if (!ok) {
         bad = true;
         break;
@@ -234,15 +234,16 @@ void VectorStore::OpenAndRecover() {
   }
   uint64_t valid_end = kHeaderBytes + good * record_bytes_;
   if (valid_end < file_size) {
-    // Everything from the first bad record on is cut so the store opens. A torn tail is at most the records of one batch write that did not all reach the
-    // disk with valid content; a bad record followed by good ones is corruption, reported as
-    // such with the offset so the caller can record it.
+    // Everything from the first bad record on is cut so the store opens. A torn tail is at most the records of one
+    // batch write that did not all reach the disk with valid content; a bad record followed by good ones is corruption,
+    // reported as such with the offset so the caller can record it.
     recovery_.outcome = TailIsTorn(fd_, scan_end, file_size, record_bytes_, dims_) ? "torn-tail" : "corrupt";
     (void)bad;
     recovery_.offset = valid_end;
     recovery_.dropped_bytes = file_size - valid_end;
     if (read_only_) return;  // a reader reports what it skipped and leaves the file alone
-    if (Io().ftruncate(fd_, static_cast<off_t>(valid_end)) != 0) FailIo("cannot truncate vectors file", valid_end, errno);
+    if (Io().ftruncate(fd_, static_cast<off_t>(valid_end)) != 0)
+      FailIo("cannot truncate vectors file", valid_end, errno);
     VectorFsyncOrThrow(fd_, path_);
   }
 }
@@ -255,8 +256,11 @@ void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_
                          size_t n) {
   if (n == 0) return;
   if (read_only_) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(path_, 0));
-  if (failed_) throw NativeError("FSYNC_FAILED", "an earlier fsync of the vectors file failed; writes are refused" + Where(path_, bytes()));
-  if (ids_.size() + n > UINT32_MAX) throw NativeError("INVALID_ARGUMENT", "vectors file is full (2^32 records)" + Where(path_, bytes()));
+  if (failed_)
+    throw NativeError("FSYNC_FAILED",
+                      "an earlier fsync of the vectors file failed; writes are refused" + Where(path_, bytes()));
+  if (ids_.size() + n > UINT32_MAX)
+    throw NativeError("INVALID_ARGUMENT", "vectors file is full (2^32 records)" + Where(path_, bytes()));
   write_buf_.resize(n * record_bytes_);
   uint32_t digest = digest_;
   for (size_t i = 0; i < n; ++i) {
@@ -297,14 +301,16 @@ void VectorStore::Sync() {
 
 void VectorStore::ReadChunk(uint64_t first_record, uint64_t count, unsigned char* out) const {
   uint64_t offset = kHeaderBytes + first_record * record_bytes_;
-  if (!ReadFull(fd_, out, count * record_bytes_, offset)) FailIo("cannot read vectors file", offset, errno ? errno : EIO);
+  if (!ReadFull(fd_, out, count * record_bytes_, offset))
+    FailIo("cannot read vectors file", offset, errno ? errno : EIO);
   // The file was checked at open; a record that fails now changed under us.
   for (uint64_t i = 0; i < count; ++i) {
     const unsigned char* r = out + i * record_bytes_;
     uint32_t crc;
     std::memcpy(&crc, r + record_bytes_ - 4, 4);
     if (crc != Crc32c(0, r, record_bytes_ - 4)) {
-      throw NativeError("CORRUPT", "vector record failed its CRC after open" + Where(path_, offset + i * record_bytes_));
+      throw NativeError("CORRUPT",
+                        "vector record failed its CRC after open" + Where(path_, offset + i * record_bytes_));
     }
   }
 }

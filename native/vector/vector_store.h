@@ -87,10 +87,10 @@ class VectorStore {
   size_t record_bytes_;
   bool read_only_ = false;
   int fd_ = -1;
-  bool failed_ = false;  ///< an fsync failed: the file's durable state is unknown
-  std::vector<uint64_t> ids_;                 ///< id of record i
-  std::vector<uint32_t> by_kind_[2];          ///< record indices per namespace (raw, summary)
-  uint64_t spans_[2] = {0, 0};                ///< records flagged last, per namespace
+  bool failed_ = false;               ///< an fsync failed: the file's durable state is unknown
+  std::vector<uint64_t> ids_;         ///< id of record i
+  std::vector<uint32_t> by_kind_[2];  ///< record indices per namespace (raw, summary)
+  uint64_t spans_[2] = {0, 0};        ///< records flagged last, per namespace
   Recovery recovery_;
   uint32_t digest_ = 0;  ///< see digest()
   std::vector<unsigned char> write_buf_;
