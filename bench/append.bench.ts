@@ -61,8 +61,8 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
 
   // The durable paths first, on a disk nothing has written to yet in this process: at 10^6
   // the none rounds below write several GB, and 64 group appenders measured right after them
-  // made 158-220 k spans/s in three full runs (2026-12-01 04:53-05:23 UTC) where the same
-  // loop in a fresh process with the same heap made 256-295 k (throwaway loop, 05:24). Each
+  // made 158-220 k spans/s where the same loop in a fresh process with the same heap made
+  // 256-295 k. Each
   // durable path's floor is measured next to it, as before. Record sizes from the format
   // (docs/FORMAT.md: 64-byte header + payload, padded to 8), for the floors' writes and the
   // page-cache warm-up before the first none log exists.
@@ -195,10 +195,10 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   //  - byte form including the caller's packing (packTexts: isWellFormed + UTF-8 encode),
   //    the honest end-to-end figure for a host that holds JS strings.
   const byteBatches = batches.map((b) => byteColumns(b));
-  // Best of several rounds for every path and floor alike: on this shared VM a single round
+  // Best of several rounds for every path and floor alike: on a shared machine a single round
   // at 10^5 ran the byte form at 585 and at 1,115 MB/s minutes apart.
   // At 10^6 a round of the floor ran at 2.0-2.5 GB/s or at 4.0-4.7 from one round to the
-  // next when it followed a log round, the log at 2.3-2.7 (throwaway loop, 2026-12-01): 3
+  // next when it followed a log round, the log at 2.3-2.7: 3
   // rounds there, not 2, so neither side's best rests on one or two draws.
   const rounds = ctx.quick ? (N <= 1e4 ? 3 : 1) : N <= 1e4 ? 15 : 3;
   let best = Infinity;
@@ -222,9 +222,8 @@ export async function runAppend(ctx: Ctx, data: BenchData): Promise<AppendOut> {
   // call, and a fork write-protects every page of this process until it is written again:
   // the log writes its buffers (staging, offset table), the floor only reads its own, so a
   // fork between open and the first append charged the log one page fault per buffer page
-  // that no host pays twice (10^4 spans, best of 30 rounds, a throwaway copy of this loop,
-  // 2026-12-01: encoding a 57 KB chunk took 9.6-11.2 µs instead of 7.0-9.4, a batch of 1,000
-  // spans 136-149 µs instead of 111-137). quiesce() no longer forks (lib.ts, syncAll); the
+  // that no host pays twice (10^4 spans, best of 30 rounds: encoding a 57 KB chunk took
+  // 9.6-11.2 µs instead of 7.0-9.4, a batch of 1,000 spans 136-149 µs instead of 111-137). quiesce() no longer forks (lib.ts, syncAll); the
   // order stays, so each log's buffers are made after the previous round's writeback.
   const warmDir = ctx.tmp('warm');
   const warm = () => ({ dir: warmDir, bytes: logBytes || recordBytes + 64 });

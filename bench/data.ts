@@ -151,3 +151,54 @@ export function generator(seed: number): () => Omit<BenchSpan, 'turn'> {
     };
   };
 }
+
+// ------------------------------------------------------------------ question sets
+
+/** Words too common to carry a generated question. */
+const STOP = new Set('the a an of to in and is for that this with on as it be by we from are at or was were not but should will can has have had you your our its into than then there their them they these those what which when where who how why also only just more most some such any all each other out about over under after before while'.split(' '));
+const TEMPLATES: ((w: string[]) => string)[] = [
+  (w) => `what did we find out about ${w.join(' ')} earlier in the session?`,
+  (w) => `where was ${w[0]} mentioned together with ${w.slice(1).join(' and ')}?`,
+  (w) => `can you remind me what happened with ${w.join(', ')} back then`,
+  (w) => `which step dealt with ${w.join(' ')} and why did it matter`,
+  (w) => `did anyone say anything about ${w.join(' or ')}?`,
+];
+
+/**
+ * Questions shaped like an agent's or a person's (5–20 words), generated from the spans: 2–5
+ * content words of one span (letters, digits, _ ; not stop words), shuffled, set in a
+ * template. Not substrings: the words come out of order, among words the span lacks.
+ */
+export function generatedQuestions(texts: string[], n: number, r: () => number): string[] {
+  const out: string[] = [];
+  for (let guard = 0; out.length < n && guard < n * 50; guard++) {
+    const words = [...new Set((texts[Math.floor(r() * texts.length)]!.match(/[\p{L}\p{N}_]{3,}/gu) ?? []).map((w) => w.toLowerCase()).filter((w) => !STOP.has(w)))];
+    if (words.length < 4) continue;
+    const k = 2 + Math.floor(r() * 4);
+    const pick: string[] = [];
+    while (pick.length < k) {
+      const w = words.splice(Math.floor(r() * words.length), 1)[0];
+      if (w === undefined) break;
+      pick.push(w);
+    }
+    const q = TEMPLATES[Math.floor(r() * TEMPLATES.length)]!(pick);
+    const len = q.split(/\s+/).length;
+    if (len >= 5 && len <= 20) out.push(q);
+  }
+  return out;
+}
+
+/** The natural-questions file (shared/data/natural-questions), questions of 5–20 words. */
+export function naturalQuestions(): { question: string; category: string }[] {
+  const file = path.join(process.env.SPANGUARD_DATA ?? path.resolve(packageRoot, '..', 'shared', 'data'), 'natural-questions', 'questions.jsonl');
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { question: string; category: string })
+    .filter((x) => {
+      const w = x.question.split(/\s+/).filter(Boolean).length;
+      return w >= 5 && w <= 20;
+    });
+}

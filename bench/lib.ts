@@ -123,8 +123,7 @@ export async function latencyAsync(iterations: number, fn: () => Promise<unknown
  * write-protects every page of it, so the next measurement paid a copy-on-write fault for
  * each page it wrote that it had written before — the log its heap (batch scratch, the JS
  * heap's young generation), the write() floor next to nothing, since it only reads its
- * buffer. Fresh 10^4-span logs, 1,000-span batches, median of 150 per batch (throwaway loop,
- * 2026-12-01 07:10 UTC): a fork before each log cost its 10 batches 49 µs in all, 166 instead
+ * buffer. Fresh 10^4-span logs, 1,000-span batches, median of 150 per batch: a fork before each log cost its 10 batches 49 µs in all, 166 instead
  * of 146 µs the first and 3-5 µs each of the rest. Null where FIFOs cannot be made: each call
  * then forks, as before.
  */
@@ -189,7 +188,7 @@ function syncAll(): void {
  * runs virtio-balloon free page reporting: memory the guest freed a few seconds ago has been
  * handed back to the host, and touching it again costs a host page fault. A fresh process's
  * first 400 MB write() ran at 1.1-1.2 GB/s and its second at 4.9-5.6 GB/s; with a same-size
- * scratch write just before, the first ran at 5.0-5.1 GB/s (2026-11-30, throwaway script).
+ * scratch write just before, the first ran at 5.0-5.1 GB/s.
  * That was what made the 10^6 write() floor swing between 0.3 and 1.7 GB/s, and which side
  * of a log-vs-floor comparison paid it was luck. Both sides are warmed alike.
  */
@@ -398,4 +397,52 @@ export function sweepTable(sweep: { ours: { ef: number; recall: number; p50: num
   const lines = ['| ef | ours recall@10 | ours p50 / p99 | usearch JS recall@10 | usearch JS p50 / p99 |', '|---|---|---|---|---|'];
   for (const ef of efs) lines.push(`| ${ef} | ${cell(sweep.ours.find((p) => p.ef === ef))} | ${cell(sweep.usearch.find((p) => p.ef === ef))} |`);
   return lines.join('\n');
+}
+
+export interface LoopDelay {
+  /** Wall time of the operation, ms. */
+  wallMs: number;
+  /** The event loop's longest stall while it ran, ms (perf_hooks.monitorEventLoopDelay, 1 ms resolution). */
+  maxMs: number;
+  p99Ms: number;
+}
+
+/**
+ * Runs `fn` with the event loop's delay monitored: what a host's timers, sockets and other
+ * requests would have waited while spanguard did this work on the main thread. The monitor's
+ * timer can only record a stall once the loop turns again, so it is read after a 5 ms sleep
+ * that follows the operation.
+ */
+export async function withLoopDelay<T>(fn: () => Promise<T> | T): Promise<[T, LoopDelay]> {
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  await new Promise((res) => setTimeout(res, 2));
+  const t0 = performance.now();
+  const r = await fn();
+  const wallMs = performance.now() - t0;
+  await new Promise((res) => setTimeout(res, 5));
+  h.disable();
+  return [r, { wallMs, maxMs: h.max / 1e6, p99Ms: h.percentile(99) / 1e6 }];
+}
+
+/**
+ * Samples this process's resident set every `everyMs` while `fn` runs and returns the highest
+ * sample: the peak of one phase (getrusage's maxRSS is the whole process's, data loading
+ * included). The timer fires between the phase's awaits, so a phase that never yields is
+ * sampled before and after only.
+ */
+export async function withRssPeak<T>(fn: () => Promise<T> | T, everyMs = 100): Promise<[T, { peak: number; before: number }]> {
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const t = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, everyMs);
+  try {
+    const r = await fn();
+    peak = Math.max(peak, process.memoryUsage.rss());
+    return [r, { peak, before }];
+  } finally {
+    clearInterval(t);
+  }
 }

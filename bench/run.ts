@@ -1,12 +1,15 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
- * [--only log,retrieval,ingest,guard,open] [--data auto|gen] [--peers-all] [--peer-fts5]`.
- * `ingest` is the retrieval section's ingest, memory and disk figures alone (for 10^6).
+ * [--only log,retrieval,ingest,guard,open,load] [--data auto|gen] [--peers-all] [--peer-fts5]
+ * [--duration seconds]`. `ingest` is the retrieval section's ingest, memory and disk figures
+ * alone (for 10^6); `load` is the load test (bench/load.bench.ts), `--duration` long (300 s,
+ * 20 s under --quick).
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
  * table and writes bench/results/bench-<scale>[-quick].json; afterwards the growth fit over
- * every full-run result on disk is refreshed (bench/results/growth.json, bench/growth.svg).
+ * every full-run result on disk is refreshed (bench/results/growth.json, bench/growth.svg),
+ * and bench/RESULTS.md is rewritten from every JSON in bench/results/.
  *
  * Timings never fail the run. Correctness checks inside the benchmarks (recall@10 against
  * brute force, phrase hits against an includes() scan, honest misses, torn-tail recovery,
@@ -25,7 +28,9 @@ import { runAppend } from './append.bench.js';
 import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
+import { runLoad } from './load.bench.js';
 import { writeGrowth } from './growth.js';
+import { writeResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,11 +41,15 @@ const { values } = parseArgs({
     'peers-all': { type: 'boolean', default: false },
     'peer-fts5': { type: 'boolean', default: false },
     'no-growth': { type: 'boolean', default: false },
+    duration: { type: 'string' },
   },
   strict: true,
 });
 
 const RESULTS = path.join(packageRoot, 'bench', 'results');
+const RESULTS_MD = path.join(packageRoot, 'bench', 'RESULTS.md');
+const duration = values.duration !== undefined ? Number(values.duration) : values.quick ? 20 : 300;
+if (!(duration >= 5 && duration <= 3600)) throw new Error(`--duration: ${values.duration} is not a number of seconds between 5 and 3600`);
 const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
 for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
 // --quick is the CI smoke run: the design scale only.
@@ -55,12 +64,15 @@ if (scales.length > 1) {
     if (r.status !== 0) failed = true;
   }
   if (!values['no-growth']) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
+  writeResults(RESULTS, RESULTS_MD);
   process.exit(failed ? 1 : 0);
 }
 
 const scale = scales[0]!;
 const ctx = makeCtx(scale, values.quick!);
-const only = new Set((values.only ?? 'log,retrieval,guard,open').split(','));
+const SECTIONS = ['log', 'retrieval', 'ingest', 'guard', 'open', 'load'];
+const only = new Set((values.only ?? 'log,retrieval,guard,open,load').split(','));
+for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: ${s} is not one of ${SECTIONS.join(', ')}`);
 if (values['peers-all']) process.argv.push('--peers-all');
 if (values['peer-fts5']) process.argv.push('--peer-fts5');
 const start = machine();
@@ -103,6 +115,10 @@ try {
     ctx.log('guard: passes / audit / verdict');
     await runGuard(ctx, data, searchOut?.storeDir);
   }
+  if (only.has('load')) {
+    ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
+    await runLoad(ctx, data, duration);
+  }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
   console.error(e);
@@ -138,6 +154,8 @@ console.log(
 );
 console.log(`ratio = ours / peer in the figure's unit (✓: ours is at least as good). JSON: ${path.relative(packageRoot, file)}`);
 if (scales.length === 1 && !values['no-growth'] && !ctx.quick) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
+writeResults(RESULTS, RESULTS_MD);
+console.log(`results: ${path.relative(packageRoot, RESULTS_MD)}`);
 if (failed.length > 0) {
   console.error(`\n${failed.length} correctness check(s) FAILED`);
   process.exit(1);

@@ -1,0 +1,182 @@
+/**
+ * Load test: a store under durability `group` with 256 concurrent appenders (each appends one
+ * turn, awaits it durable, appends the next), one searcher and one compactor running beside
+ * them on the same event loop, for a set duration (`--duration`, seconds: 300 by default, 20
+ * under --quick).
+ *
+ *  - appenders: turns of the bench data in order (cycled), turn numbers from one counter, so
+ *    turns never go backwards across the 256;
+ *  - searcher: `store.search(q, {k: 10})` back to back, alternating natural questions (the
+ *    natural-questions file) and 60–200-character quotes of the data;
+ *  - compactor: every 10 consecutive durable raw turns past the last evicted one leave in one
+ *    `compact()` with the project's extractive summary, back to back (policy `spill`).
+ *
+ * Reported per 5-second window: appends, searches and compactions done in it, the event loop's
+ * delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution, reset each window) p50 / p99 /
+ * max, and the process RSS at the window's end. Figures: the mean append throughput, the
+ * least-squares slope of the windows' throughput (share of the mean per minute: flat is 0,
+ * decay is negative), the first and last window, event-loop delay over the whole run, and
+ * peak RSS (sampled every 100 ms during the run; getrusage's maximum would include the
+ * sections run before).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { SpanStore, extractiveSummary } from '../src/index.js';
+import { naturalQuestions, type BenchData } from './data.js';
+import { check, figure, rng, type Ctx } from './lib.js';
+import type { LoadInfo, LoadWindow } from './results.js';
+
+export const APPENDERS = 256;
+const WINDOW_S = 5;
+
+/** Least-squares slope of y against x. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  if (n < 2) return NaN;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i]! - mx) * (ys[i]! - my);
+    sxx += (xs[i]! - mx) ** 2;
+  }
+  return sxx > 0 ? sxy / sxx : NaN;
+}
+
+export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promise<void> {
+  const dir = ctx.tmp('load');
+  const store = await SpanStore.open(dir, { durability: 'group', policy: 'spill' });
+  const spans = data.spans.slice(0, Math.min(data.spans.length, 10_000));
+  const r = rng(7);
+  const quotes: string[] = [];
+  while (quotes.length < 200) {
+    const t = spans[Math.floor(r() * spans.length)]!.text;
+    if (t.length < 80) continue;
+    const len = Math.min(t.length - 1, 60 + Math.floor(r() * 140));
+    const at = Math.floor(r() * (t.length - len));
+    quotes.push(t.slice(at, at + len));
+  }
+  const natural = naturalQuestions().map((x) => x.question);
+  const queries = natural.length ? quotes.flatMap((q, i) => [q, natural[i % natural.length]!]) : quotes;
+
+  let stop = false;
+  let nextTurn = 1;
+  let cursor = 0;
+  let appends = 0;
+  let searches = 0;
+  let compactions = 0;
+  const errors: string[] = [];
+  const durable = new Map<number, number>(); // turn → span id, once durable
+  let evictFrom = 1; // the first turn not yet evicted
+
+  const appender = async () => {
+    while (!stop) {
+      const s = spans[cursor++ % spans.length]!;
+      const turn = nextTurn++;
+      try {
+        const id = await store.append({ turn, role: s.role, text: s.text, tokens: 100 });
+        durable.set(turn, id);
+        appends++;
+      } catch (e) {
+        if (errors.length < 5) errors.push(`append: ${(e as Error).message}`);
+      }
+    }
+  };
+  const searcher = async () => {
+    let i = 0;
+    while (!stop) {
+      try {
+        await store.search(queries[i++ % queries.length]!, { k: 10 });
+        searches++;
+      } catch (e) {
+        if (errors.length < 5) errors.push(`search: ${(e as Error).message}`);
+      }
+      await new Promise((res) => setImmediate(res));
+    }
+  };
+  const compactor = async () => {
+    while (!stop) {
+      const turns: number[] = [];
+      for (let t = evictFrom; t < evictFrom + 10 && durable.has(t); t++) turns.push(t);
+      if (turns.length < 10) {
+        await new Promise((res) => setTimeout(res, 5));
+        continue;
+      }
+      const ids = turns.map((t) => durable.get(t)!);
+      try {
+        const got = store.getMany(ids);
+        const text = await extractiveSummary(got.flatMap((sp) => (sp ? [{ spanId: sp.id, kind: 'raw' as const, role: sp.role, turnStart: sp.turnStart, turnEnd: sp.turnEnd, text: sp.text, anchor: sp.anchor }] : [])));
+        await store.compact({ evict: ids, summary: { text, turnStart: turns[0]!, turnEnd: turns[9]! } });
+        compactions++;
+      } catch (e) {
+        if (errors.length < 5) errors.push(`compact: ${(e as Error).message}`);
+      }
+      for (const t of turns) durable.delete(t);
+      evictFrom += 10;
+      await new Promise((res) => setImmediate(res));
+    }
+  };
+
+  const whole = monitorEventLoopDelay({ resolution: 1 });
+  const win = monitorEventLoopDelay({ resolution: 1 });
+  const windows: LoadWindow[] = [];
+  let rssPeak = process.memoryUsage.rss();
+  const rssTimer = setInterval(() => {
+    rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+  }, 100);
+  whole.enable();
+  win.enable();
+  const t0 = performance.now();
+  let last = { appends: 0, searches: 0, compactions: 0, t: 0 };
+  const ms = (ns: number) => ns / 1e6;
+  const closeWindow = () => {
+    const rss = process.memoryUsage.rss();
+    rssPeak = Math.max(rssPeak, rss);
+    const t = (performance.now() - t0) / 1000;
+    windows.push({
+      t,
+      seconds: t - last.t,
+      appends: appends - last.appends,
+      searches: searches - last.searches,
+      compactions: compactions - last.compactions,
+      eldP50: ms(win.percentile(50)),
+      eldP99: ms(win.percentile(99)),
+      eldMax: ms(win.max),
+      rssMiB: rss / 2 ** 20,
+    });
+    last = { appends, searches, compactions, t };
+    win.reset();
+    const w = windows.at(-1)!;
+    ctx.log(`load: ${t.toFixed(0)} s, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms`);
+  };
+  const windowTimer = setInterval(closeWindow, WINDOW_S * 1000);
+  const stopTimer = setTimeout(() => (stop = true), seconds * 1000);
+  await Promise.all([...Array.from({ length: APPENDERS }, appender), searcher(), compactor()]);
+  const elapsed = (performance.now() - t0) / 1000;
+  clearTimeout(stopTimer);
+  clearInterval(windowTimer);
+  // The last stretch (the appends in flight when the time ran out) as a window of its own
+  // length, when it is long enough to be a rate.
+  if (elapsed - last.t >= 1) closeWindow();
+  clearInterval(rssTimer);
+  whole.disable();
+  win.disable();
+  const verdict = store.verdict();
+  await store.close();
+
+  const rates = windows.map((w) => w.appends / w.seconds);
+  const mean = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
+  // The slope needs two windows; with one it is reported as not measured (null in the JSON).
+  const perMinute = rates.length >= 2 ? (slope(windows.map((w) => w.t), rates) * 60) / mean : NaN;
+  const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute };
+  ctx.info.load = { ...info, errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed } };
+  const first = rates[0] ?? NaN;
+  const lastRate = rates.at(-1) ?? NaN;
+  figure(ctx, { group: 'load', key: 'load.appends', label: `${APPENDERS} group appenders + searches + compactions: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });
+  if (Number.isFinite(perMinute)) figure(ctx, { group: 'load', key: 'load.slope', label: 'append throughput slope over the windows (share of the mean per minute)', value: perMinute * 100, unit: '%/min', better: 'higher', note: 'target: flat (0); negative is decay' });
+  figure(ctx, { group: 'load', key: 'load.searches', label: 'searches/s beside the appenders', value: searches / elapsed, unit: 'q/s', better: 'higher' });
+  figure(ctx, { group: 'load', key: 'load.eld', label: 'event-loop delay under load, p50 / p99 (whole run)', value: ms(whole.percentile(50)), p99: ms(whole.percentile(99)), unit: 'ms', better: 'lower', note: `max ${ms(whole.max).toFixed(1)} ms; target p99 ≤ 20 ms` });
+  figure(ctx, { group: 'load', key: 'load.eld.max', label: 'event-loop delay under load, max', value: ms(whole.max), unit: 'ms', better: 'lower' });
+  figure(ctx, { group: 'load', key: 'load.rss', label: 'peak RSS during the load test (sampled every 100 ms)', value: rssPeak / 2 ** 20, unit: 'MiB', better: 'lower' });
+  check(ctx, 'load test: appends, searches and compactions all ran without an error', errors.length === 0 && appends > 0 && searches > 0 && compactions > 0, `${appends} appends, ${searches} searches, ${compactions} compactions${errors.length ? `; errors: ${errors.join('; ')}` : ''}`);
+}

@@ -1,0 +1,200 @@
+/**
+ * bench/RESULTS.md, written from the JSON the bench leaves in bench/results/: every run's
+ * machine, command, date, figures (with their peers and ratios), sweeps, load-test windows,
+ * correctness checks, and the growth fit. The runner calls it at the end of every run; by
+ * hand, without running anything: node build/bench-dist/bench/results.js
+ *
+ * Nothing in the file is typed by hand: a figure that is not in a JSON is not in RESULTS.md.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../src/native.js';
+import { fmtValue, type Check, type Figure, type Fit } from './lib.js';
+
+export interface LoadWindow {
+  /** Seconds from the start of the load test to the window's end. */
+  t: number;
+  /** The window's length, s (the last one may be shorter). */
+  seconds: number;
+  appends: number;
+  searches: number;
+  compactions: number;
+  /** Event-loop delay in the window, ms. */
+  eldP50: number;
+  eldP99: number;
+  eldMax: number;
+  rssMiB: number;
+}
+
+export interface LoadInfo {
+  seconds: number;
+  appenders: number;
+  windowSeconds: number;
+  windows: LoadWindow[];
+  /** Least-squares slope of appends/s over the windows, as a share of the mean per minute (null: fewer than two windows). */
+  slopePerMinute: number | null;
+}
+
+interface Machine {
+  date: string;
+  node: string;
+  cpus: number;
+  cpuModel?: string;
+  loadavg: number[];
+  totalMemGB: number;
+}
+
+interface ResultFile {
+  command: string;
+  scale: number;
+  quick: boolean;
+  sections: string[];
+  machineStart: Machine;
+  machineEnd: Machine;
+  simd: string;
+  wallSeconds: number;
+  peakRssMiB: number;
+  figures: Figure[];
+  checks: Check[];
+  info: Record<string, unknown>;
+}
+
+const sci = (n: number) => n.toExponential(0).replace('e+', 'e');
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function ratio(f: Figure): string {
+  if (f.ratio === undefined || f.ratio === null || !Number.isFinite(f.ratio)) return '';
+  const good = f.better === 'lower' ? f.ratio <= 1 : f.ratio >= 1;
+  return `${f.ratio.toFixed(f.ratio < 0.1 ? 3 : 2)}× ${good ? '✓' : '✗'}`;
+}
+
+/** A figure's value as the JSON holds it: NaN and Infinity were written as null. */
+const val = (v: number | null, unit: string) => (v === null ? '—' : fmtValue(v, unit));
+
+function figureTable(figs: Figure[]): string[] {
+  const out = ['| group | figure | ours (p50 / p99) | peer (same run) | ours / peer | note |', '|---|---|---|---|---|---|'];
+  for (const f of figs) {
+    const ours = val(f.value, f.unit) + (f.p99 !== undefined ? ` / ${val(f.p99, f.unit)}` : '');
+    const peer = f.peer ? `${f.peer.label}: ${val(f.peer.value, f.unit)}${f.peer.p99 !== undefined ? ` / ${val(f.peer.p99, f.unit)}` : ''}` : '';
+    out.push(`| ${f.group} | ${cell(f.label)} | ${ours} | ${cell(peer)} | ${ratio(f)} | ${cell(f.note ?? '')} |`);
+  }
+  return out;
+}
+
+type SweepPoint = { recall: number; p50: number; p99: number };
+function sweepTables(sweep: { binary?: (SweepPoint & { pool: number })[]; ours?: (SweepPoint & { ef: number })[]; usearch?: (SweepPoint & { ef: number })[] }): string[] {
+  const out: string[] = [];
+  const pt = (p?: SweepPoint) => (p ? `${p.recall.toFixed(3)} | ${fmtValue(p.p50, 'µs')} / ${fmtValue(p.p99, 'µs')}` : '— | —');
+  if (sweep.binary?.length) {
+    out.push('', 'Vector top-10, binary strategy swept over its rerank pool (recall@10 against brute force):', '', '| rerank pool | recall@10 | p50 / p99 |', '|---|---|---|');
+    for (const p of sweep.binary) out.push(`| ${p.pool} | ${pt(p)} |`);
+  }
+  const efs = [...new Set([...(sweep.ours ?? []), ...(sweep.usearch ?? [])].map((p) => p.ef))].sort((a, b) => a - b);
+  if (efs.length) {
+    out.push('', 'Vector top-10, HNSW swept over the search expansion (same vectors, same graph options):', '', '| ef | ours recall@10 | ours p50 / p99 | usearch recall@10 | usearch p50 / p99 |', '|---|---|---|---|---|');
+    for (const ef of efs) out.push(`| ${ef} | ${pt(sweep.ours?.find((p) => p.ef === ef))} | ${pt(sweep.usearch?.find((p) => p.ef === ef))} |`);
+  }
+  return out;
+}
+
+function loadSection(l: LoadInfo): string[] {
+  const out = [
+    '',
+    `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with searches and compactions interleaved, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
+    '',
+    '| window end (s) | appends/s | searches/s | compactions/s | event-loop delay p50 / p99 / max (ms) | RSS (MiB) |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const w of l.windows) {
+    const len = w.seconds ?? l.windowSeconds;
+    const per = (x: number) => (x / len).toFixed(x / len >= 100 ? 0 : 1);
+    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${w.rssMiB.toFixed(0)} |`);
+  }
+  return out;
+}
+
+function runSection(r: ResultFile, file: string): string[] {
+  const m = r.machineStart;
+  const data = r.info.data as { spans: number; real: number; generated: number; tokens?: number; sources?: string[] } | undefined;
+  const out = [
+    `### ${sci(r.scale)} spans${r.quick ? ' (quick)' : ''} — sections ${r.sections.join(', ')}`,
+    '',
+    `- command: \`${r.command}\``,
+    `- date: ${m.date} (run took ${r.wallSeconds} s; peak RSS ${r.peakRssMiB} MiB)`,
+    `- machine: ${m.cpuModel ?? 'unknown CPU'}, ${m.cpus} cpus, ${m.totalMemGB} GiB, node ${m.node}, SIMD ${r.simd}; load average ${m.loadavg.join(' ')} at start, ${r.machineEnd.loadavg.join(' ')} at end`,
+    ...(data ? [`- data: ${data.real} real + ${data.generated} generated spans${data.tokens ? `, ${data.tokens} tokens` : ''} (${(data.sources ?? []).join(', ')})`] : []),
+    `- JSON: [\`results/${file}\`](results/${file})`,
+    '',
+    ...figureTable(r.figures),
+  ];
+  const sweep = r.info.vectorSweep as Parameters<typeof sweepTables>[0] | undefined;
+  if (sweep) out.push(...sweepTables(sweep));
+  const load = r.info.load as LoadInfo | undefined;
+  if (load) out.push(...loadSection(load));
+  if (r.checks.length) {
+    out.push('', '| check | result | detail |', '|---|---|---|');
+    for (const c of r.checks) out.push(`| ${cell(c.name)} | ${c.ok ? 'PASS' : c.warnOnly ? 'WARN' : 'FAIL'} | ${cell(c.detail)} |`);
+  }
+  out.push('');
+  return out;
+}
+
+/** Renders every bench-*.json in `resultsDir` (and growth.json) into `outFile`. */
+export function writeResults(resultsDir: string, outFile: string): void {
+  const files = fs.existsSync(resultsDir) ? fs.readdirSync(resultsDir).filter((f) => /^bench-.*\.json$/.test(f)) : [];
+  const runs = files
+    .map((f) => ({ file: f, r: JSON.parse(fs.readFileSync(path.join(resultsDir, f), 'utf8')) as ResultFile }))
+    .sort((a, b) => Number(a.r.quick) - Number(b.r.quick) || a.r.scale - b.r.scale || a.file.localeCompare(b.file));
+  const out = [
+    '# spanguard benchmark results',
+    '',
+    'Written by `npm run bench` from the JSON files in [`results/`](results/) (regenerate from them alone with',
+    '`node build/bench-dist/bench/results.js`); not edited by hand. What each figure measures and how:',
+    '[README.md](README.md). ratio = ours / peer in the figure\'s unit: below 1 is better for a latency or a size,',
+    'above 1 for a throughput; ✓ marks "at least as good as the peer". Runs on a shared machine are noisy: compare',
+    'ratios from the same run, and read each run\'s load average.',
+    '',
+    '| run | command | date (UTC) | machine | load at start | wall | checks |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const { file, r } of runs) {
+    const failed = r.checks.filter((c) => !c.ok && !c.warnOnly).length;
+    out.push(
+      `| [${sci(r.scale)}${r.quick ? ' quick' : ''}](#${anchor(r)}) | \`${r.command}\` | ${r.machineStart.date.slice(0, 16).replace('T', ' ')} | ${r.machineStart.cpus} × ${r.machineStart.cpuModel ?? '?'} | ${r.machineStart.loadavg[0]} | ${r.wallSeconds} s | ${r.checks.length - failed}/${r.checks.length} pass |`,
+    );
+    void file;
+  }
+  out.push('');
+  const full = runs.filter((x) => !x.r.quick);
+  const quick = runs.filter((x) => x.r.quick);
+  if (full.length) out.push('## Full runs', '', ...full.flatMap(({ file, r }) => runSection(r, file)));
+  if (quick.length) out.push('## Quick runs (`--quick`: fewer iterations, shorter load test)', '', ...quick.flatMap(({ file, r }) => runSection(r, file)));
+  const growthFile = path.join(resultsDir, 'growth.json');
+  if (fs.existsSync(growthFile)) {
+    const g = JSON.parse(fs.readFileSync(growthFile, 'utf8')) as { scales: { scale: number; date: string }[]; fits: Fit[] };
+    out.push(
+      '## Growth with session size',
+      '',
+      `Cost per operation against N over the full runs (${g.scales.map((s) => `${sci(s.scale)} on ${s.date.slice(0, 10)}`).join(', ')}); exponent k of cost ∝ N^k, log-log least squares. Chart: [growth.svg](growth.svg).`,
+      '',
+      '| k | figure | per N |',
+      '|---|---|---|',
+      ...g.fits.map((f) => `| ${f.exponent.toFixed(2)} | ${cell(f.label)} | ${f.points.map((p) => `${sci(p.n)}: ${fmtValue(p.value, f.unit)}`).join(' · ')} |`),
+      '',
+    );
+  }
+  fs.writeFileSync(outFile, `${out.join('\n').trimEnd()}\n`);
+}
+
+function anchor(r: ResultFile): string {
+  // GitHub's heading anchor for runSection's heading.
+  return `${sci(r.scale)} spans${r.quick ? ' (quick)' : ''} — sections ${r.sections.join(', ')}`
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  writeResults(path.join(packageRoot, 'bench', 'results'), path.join(packageRoot, 'bench', 'RESULTS.md'));
+}
