@@ -28,10 +28,17 @@ import type { LoadInfo, LoadWindow } from './results.js';
 export const APPENDERS = 256;
 const WINDOW_S = 5;
 
-/** Least-squares slope of y against x. */
-function slope(xs: number[], ys: number[]): number {
-  const n = xs.length;
+/**
+ * The trend of append throughput over the windows: the least-squares slope of appends/s
+ * (each window's count over its own length, so a short last window is not read as decay)
+ * against the window's end time, as a share of the mean rate per minute. 0 is flat, -0.1
+ * loses a tenth of the mean rate each minute. NaN with fewer than two windows.
+ */
+export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'appends'>[]): number {
+  const n = windows.length;
   if (n < 2) return NaN;
+  const xs = windows.map((w) => w.t);
+  const ys = windows.map((w) => w.appends / w.seconds);
   const mx = xs.reduce((a, b) => a + b, 0) / n;
   const my = ys.reduce((a, b) => a + b, 0) / n;
   let sxy = 0;
@@ -40,7 +47,7 @@ function slope(xs: number[], ys: number[]): number {
     sxy += (xs[i]! - mx) * (ys[i]! - my);
     sxx += (xs[i]! - mx) ** 2;
   }
-  return sxx > 0 ? sxy / sxx : NaN;
+  return sxx > 0 && my > 0 ? (sxy / sxx) * 60 / my : NaN;
 }
 
 export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promise<void> {
@@ -167,7 +174,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promi
   const rates = windows.map((w) => w.appends / w.seconds);
   const mean = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
   // The slope needs two windows; with one it is reported as not measured (null in the JSON).
-  const perMinute = rates.length >= 2 ? (slope(windows.map((w) => w.t), rates) * 60) / mean : NaN;
+  const perMinute = throughputSlope(windows);
   const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute };
   ctx.info.load = { ...info, errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed } };
   const first = rates[0] ?? NaN;
