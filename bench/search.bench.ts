@@ -643,9 +643,10 @@ interface LanceTable {
 /**
  * LanceDB (@lancedb/lancedb) holding the same texts and the same vectors: a table of (id, text,
  * vector), added in batches of 5,000, compacted (`optimize`), with its full-text index on
- * text. The vector column has no ANN index (an exhaustive scan, exact) — below 10^6 rows
- * LanceDB's own guidance is that a flat scan is fast enough, and building IVF-PQ would
- * trade recall away. Hybrid search: FTS + nearest vectors, fused by its RRF reranker.
+ * text. The vector column has no ANN index (an exhaustive scan, exact): LanceDB's
+ * documentation calls an index usually unnecessary overhead at around 10^5 rows or fewer,
+ * and an IVF index would trade recall away. The peer runs up to 2·10^5 spans. Hybrid
+ * search: FTS + nearest vectors, fused by its RRF reranker.
  */
 async function lanceBuild(ctx: Ctx, texts: string[], matrix: Float32Array): Promise<{ buildMs: number; search(q: string, embed: (q: string) => Float32Array): Promise<unknown[]> } | undefined> {
   process.env.LANCEDB_LOG ??= 'error'; // its scanner warns on every hybrid query otherwise
