@@ -1,5 +1,5 @@
 /**
- * Open and recovery (issues 2 and 3): reopening the N-span log (clean), reopening it after a
+ * Open and recovery: reopening the N-span log (clean), reopening it after a
  * torn tail (the last record cut short, as a crash mid-write leaves it), and opening the
  * whole store (log + lexical and vector snapshots + the event-trail replay).
  *

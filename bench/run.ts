@@ -55,12 +55,16 @@ for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: 
 // --quick is the CI smoke run: the design scale only.
 if (values.quick && (scales.length !== 1 || scales[0] !== 1e4)) console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
 
+const command = process.env.SPANGUARD_BENCH_COMMAND ?? `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+
 if (scales.length > 1) {
   let failed = false;
   const self = fileURLToPath(import.meta.url);
   for (const s of scales) {
     const args = process.argv.slice(2).filter((a, i, all) => a !== '--scale' && all[i - 1] !== '--scale' && !a.startsWith('--scale='));
-    const r = spawnSync(process.execPath, ['--expose-gc', self, '--scale', String(s), '--no-growth', ...args], { stdio: 'inherit' });
+    // Each child records the command that was typed, not its own argument list.
+    const env = { ...process.env, SPANGUARD_BENCH_COMMAND: command };
+    const r = spawnSync(process.execPath, ['--expose-gc', self, '--scale', String(s), '--no-growth', ...args], { stdio: 'inherit', env });
     if (r.status !== 0) failed = true;
   }
   if (!values['no-growth']) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
@@ -131,7 +135,7 @@ try {
 const end = machine();
 const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
 const out = {
-  command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+  command,
   scale,
   quick: ctx.quick,
   sections: [...only],
