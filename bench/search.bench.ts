@@ -659,15 +659,27 @@ async function lanceBuild(ctx: Ctx, texts: string[], matrix: Float32Array): Prom
   }
   const N = texts.length;
   const rows = (a: number, b: number) => Array.from({ length: b - a }, (_, j) => ({ id: a + j + 1, text: texts[a + j]!, vector: matrix.subarray((a + j) * DIMS, (a + j + 1) * DIMS) }));
-  ctx.log(`LanceDB build of ${N} rows`);
+  // A deadline on the peer: a build that stops making progress (every LanceDB thread
+  // parked) would otherwise hold the whole run. Past it the peer is dropped and a WARN says so.
+  const budgetMs = Math.max(120_000, N * 3);
+  ctx.log(`LanceDB build of ${N} rows (deadline ${(budgetMs / 1000).toFixed(0)} s)`);
   const conn = await lancedb.connect(ctx.tmp('lancedb'));
-  const [table, buildMs] = await wall(async () => {
+  const build = wall(async () => {
     const t = await conn.createTable('spans', rows(0, Math.min(N, 5000)));
     for (let a = 5000; a < N; a += 5000) await t.add(rows(a, Math.min(N, a + 5000)));
     await t.optimize();
     await t.createIndex('text', { config: lancedb.Index.fts() });
     return t;
   });
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((res) => {
+    timer = setTimeout(() => res('late'), budgetMs);
+    timer.unref();
+  });
+  const built = await Promise.race([build, deadline]).finally(() => clearTimeout(timer));
+  check(ctx, 'LanceDB peer built within its deadline', built !== 'late', built === 'late' ? `table + FTS index over ${N} rows not built after ${(budgetMs / 1000).toFixed(0)} s: the LanceDB rows are left out of this run` : `built in ${(built[1] / 1000).toFixed(1)} s`, true);
+  if (built === 'late') return undefined;
+  const [table, buildMs] = built;
   const rrf = await lancedb.rerankers.RRFReranker.create();
   return {
     buildMs,
