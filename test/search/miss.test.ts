@@ -19,6 +19,7 @@ const FACTS: Omit<TurnInput, 'turn'>[] = [
   { role: 'user', speaker: 'Melanie', text: 'We went camping at the lake with the kids.', timestamp: MAY_8 },
   { role: 'user', speaker: 'Melanie', text: 'We went camping in the mountains this time.', timestamp: JULY_1 },
   { role: 'assistant', text: 'Fixed the fixture loader so the sample books open.', meta: { source_file: 'day-012.md' } },
+  { role: 'tool', text: 'TruncDate result: 2019-12-31\nTruncTime result: 21:00:00' },
 ];
 
 let store: SpanStore;
@@ -80,6 +81,12 @@ describe('rule 1: a value the question states must stand in some span, next to i
     expect(r.miss).toBe(false);
     expect(rank).toBe(0);
     expect(r.hits[0]!.support!.claim).toBe(true);
+  });
+  it('a date the question asks about is a value: one never printed is not in transcript, the one printed is found', async () => {
+    expect(await store.search('Was the TruncDate result 2019-12-30?')).toMatchObject({ miss: true, hits: [] });
+    const { r, rank } = await found('Was the TruncDate result 2019-12-31?', 9);
+    expect(r.miss).toBe(false);
+    expect(rank).toBe(0);
   });
   it('an identifier stated with other digits contradicts the question', async () => {
     const r = await store.search('Was ripgrep 14.2.1 installed?');

@@ -36,6 +36,22 @@ describe('query: the time a question names is read as a range of UTC millisecond
   });
 });
 
+describe('query: a date is the time only when a word of time introduces it (or it opens the question); elsewhere it is a value', () => {
+  it('after on, in, during, since… (the optionally between) or at the start, a date is the time', () => {
+    for (const q of ['What failed on 2023-05-08?', 'What failed during the 2023-05-08 run?', '2023-05-08: what failed?', 'What failed since 8 May 2023?', 'What failed before May 8, 2023?'])
+      expect(parseTime(q), q).toEqual({ ...day(2023, 5, 8), text: expect.any(String) });
+    expect(parseTime('Where did we go in May 2023?')?.text).toBe('may 2023');
+  });
+  it('a date the question asks about is no time: its numbers stay in the claim', () => {
+    expect(parseTime('Did TruncDate wrongly return 2019-12-30?')).toBeNull();
+    expect(parseTime('Was the deadline moved to 8 May 2023?')).toBeNull();
+    expect(parseTime('Was the release May 2023 or June?')).toBeNull();
+    const a = analyzeQuery('Did TruncDate wrongly return 2019-12-30?');
+    expect(a.time).toBeNull();
+    expect(a.claim).toEqual(['2019-12-30']);
+  });
+});
+
 describe('query: the party is the first one the question mentions, outside its quoted parts', () => {
   it('the first mention wins, whichever side it is', () => {
     expect(parseParty('Did I tell you about the rate limit?')).toEqual({ kind: 'user' });
