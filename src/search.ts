@@ -15,7 +15,7 @@
 import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, parseParty, type QueryAnalysis } from './query.js';
-import { decideMiss, supportOf, type MissDecision, type Support } from './support.js';
+import { decideMiss, FRAME_TURNS, supportOf, type MissDecision, type Support } from './support.js';
 import { toSpan, type Hit, type SearchOptions, type SearchResult, type Span } from './store.js';
 import type { VerdictState } from './verdict.js';
 import type { GuardEvent } from './events.js';
@@ -122,6 +122,33 @@ export function checkSearchArgs(query: unknown, options: SearchOptions): { k: nu
   return { k, kinds };
 }
 
+/**
+ * Rule 1b of src/support.ts: a span holds a question's claim only where the question puts it.
+ * Each name the question uses that some candidate holds must stand in the claim's span or in
+ * a span within FRAME_TURNS turns of it (among the candidates, else by a lexical search over
+ * that turn range); otherwise the span's claim is withdrawn and `outOfFrame` lists the names.
+ */
+export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; support: Support; score: number }[], a: QueryAnalysis): void {
+  const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
+  if (held.length === 0) return;
+  for (const j of judged) {
+    if (!j.support.claim || j.c.exact) continue;
+    const lo = j.span.turnStart - FRAME_TURNS;
+    const hi = j.span.turnEnd + FRAME_TURNS;
+    const far = held.filter(
+      (n) =>
+        !j.support.names.matched.includes(n) &&
+        !judged.some((o) => o.support.names.matched.includes(n) && o.span.turnEnd >= lo && o.span.turnStart <= hi) &&
+        ctx.lexical.search(n, 1, j.c.kind, lo, hi).ids.length === 0,
+    );
+    if (far.length > 0) {
+      j.support.claim = false;
+      j.support.outOfFrame = far;
+      j.score = rerankScore(j.c, j.support, a);
+    }
+  }
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -223,6 +250,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     }
     judged.push({ c, span, support, score: rerankScore(c, support, a) });
   }
+  if (a.question && a.claim.length > 0 && a.framing.length > 0) frameClaims(ctx, judged, a);
   const decide = (kind: number): MissDecision => {
     const js = judged.filter((j) => j.c.kind === kind).sort(byScore);
     return decideMiss(

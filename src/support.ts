@@ -12,6 +12,9 @@
  *    nothing in that candidate may contradict them (a one-edit variant of a distinctive
  *    term, an identifier with other digits). "Did we set the timeout to 45 s?" when every
  *    candidate says 30 s is a miss.
+ *    The claim must also be held where the question's names are (rule 1b): a span that holds
+ *    "Python 3.6.8" in another task than the one the question names ("In the URLValidator
+ *    task, …") does not hold it — the names must be in that span or within FRAME_TURNS turns.
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
@@ -40,6 +43,12 @@ export interface Support {
   time?: { asked: string; match: boolean };
   /** This span holds the whole claim (every value, together, uncontradicted). */
   claim: boolean;
+  /**
+   * Present when this span holds the claim's values but not where the question puts them: the
+   * question's names (held elsewhere in the transcript) are neither in this span nor in any
+   * span within FRAME_TURNS turns of it. `claim` is then false.
+   */
+  outOfFrame?: string[];
   /** A summary accepted ungrounded: the query's values it states that nothing it replaced stated (it is not evidence for them). */
   ungrounded?: string[];
 }
@@ -236,6 +245,14 @@ function framingHeld(a: QueryAnalysis, n: string, hay: string, words: ReadonlySe
     return n.split('/').every((part) => holdsAny(formsOf(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), words));
   return false;
 }
+
+/**
+ * How far (in turns) a question's names may stand from the span that holds its claim: the
+ * same stretch of conversation — a task, a session — rather than the same turn, since a task
+ * is named once ("In the URLValidator task, did the environment have Python 3.6.8?") and its
+ * values are printed turns later.
+ */
+export const FRAME_TURNS = 100;
 
 /** Candidates, best first, among which every name of the query must be held (rule 2). */
 const FRAMING_DEPTH = 10;

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeQuery, isQuestion, parseParty, parseTime } from '../../src/query.js';
 import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, profileQuery } from '../../src/match.js';
-import { answersText, decideMiss, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
+import { answersText, decideMiss, FRAME_TURNS, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
+import { frameClaims } from '../../src/search.js';
 
 const day = (y: number, m: number, d: number) => ({ from: Date.UTC(y, m - 1, d), to: Date.UTC(y, m - 1, d + 1) - 1 });
 
@@ -573,5 +574,33 @@ describe('match: a quoted part held verbatim (case aside) pins the candidate: th
     const at = (n: number) => [...Array.from({ length: n - 1 }, () => '$ npm run build\nx\ny'), '$ npm run build 40'].join('\n');
     expect(q(r, at(65))).toBe(true);
     expect(q(r, at(70))).toBe(false);
+  });
+});
+
+describe("search: a claim's names may stand in a span near it that is no candidate (a lexical search over the turn range)", () => {
+  const a = analyzeQuery('In the URLValidator task, was Python 3.6.8 installed?');
+  const judgedAt = (turn: number) => {
+    const support = supportOf(a, span('Python 3.6.8 (default) on linux'));
+    return { c: { id: 1, kind: 0, exact: false, quoted: false, lex: 0, vec: Infinity, time: Infinity, score: 0 }, span: { ...span(''), id: 1, turnStart: turn, turnEnd: turn } as never, support, score: 0 };
+  };
+  const named = { ...judgedAt(10), support: supportOf(a, span('The URLValidator task.')) };
+  const ranges: [number, number][] = [];
+  const ctx = (found: boolean) => ({ lexical: { search: (_q: string, _k: number, _kind: number, lo: number, hi: number) => (ranges.push([lo, hi]), { ids: found ? [7] : [], scores: [] }) } }) as never;
+  it('held in the range: the claim stands', () => {
+    const j = judgedAt(500);
+    expect(j.support.claim).toBe(true);
+    frameClaims(ctx(true), [named, j], a);
+    expect(j.support.claim).toBe(true);
+    expect(ranges.at(-1)).toEqual([500 - FRAME_TURNS, 500 + FRAME_TURNS]);
+  });
+  it('nowhere in the range: the claim is withdrawn, and says which names are elsewhere', () => {
+    const j = judgedAt(500);
+    frameClaims(ctx(false), [named, j], a);
+    expect(j.support).toMatchObject({ claim: false, outOfFrame: ['urlvalidator'] });
+  });
+  it('a candidate holding the names within the range suffices', () => {
+    const j = judgedAt(10 + FRAME_TURNS);
+    frameClaims(ctx(false), [named, j], a);
+    expect(j.support.claim).toBe(true);
   });
 });
