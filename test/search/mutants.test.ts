@@ -219,6 +219,24 @@ describe("support: who said a span is its side (tool output is the agent's) or, 
   });
 });
 
+describe('support: a word is a run between separators — ASCII punctuation, white space, general punctuation; any other letter is part of it', () => {
+  it('a non-ASCII letter starts or continues a word', () => {
+    expect(support('Which café did Zoë visit?', 'Zoë visited the café').terms.matched).toEqual(['café', 'zoë', 'visit']);
+    expect(support('Which café did Zoë visit?', 'Zoë visited the cafés').names.matched).toEqual(['zoë']);
+    expect(support('Which cafe was it?', 'the écafe and xcafe').terms.matched).toEqual([]);
+    expect(support('Was the élan there?', 'an élan vital').terms.matched).toEqual(['élan']);
+  });
+  it('dashes, quotes and no-break spaces of general punctuation separate words; _ and digits do not', () => {
+    expect(support('Did the run finish?', 'run\u2014finish').terms.matched).toEqual(['run', 'finish']);
+    expect(support('Did the run finish?', '\u201crun\u201d\u00a0finish').terms.matched).toEqual(['run', 'finish']);
+    expect(support('Did the run finish?', 'run_finish run2').terms.matched).toEqual([]);
+  });
+  it('a word longer than every form, or shorter, is never read as one', () => {
+    expect(support('Did the run finish?', 'runningly finishes').terms.matched).toEqual(['finish']);
+    expect(support('Was it ok?', 'o k ok').terms.matched).toEqual(['ok']);
+  });
+});
+
 describe('support: a term is held by its word, its normal form, or the normal form with a usual ending — never a longer word', () => {
   it('a doubled final consonant before an ending is the same word', () => {
     for (const w of ['stopped', 'stopping', 'stopper', 'stoppers', 'stoppings']) expect(support('Did the stop happen?', `it was ${w}`).terms.matched).toEqual(['stop']);
