@@ -72,6 +72,18 @@ const MONTH_RE = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|ju
 const monthIndex = (m: string) => MONTHS.findIndex((x) => x.startsWith(m.toLowerCase().slice(0, 3)));
 
 /**
+ * A date is the question's time when a word of time introduces it ("on 2023-05-08", "in May
+ * 2023", "during the 8 May 2023 run") or it opens the question; elsewhere it is a value the
+ * question asks about ("did TruncDate return 2019-12-30?"), part of its claim.
+ */
+const WHEN = '(?<=(?:^\\s*|\\b(?:on|in|at|during|since|before|after|until|till|by|from|of|between|around|through)\\s+(?:the\\s+)?))';
+
+const ISO_DATE = new RegExp(`${WHEN}\\b(\\d{4})-(\\d{2})-(\\d{2})\\b`);
+const DAY_MONTH_YEAR = new RegExp(`${WHEN}\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\.?,?\\s+(\\d{4})\\b`);
+const MONTH_DAY_YEAR = new RegExp(`${WHEN}\\b${MONTH_RE}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`);
+const MONTH_YEAR = new RegExp(`${WHEN}\\b${MONTH_RE}\\.?,?\\s+(?:of\\s+)?(\\d{4})\\b`);
+
+/**
  * The time a question names: an ISO date (2023-05-08), a day with a month and year (8 May
  * 2023, May 8, 2023), a month and year (May 2023), or a year (in 2023). Relative dates
  * ("yesterday", "last week") are not resolved: they need the time of asking, which a
@@ -79,22 +91,22 @@ const monthIndex = (m: string) => MONTHS.findIndex((x) => x.startsWith(m.toLower
  */
 export function parseTime(query: string): TimeRange | null {
   const q = query.toLowerCase();
-  let m = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(q);
+  let m = ISO_DATE.exec(q);
   if (m) {
     const from = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!);
     return { from, to: from + 86_400_000 - 1, text: m[0] };
   }
-  m = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\.?,?\\s+(\\d{4})\\b`).exec(q);
+  m = DAY_MONTH_YEAR.exec(q);
   if (m) {
     const from = Date.UTC(+m[3]!, monthIndex(m[2]!), +m[1]!);
     return { from, to: from + 86_400_000 - 1, text: m[0] };
   }
-  m = new RegExp(`\\b${MONTH_RE}\\.?\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`).exec(q);
+  m = MONTH_DAY_YEAR.exec(q);
   if (m) {
     const from = Date.UTC(+m[3]!, monthIndex(m[1]!), +m[2]!);
     return { from, to: from + 86_400_000 - 1, text: m[0] };
   }
-  m = new RegExp(`\\b${MONTH_RE}\\.?,?\\s+(?:of\\s+)?(\\d{4})\\b`).exec(q);
+  m = MONTH_YEAR.exec(q);
   if (m) {
     const y = +m[2]!;
     const mi = monthIndex(m[1]!);

@@ -14,8 +14,8 @@
  */
 import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
-import { analyzeQuery, parseParty, type QueryAnalysis } from './query.js';
-import { decideMiss, supportOf, type MissDecision, type Support } from './support.js';
+import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
+import { decideMiss, FRAME_TURNS, supportOf, type MissDecision, type Support } from './support.js';
 import { toSpan, type Hit, type SearchOptions, type SearchResult, type Span } from './store.js';
 import type { VerdictState } from './verdict.js';
 import type { GuardEvent } from './events.js';
@@ -42,6 +42,22 @@ export const RECALL_K = 5;
 
 /** Longest query accepted, in characters; cost is linear in it. */
 export const MAX_QUERY_CHARS = 16_384;
+
+/**
+ * Words of a query that are analyzed (content terms, values, names, quoted parts): the rest of
+ * a longer query is still matched verbatim by the exact-phrase path and embedded whole, but
+ * adds no term to BM25 or to support. Each analyzed term costs a pattern and a test per
+ * candidate, so this bound keeps a query's cost linear in its length and small.
+ */
+export const MAX_QUERY_WORDS = 256;
+const QUERY_WORD = /[\p{L}\p{N}]+/gu;
+
+/** The query up to the end of its MAX_QUERY_WORDS-th word (the whole query when shorter). */
+export function analyzedPart(query: string): string {
+  let n = 0;
+  for (const m of query.matchAll(QUERY_WORD)) if (++n === MAX_QUERY_WORDS) return query.slice(0, m.index! + m[0].length);
+  return query;
+}
 
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
@@ -122,12 +138,41 @@ export function checkSearchArgs(query: unknown, options: SearchOptions): { k: nu
   return { k, kinds };
 }
 
+/**
+ * Rule 1b of src/support.ts: a span holds a question's claim only where the question puts it.
+ * Each name the question uses that some candidate holds must stand in the claim's span or in
+ * a span within FRAME_TURNS turns of it (among the candidates, else by a lexical search over
+ * that turn range); otherwise the span's claim is withdrawn and `outOfFrame` lists the names.
+ */
+export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; support: Support; score: number }[], a: QueryAnalysis): void {
+  const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
+  if (held.length === 0) return;
+  for (const j of judged) {
+    if (!j.support.claim || j.c.exact) continue;
+    const lo = j.span.turnStart - FRAME_TURNS;
+    const hi = j.span.turnEnd + FRAME_TURNS;
+    const far = held.filter(
+      (n) =>
+        !j.support.names.matched.includes(n) &&
+        !judged.some((o) => o.support.names.matched.includes(n) && o.span.turnEnd >= lo && o.span.turnStart <= hi) &&
+        ctx.lexical.search(n, 1, j.c.kind, lo, hi).ids.length === 0,
+    );
+    if (far.length > 0) {
+      j.support.claim = false;
+      j.support.outOfFrame = far;
+      j.score = rerankScore(j.c, j.support, a);
+    }
+  }
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
   const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
   const verdictState = ctx.verdictState();
-  const a = analyzeQuery(query);
+  // A question cut short is still a question (its `?` may lie past the cut).
+  const part = analyzedPart(query);
+  const a = analyzeQuery(part !== query && isQuestion(query) && !isQuestion(part) ? `${part}?` : part);
   const speakers = options.speaker === undefined ? null : new Set((Array.isArray(options.speaker) ? options.speaker : [options.speaker]).map((s) => s.toLowerCase()));
   const [timeFrom, timeTo] = options.time ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
   const filtered = speakers !== null || options.time !== undefined;
@@ -223,6 +268,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     }
     judged.push({ c, span, support, score: rerankScore(c, support, a) });
   }
+  if (a.question && a.claim.length > 0 && a.framing.length > 0) frameClaims(ctx, judged, a);
   const decide = (kind: number): MissDecision => {
     const js = judged.filter((j) => j.c.kind === kind).sort(byScore);
     return decideMiss(

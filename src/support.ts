@@ -12,6 +12,9 @@
  *    nothing in that candidate may contradict them (a one-edit variant of a distinctive
  *    term, an identifier with other digits). "Did we set the timeout to 45 s?" when every
  *    candidate says 30 s is a miss.
+ *    The claim must also be held where the question's names are (rule 1b): a span that holds
+ *    "Python 3.6.8" in another task than the one the question names ("In the URLValidator
+ *    task, …") does not hold it — the names must be in that span or within FRAME_TURNS turns.
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
@@ -40,6 +43,12 @@ export interface Support {
   time?: { asked: string; match: boolean };
   /** This span holds the whole claim (every value, together, uncontradicted). */
   claim: boolean;
+  /**
+   * Present when this span holds the claim's values but not where the question puts them: the
+   * question's names (held elsewhere in the transcript) are neither in this span nor in any
+   * span within FRAME_TURNS turns of it. `claim` is then false.
+   */
+  outOfFrame?: string[];
   /** A summary accepted ungrounded: the query's values it states that nothing it replaced stated (it is not evidence for them). */
   ungrounded?: string[];
 }
@@ -114,18 +123,113 @@ function formsOf(norm: string, term: string): string[] {
   }
   return forms;
 }
-const perQuery = new WeakMap<QueryAnalysis, string[][]>();
-/** Each term's forms, built once per query. */
-function formsOfQuery(a: QueryAnalysis): string[][] {
-  let f = perQuery.get(a);
-  if (!f) perQuery.set(a, (f = a.terms.map((x) => formsOf(x.norm, x.term))));
+/**
+ * A query's word forms in one table: each form maps to the entries it holds — the content
+ * terms (0 … terms-1), then the names and identifiers (as written or plural). Built once per
+ * query, so one pass over a span's words answers all of them.
+ */
+interface QueryForms {
+  byForm: Map<string, number[]>;
+  /** First characters of the forms (ASCII by table, others by set): a word starting otherwise is skipped unread. */
+  firstAscii: Uint8Array;
+  firstOther: Set<number>;
+  shortest: number;
+  longest: number;
+}
+const perQuery = new WeakMap<QueryAnalysis, QueryForms>();
+function queryForms(a: QueryAnalysis): QueryForms {
+  let q = perQuery.get(a);
+  if (!q) {
+    const byForm = new Map<string, number[]>();
+    const add = (forms: readonly string[], entry: number) => {
+      for (const f of forms) {
+        if (f.length === 0) continue;
+        const e = byForm.get(f);
+        if (!e) byForm.set(f, [entry]);
+        else if (!e.includes(entry)) e.push(entry);
+      }
+    };
+    a.terms.forEach((x, i) => add(formsOf(x.norm, x.term), i));
+    a.framing.forEach((n, j) => add(pluralsOf(n), a.terms.length + j));
+    const firstAscii = new Uint8Array(128);
+    const firstOther = new Set<number>();
+    let shortest = Number.POSITIVE_INFINITY;
+    let longest = 0;
+    for (const f of byForm.keys()) {
+      const c = f.charCodeAt(0);
+      if (c < 128) firstAscii[c] = 1;
+      else firstOther.add(c);
+      shortest = Math.min(shortest, f.length);
+      longest = Math.max(longest, f.length);
+    }
+    perQuery.set(a, (q = { byForm, firstAscii, firstOther, shortest, longest }));
+  }
+  return q;
+}
+
+/**
+ * Which of the query's terms and names the lower-cased `hay` holds as whole words: one pass
+ * over its words (runs between separators); a word is read only when its first character and
+ * length fit some form. No array of words is built (most candidates are long tool output).
+ */
+function scanWords(q: QueryForms, hay: string, entries: number): Uint8Array {
+  const held = new Uint8Array(entries);
+  const n = hay.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && isSep(hay.charCodeAt(i))) i++;
+    if (i >= n) break;
+    const start = i;
+    const c0 = hay.charCodeAt(i);
+    while (i < n && !isSep(hay.charCodeAt(i))) i++;
+    const len = i - start;
+    if (len < q.shortest || len > q.longest || !(c0 < 128 ? q.firstAscii[c0] === 1 : q.firstOther.has(c0))) continue;
+    const e = q.byForm.get(hay.slice(start, i));
+    if (e) for (const x of e) held[x] = 1;
+  }
+  return held;
+}
+/**
+ * Word boundaries: ASCII characters other than letters, digits and `_`, white space and
+ * general punctuation (U+2000–U+206F). A non-ASCII letter is a word character.
+ */
+const isSep = (c: number) =>
+  c <= 0x2f || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x5e) || c === 0x60 || (c >= 0x7b && c <= 0x7f) || (c >= 0x2000 && c <= 0x206f) || c === 0xa0 || c === 0x1680 || c === 0x3000 || c === 0xfeff;
+
+/** A set of word forms and the shortest of them that every other one begins with. */
+interface FormSet {
+  forms: ReadonlySet<string>;
+  bases: readonly string[];
+  longest: number;
+}
+const formSets = new WeakMap<readonly string[], FormSet>();
+function formSet(forms: readonly string[]): FormSet {
+  let f = formSets.get(forms);
+  if (!f) {
+    const bases = forms.filter((x) => x.length > 0 && !forms.some((y) => y !== x && y.length > 0 && x.startsWith(y)));
+    formSets.set(forms, (f = { forms: new Set(forms), bases, longest: Math.max(0, ...forms.map((x) => x.length)) }));
+  }
   return f;
 }
-/** The words of a text (letters, digits and `_`), lower-cased input: one pass, then set lookups. */
-// ASCII separators only: a non-ASCII letter is a word character, and the pattern runs
-// without Unicode property tables (several times faster on long tool output).
-const wordsOf = (lowerHay: string) => new Set(lowerHay.split(/[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\s\u2000-\u206f]+/));
-const holdsAny = (forms: readonly string[], words: ReadonlySet<string>) => forms.some((f) => words.has(f));
+
+/**
+ * Whether the lower-cased `hay` has a whole word (a run of word characters) equal to one of
+ * `forms`. Each occurrence of a base form that starts a word is extended to the word's end
+ * and looked up: the text is never split into words (most candidates are long tool output,
+ * and a question has a handful of terms).
+ */
+function holdsAny(forms: readonly string[], hay: string): boolean {
+  const { forms: set, bases, longest } = formSet(forms);
+  for (const base of bases) {
+    for (let at = hay.indexOf(base); at >= 0; at = hay.indexOf(base, at + 1)) {
+      if (at > 0 && !isSep(hay.charCodeAt(at - 1))) continue;
+      let end = at + base.length;
+      while (end < hay.length && end - at <= longest && !isSep(hay.charCodeAt(end))) end++;
+      if (end - at <= longest && set.has(hay.slice(at, end))) return true;
+    }
+  }
+  return false;
+}
 
 /**
  * Whether the claim's values stand together in one window of `text` (the lines around an
@@ -167,19 +271,35 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
 }
 
 /** The support of one span for one query. `exact`: the span holds the whole query verbatim. */
+/**
+ * Whether a question's claim is empty of anything a window must hold: no value, no value
+ * context, no identifier with digits — every span holds it, so no window is built.
+ */
+const emptyClaim = (a: QueryAnalysis) => a.claim.every((v) => !a.profile.tests.has(v)) && a.profile.contextSides.length === 0 && a.profile.digitIds.length === 0;
+
+/** The pattern of a numbered period ("day 12" holds `day-012.md`), built once per query. */
+const periodTests = new WeakMap<QueryAnalysis, RegExp>();
+function periodTest(a: QueryAnalysis, period: { unit: string; n: number }): RegExp {
+  let re = periodTests.get(a);
+  if (!re) periodTests.set(a, (re = new RegExp(`(?<![\\p{L}])${period.unit}s?[^\\p{L}\\p{N}]{0,3}0*${period.n}(?!\\p{N})`, 'u')));
+  return re;
+}
+
 export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, policy: MatchPolicy = DEFAULT_MATCH_POLICY): Support {
-  const lowerText = span.text.toLowerCase();
+  // The whole text lower-cased only when a rule reads all of it (a claim, a quoted part):
+  // tool output can be megabytes, and most questions only need its first TERM_SCAN_CHARS.
+  let lowerCache: string | undefined;
+  const lower = () => (lowerCache ??= span.text.toLowerCase());
   const fields = fieldText(span);
   // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
   // output of megabytes): they rank and explain; the claim is checked over the whole text.
-  const hay = `${lowerText.length > TERM_SCAN_CHARS ? lowerText.slice(0, TERM_SCAN_CHARS) : lowerText}\n${fields}`;
+  const hay = `${span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower()}\n${fields}`;
   const matched: string[] = [];
   const missing: string[] = [];
-  const forms = formsOfQuery(a);
-  const words = wordsOf(hay);
-  for (let i = 0; i < a.terms.length; i++) (holdsAny(forms[i]!, words) ? matched : missing).push(a.terms[i]!.term);
+  const held = scanWords(queryForms(a), hay, a.terms.length + a.framing.length);
+  for (let i = 0; i < a.terms.length; i++) (held[i] ? matched : missing).push(a.terms[i]!.term);
   const p = a.profile;
-  const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lowerText.includes(q.toLowerCase()));
+  const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lower().includes(q.toLowerCase()));
   let claim: boolean;
   let contradicted = false;
   if (exact) claim = true;
@@ -192,8 +312,9 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     claim = consistent(p, span.text, true);
     contradicted = !claim;
   } else if (!quotedHeld) claim = false;
+  else if (emptyClaim(a)) claim = true;
   else {
-    const r = claimHeld(p, a.claim, a.question, lowerText, fields, span.text);
+    const r = claimHeld(p, a.claim, a.question, lower(), fields, span.text);
     claim = r.held;
     contradicted = r.contradicted;
   }
@@ -206,7 +327,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   }
   const nMatched: string[] = [];
   const nMissing: string[] = [];
-  for (const n of a.framing) (framingHeld(a, n, hay, words) ? nMatched : nMissing).push(n);
+  a.framing.forEach((n, j) => (held[a.terms.length + j] || framingHeld(a, n, hay) ? nMatched : nMissing).push(n));
   const s: Support = {
     terms: { matched, missing },
     values: { matched: vMatched, missing: vMissing, contradicted },
@@ -216,26 +337,45 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   if (a.party) s.speaker = { asked: partyLabel(a.party), ...saidBy(a.party, span) };
   if (a.time) s.time = { asked: a.time.text, match: span.timestamp >= a.time.from && span.timestamp <= a.time.to };
   else if (a.period) {
-    const re = new RegExp(`(?<![\\p{L}])${a.period.unit}s?[^\\p{L}\\p{N}]{0,3}0*${a.period.n}(?!\\p{N})`, 'u');
-    s.time = { asked: `${a.period.unit} ${a.period.n}`, match: re.test(fields) || re.test(lowerText) };
+    const re = periodTest(a, a.period);
+    s.time = { asked: `${a.period.unit} ${a.period.n}`, match: re.test(fields) || re.test(lower()) };
   }
   return s;
 }
 
+const plurals = new Map<string, string[]>();
+/** A name and its plurals, built once per name. */
+function pluralsOf(n: string): string[] {
+  let p = plurals.get(n);
+  if (!p) {
+    if (plurals.size > 8192) plurals.clear();
+    plurals.set(n, (p = [n, `${n}s`, `${n}es`]));
+  }
+  return p;
+}
+
 /**
  * A name is held as written, or with a plural or possessive ending: `Vagrant` by vagrant(s),
- * never by a longer word that shares its letters. An identifier (a path, a dotted name) is
+ * never by a longer word that shares its letters (found by supportOf's scan of the words;
+ * this function is asked only when that fails). An identifier (a path, a dotted name) is
  * held bounded, as the value tests of match.ts hold it. A pair joined by a slash in a
  * question (`Avg/Sum`, `usernames/passwords`) names two things and is held when both are.
  */
-function framingHeld(a: QueryAnalysis, n: string, hay: string, words: ReadonlySet<string>): boolean {
-  if (words.has(n) || words.has(`${n}s`) || words.has(`${n}es`)) return true;
+function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
   const v = a.profile.tests.get(n);
   if (v && hay.includes(n) && v.test(hay)) return true;
   if (a.question && /^[\p{L}\p{N}]+\/[\p{L}\p{N}]+$/u.test(n))
-    return n.split('/').every((part) => holdsAny(formsOf(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), words));
+    return n.split('/').every((part) => holdsAny(formsOf(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), hay));
   return false;
 }
+
+/**
+ * How far (in turns) a question's names may stand from the span that holds its claim: the
+ * same stretch of conversation — a task, a session — rather than the same turn, since a task
+ * is named once ("In the URLValidator task, did the environment have Python 3.6.8?") and its
+ * values are printed turns later.
+ */
+export const FRAME_TURNS = 100;
 
 /** Candidates, best first, among which every name of the query must be held (rule 2). */
 const FRAMING_DEPTH = 10;

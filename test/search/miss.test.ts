@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanStore, type TurnInput } from '../../src/store.js';
+import { FRAME_TURNS } from '../../src/support.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
 const DAY = 86_400_000;
@@ -19,6 +20,9 @@ const FACTS: Omit<TurnInput, 'turn'>[] = [
   { role: 'user', speaker: 'Melanie', text: 'We went camping at the lake with the kids.', timestamp: MAY_8 },
   { role: 'user', speaker: 'Melanie', text: 'We went camping in the mountains this time.', timestamp: JULY_1 },
   { role: 'assistant', text: 'Fixed the fixture loader so the sample books open.', meta: { source_file: 'day-012.md' } },
+  { role: 'tool', text: 'TruncDate result: 2019-12-31\nTruncTime result: 21:00:00' },
+  { role: 'user', text: 'Next task: the URLValidator tests fail on usernames that hold a colon.' },
+  { role: 'tool', text: 'Python 3.6.8 (default, Jan 14 2019) on linux' },
 ];
 
 let store: SpanStore;
@@ -28,7 +32,7 @@ const turnOf = new Map<string, number>();
 beforeAll(async () => {
   dir = tmpDir('spanguard-miss-');
   store = await SpanStore.open(dir, { durability: 'none' });
-  const filler = realTurns(240);
+  const filler = realTurns(300);
   const turns: TurnInput[] = [];
   let t = 0;
   filler.forEach((f, i) => {
@@ -81,9 +85,30 @@ describe('rule 1: a value the question states must stand in some span, next to i
     expect(rank).toBe(0);
     expect(r.hits[0]!.support!.claim).toBe(true);
   });
+  it('a date the question asks about is a value: one never printed is not in transcript, the one printed is found', async () => {
+    expect(await store.search('Was the TruncDate result 2019-12-30?')).toMatchObject({ miss: true, hits: [] });
+    const { r, rank } = await found('Was the TruncDate result 2019-12-31?', 9);
+    expect(r.miss).toBe(false);
+    expect(rank).toBe(0);
+  });
   it('an identifier stated with other digits contradicts the question', async () => {
     const r = await store.search('Was ripgrep 14.2.1 installed?');
     expect(r.miss).toBe(true);
+  });
+});
+
+describe("rule 1b: the claim must be held where the question's names are, within FRAME_TURNS turns", () => {
+  it('the value stated near the task the question names is found', async () => {
+    expect(Math.abs(turn(11) - turn(10))).toBeLessThanOrEqual(FRAME_TURNS);
+    const { r, rank } = await found('In the URLValidator task, was Python 3.6.8 installed?', 11);
+    expect(r.miss).toBe(false);
+    expect(rank).toBe(0);
+    expect(r.hits[0]!.support!.claim).toBe(true);
+  });
+  it('the same value, asked of a task named only far from it, is not in transcript', async () => {
+    expect(Math.abs(turn(11) - turn(4))).toBeGreaterThan(FRAME_TURNS);
+    const r = await store.search('In the Hatchling task, was Python 3.6.8 installed?');
+    expect(r).toMatchObject({ miss: true, missReason: 'value-not-stated', hits: [] });
   });
 });
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { analyzeQuery, isQuestion, parseParty, parseTime } from '../../src/query.js';
 import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, profileQuery } from '../../src/match.js';
-import { answersText, decideMiss, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
+import { answersText, decideMiss, FRAME_TURNS, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
+import { frameClaims } from '../../src/search.js';
 
 const day = (y: number, m: number, d: number) => ({ from: Date.UTC(y, m - 1, d), to: Date.UTC(y, m - 1, d + 1) - 1 });
 
@@ -33,6 +34,22 @@ describe('query: the time a question names is read as a range of UTC millisecond
     expect(parseTime('What changed in  1999?')).toEqual({ from: Date.UTC(1999, 0, 1), to: Date.UTC(2000, 0, 1) - 1, text: '1999' });
     expect(parseTime('What changed in2023?')).toBeNull();
     expect(parseTime('Which port, 2023?')).toBeNull();
+  });
+});
+
+describe('query: a date is the time only when a word of time introduces it (or it opens the question); elsewhere it is a value', () => {
+  it('after on, in, during, since… (the optionally between) or at the start, a date is the time', () => {
+    for (const q of ['What failed on 2023-05-08?', 'What failed during the 2023-05-08 run?', '2023-05-08: what failed?', 'What failed since 8 May 2023?', 'What failed before May 8, 2023?'])
+      expect(parseTime(q), q).toEqual({ ...day(2023, 5, 8), text: expect.any(String) });
+    expect(parseTime('Where did we go in May 2023?')?.text).toBe('may 2023');
+  });
+  it('a date the question asks about is no time: its numbers stay in the claim', () => {
+    expect(parseTime('Did TruncDate wrongly return 2019-12-30?')).toBeNull();
+    expect(parseTime('Was the deadline moved to 8 May 2023?')).toBeNull();
+    expect(parseTime('Was the release May 2023 or June?')).toBeNull();
+    const a = analyzeQuery('Did TruncDate wrongly return 2019-12-30?');
+    expect(a.time).toBeNull();
+    expect(a.claim).toEqual(['2019-12-30']);
   });
 });
 
@@ -199,6 +216,24 @@ describe("support: who said a span is its side (tool output is the agent's) or, 
   it('a named party is matched against the speaker, case aside', () => {
     expect(saidBy({ kind: 'name', name: 'Caroline' }, span('', { role: 'user', speaker: 'caroline' }))).toEqual({ said: 'caroline', match: true });
     expect(saidBy({ kind: 'name', name: 'Caroline' }, span('', { role: 'user', speaker: 'Melanie' }))).toEqual({ said: 'Melanie', match: false });
+  });
+});
+
+describe('support: a word is a run between separators — ASCII punctuation, white space, general punctuation; any other letter is part of it', () => {
+  it('a non-ASCII letter starts or continues a word', () => {
+    expect(support('Which café did Zoë visit?', 'Zoë visited the café').terms.matched).toEqual(['café', 'zoë', 'visit']);
+    expect(support('Which café did Zoë visit?', 'Zoë visited the cafés').names.matched).toEqual(['zoë']);
+    expect(support('Which cafe was it?', 'the écafe and xcafe').terms.matched).toEqual([]);
+    expect(support('Was the élan there?', 'an élan vital').terms.matched).toEqual(['élan']);
+  });
+  it('dashes, quotes and no-break spaces of general punctuation separate words; _ and digits do not', () => {
+    expect(support('Did the run finish?', 'run\u2014finish').terms.matched).toEqual(['run', 'finish']);
+    expect(support('Did the run finish?', '\u201crun\u201d\u00a0finish').terms.matched).toEqual(['run', 'finish']);
+    expect(support('Did the run finish?', 'run_finish run2').terms.matched).toEqual([]);
+  });
+  it('a word longer than every form, or shorter, is never read as one', () => {
+    expect(support('Did the run finish?', 'runningly finishes').terms.matched).toEqual(['finish']);
+    expect(support('Was it ok?', 'o k ok').terms.matched).toEqual(['ok']);
   });
 });
 
@@ -557,5 +592,33 @@ describe('match: a quoted part held verbatim (case aside) pins the candidate: th
     const at = (n: number) => [...Array.from({ length: n - 1 }, () => '$ npm run build\nx\ny'), '$ npm run build 40'].join('\n');
     expect(q(r, at(65))).toBe(true);
     expect(q(r, at(70))).toBe(false);
+  });
+});
+
+describe("search: a claim's names may stand in a span near it that is no candidate (a lexical search over the turn range)", () => {
+  const a = analyzeQuery('In the URLValidator task, was Python 3.6.8 installed?');
+  const judgedAt = (turn: number) => {
+    const support = supportOf(a, span('Python 3.6.8 (default) on linux'));
+    return { c: { id: 1, kind: 0, exact: false, quoted: false, lex: 0, vec: Infinity, time: Infinity, score: 0 }, span: { ...span(''), id: 1, turnStart: turn, turnEnd: turn } as never, support, score: 0 };
+  };
+  const named = { ...judgedAt(10), support: supportOf(a, span('The URLValidator task.')) };
+  const ranges: [number, number][] = [];
+  const ctx = (found: boolean) => ({ lexical: { search: (_q: string, _k: number, _kind: number, lo: number, hi: number) => (ranges.push([lo, hi]), { ids: found ? [7] : [], scores: [] }) } }) as never;
+  it('held in the range: the claim stands', () => {
+    const j = judgedAt(500);
+    expect(j.support.claim).toBe(true);
+    frameClaims(ctx(true), [named, j], a);
+    expect(j.support.claim).toBe(true);
+    expect(ranges.at(-1)).toEqual([500 - FRAME_TURNS, 500 + FRAME_TURNS]);
+  });
+  it('nowhere in the range: the claim is withdrawn, and says which names are elsewhere', () => {
+    const j = judgedAt(500);
+    frameClaims(ctx(false), [named, j], a);
+    expect(j.support).toMatchObject({ claim: false, outOfFrame: ['urlvalidator'] });
+  });
+  it('a candidate holding the names within the range suffices', () => {
+    const j = judgedAt(10 + FRAME_TURNS);
+    frameClaims(ctx(false), [named, j], a);
+    expect(j.support.claim).toBe(true);
   });
 });
