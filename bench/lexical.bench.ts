@@ -12,7 +12,7 @@
 // three-word queries sampled from the spans; phrase = the 396 verbatim answers and 396
 // random 2–6 word substrings of the spans. Timings are per single call, after one warm-up
 // pass; p50/p99 over the query set.
-import { prng as rng } from '../src/audit.js';
+import { prng as rng } from '../src/prng.js';
 import { bench, describe } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -233,7 +233,7 @@ export { dirBytes } from '../src/store.js';
 export const peakRss = (): number => process.resourceUsage().maxRSS * 1024;
 
 /** A seeded PRNG so queries are the same on every run: the auditor's mulberry32. */
-export { prng as rng } from '../src/audit.js';
+export { prng as rng } from '../src/prng.js';
 
 // ------------------------------------------------------------------ formatting
 

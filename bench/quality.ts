@@ -46,7 +46,7 @@ import { parseArgs } from 'node:util';
 import { SpanStore, type TurnInput } from '../src/store.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from '../src/match.js';
 import { detectAnchor, distinctiveValue, perturb } from '../src/anchors.js';
-import { prng } from '../src/audit.js';
+import { prng } from '../src/prng.js';
 import { packageRoot } from '../src/native.js';
 import { parseQuestions, parseTranscript, readText, type Question } from '../src/transcript.js';
 import { runNatural } from './natural.js';

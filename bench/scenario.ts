@@ -23,7 +23,7 @@ import { HitRateMonitor, SpanStore, VerdictMonitor, type Verdict } from '../src/
 import { addon, packageRoot } from '../src/native.js';
 import { extractiveSummary, type SummarizeInput } from '../src/window.js';
 import { perturb } from '../src/anchors.js';
-import { anchorFact } from '../src/audit.js';
+import { anchorFact } from '../src/anchors.js';
 import { ROLE_CODES } from '../src/native.js';
 
 export const TURNS = 14_200;

@@ -13,6 +13,7 @@
  * Each detected anchor yields one pinned fact: the verbatim line around the first match,
  * which audits and compaction probes query for.
  */
+import { ROLE_NAMES } from './native.js';
 
 const UNIT =
   String.raw`(?:req\/s|requests?\/s(?:ec)?|rps|qps|tps|ops\/s|[kKmMgGtT]i?[bB](?:\/s)?|bytes?|ms|µs|us|ns|s|sec(?:onds?)?|min(?:utes?)?|h(?:ours?)?|days?|%|percent|tokens?|chars?|lines?|px|[kKmMgG]?Hz|retries|attempts|workers|threads|connections|tests?|passed|failed|errors?|skipped|items?)`;
@@ -124,3 +125,26 @@ export function valuePhrases(perturbed: string): string[] | null {
  */
 export const distinctiveValue = (fact: string): boolean =>
   /\d{2,}|\d[.,]\d|[\p{L}_]\d|\d(?:\s?(?:ms|µs|us|ns|s|sec|seconds?|mins?|minutes?|h|hours?|days?|%|[kKmMgGtT]i?[bB]|bytes?|px|tokens?|chars?|lines?|tests?|items?|errors?|passed|failed|skipped|warnings?|req\/s|rps|qps|workers|threads|retries|attempts|connections))(?![\p{L}])/u.test(fact);
+
+/** The fact an anchor pins: what detection matched, or its first non-empty line for host-flagged anchors. */
+export function anchorFact(text: string, role: number): string | null {
+  const m = detectAnchor(text, ROLE_NAMES[role] ?? 'other');
+  if (m) return m.fact;
+  return distinctiveLine(text);
+}
+
+/** The longest line of at most 160 chars (verbatim), or null for a span with no text. */
+export function distinctiveLine(text: string): string | null {
+  let best: string | null = null;
+  let at = 0;
+  while (at <= text.length) {
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    const trimmed = text.slice(at, end).trim();
+    if (trimmed.length >= 8 && (!best || trimmed.length > best.length)) {
+      best = trimmed.length > 160 ? lineAround(text, at + text.slice(at, end).indexOf(trimmed), trimmed.length) : trimmed;
+    }
+    at = end + 1;
+  }
+  return best;
+}

@@ -8,9 +8,10 @@
  * log and compares bytes, so an index that lost, re-keyed or replaced a raw entry fails the
  * audit, and so does a ranking or miss rule that would hide the fact from the agent.
  */
-import { detectAnchor, lineAround } from './anchors.js';
-import { RecordKind, ROLE_NAMES } from './native.js';
-import type { SpanStore } from './store.js';
+import { RecordKind } from './native.js';
+import { prng } from './prng.js';
+import { anchorFact, distinctiveLine } from './anchors.js';
+import type { EngineContext } from './store/context.js';
 import { RECALL_K } from './search.js';
 
 export interface PinnedFact {
@@ -31,43 +32,8 @@ export interface AuditReport {
   eventId?: number;
 }
 
-/** Deterministic PRNG (mulberry32) so an audit's sample is reproducible from its pass number. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The fact an anchor pins: what detection matched, or its first non-empty line for host-flagged anchors. */
-export function anchorFact(text: string, role: number): string | null {
-  const m = detectAnchor(text, ROLE_NAMES[role] ?? 'other');
-  if (m) return m.fact;
-  return distinctiveLine(text);
-}
-
-/** The longest line of at most 160 chars (verbatim), or null for a span with no text. */
-export function distinctiveLine(text: string): string | null {
-  let best: string | null = null;
-  let at = 0;
-  while (at <= text.length) {
-    let end = text.indexOf('\n', at);
-    if (end < 0) end = text.length;
-    const trimmed = text.slice(at, end).trim();
-    if (trimmed.length >= 8 && (!best || trimmed.length > best.length)) {
-      best = trimmed.length > 160 ? lineAround(text, at + text.slice(at, end).indexOf(trimmed), trimmed.length) : trimmed;
-    }
-    at = end + 1;
-  }
-  return best;
-}
-
 export class Auditor {
-  constructor(private readonly store: SpanStore) {}
+  constructor(private readonly store: EngineContext) {}
 
   /** The facts an audit checks: every host pin, then anchors and evicted spans sampled across the session. */
   sample(full: boolean, seed: number): { facts: PinnedFact[]; sampledEvicted: number } {
@@ -199,7 +165,7 @@ export interface AgentFind {
  * lookup answers either way; otherwise (the span not among few exact matches, or none) the
  * real search runs.
  */
-export async function agentFinds(store: SpanStore, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
+export async function agentFinds(store: EngineContext, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
   const out: AgentFind[] = [];
   for (const { fact, spanId } of facts) {
     const trimmed = fact.trim();

@@ -104,7 +104,7 @@ export interface RecoveryEvent {
   zerosOnly?: boolean;
 }
 
-/** The store's id, recorded once in its life: derived index files name it (src/upkeep.ts). */
+/** The store's id, recorded once in its life: derived index files name it (src/store/identity.ts). */
 export interface StoreEvent {
   type: 'store';
   storeId: string;

@@ -14,12 +14,13 @@
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
-import { agentFinds, prng } from './audit.js';
+import { agentFinds } from './audit.js';
+import { prng } from './prng.js';
 import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { checkGrounding } from './grounding.js';
 import { analyzeQuery, type QueryAnalysis } from './query.js';
-import type { SpanStore } from './store.js';
+import type { EngineContext } from './store/context.js';
 
 export interface CompactionRequest {
   /** Ids leaving the live window: raw spans, or earlier summaries when re-summarizing. */
@@ -111,7 +112,7 @@ export class CompactionGuard {
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
   private anchorsAtDraw = 0;
 
-  constructor(private readonly store: SpanStore) {}
+  constructor(private readonly store: EngineContext) {}
 
   /**
    * One pass. Every refusal — a malformed request, an unknown id, a summary range that does

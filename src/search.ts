@@ -16,7 +16,8 @@ import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVec
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, supportOf, type MissDecision, type Support } from './support.js';
-import { toSpan, type Hit, type SearchOptions, type SearchResult, type Span } from './store.js';
+import { toSpan } from './store/spans.js';
+import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
 import type { VerdictState } from './verdict.js';
 import type { GuardEvent } from './events.js';
 import type { MatchPolicy } from './match.js';

@@ -6,10 +6,10 @@
  */
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CompactionRefusedError, ErrorCode, SpanguardError } from './errors.js';
-import { anchorFact } from './audit.js';
+import { anchorFact } from './anchors.js';
 import { RecordKind, roleCodeOf } from './native.js';
 import { RECALL_K } from './search.js';
-import { toSpan } from './store.js';
+import { toSpan } from './store/spans.js';
 import {
   checkStructure,
   structureOf,

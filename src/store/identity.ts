@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RecordKind, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from './native.js';
+import { RecordKind, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
 
 export const IDENTITY_FILE = 'identity.json';
 export const IDENTITY_VERSION = 2;

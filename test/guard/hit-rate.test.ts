@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/store.js';
 import { ContextWindow, extractiveSummary, type Summarizer } from '../../src/window.js';
-import { anchorFact } from '../../src/audit.js';
+import { anchorFact } from '../../src/anchors.js';
 import { perturb } from '../../src/anchors.js';
 import { ROLE_CODES } from '../../src/native.js';
 import { realTurns, tmpDir } from '../helpers/data.js';

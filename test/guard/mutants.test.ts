@@ -3,11 +3,14 @@
 // describe per rule. The audit's sampling and checks run against a stub store (only what
 // Auditor and agentFinds read), so each rule is seen without ranking noise.
 import { describe, expect, it, vi } from 'vitest';
-import { agentFinds, anchorFact, Auditor, distinctiveLine, prng, type AuditReport } from '../../src/audit.js';
+import { anchorFact, distinctiveLine } from '../../src/anchors.js';
+import { agentFinds, Auditor, type AuditReport } from '../../src/audit.js';
+import { prng } from '../../src/prng.js';
 import { lineAround } from '../../src/anchors.js';
 import { RecordKind, ROLE_CODES } from '../../src/native.js';
 import { RECALL_K } from '../../src/search.js';
-import { IdSet, type SpanStore } from '../../src/store.js';
+import type { SpanStore } from '../../src/store.js';
+import { IdSet } from '../../src/store/trail.js';
 import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore as Store, type SpanStoreOptions } from '../../src/index.js';
 import { judgeAnchors, probeDivergence } from '../../src/guard.js';
 import { perturb } from '../../src/anchors.js';

@@ -65,7 +65,7 @@ export function realTurns(limit = Infinity): { turn: number; role: string; text:
 }
 
 /** Deterministic PRNG (mulberry32) so oracle tests are reproducible: the auditor's own. */
-export { prng as rng } from '../../src/audit.js';
+export { prng as rng } from '../../src/prng.js';
 
 /** Opens a span log (the real one) in `dir`, durability none: these tests are about indexing. */
 export function openSpanLog(dir: string): NativeSpanLog {

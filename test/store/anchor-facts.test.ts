@@ -2,7 +2,7 @@
 // anchorFact gives from the span's text, for detected and host-flagged anchors alike.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
-import { anchorFact } from '../../src/audit.js';
+import { anchorFact } from '../../src/anchors.js';
 import { ROLE_CODES } from '../../src/native.js';
 import { tmpDir } from '../helpers/data.js';
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
-import { readIdentity } from '../../src/upkeep.js';
+import { readIdentity } from '../../src/store/identity.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
 const open: SpanStore[] = [];

@@ -1,0 +1,284 @@
+/**
+ * Index upkeep: the two derived indexes (lexical BM25 + phrase, and vectors) kept caught up
+ * with the log, their files checked against their identity at open (src/store/identity.ts),
+ * rebuilt from the log when they cannot be trusted, saved with their identity, and the one
+ * log/index agreement check that `verify` and `repair` both call.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ErrorCode, SpanguardError } from '../errors.js';
+import { addon, RecordKind, type NativeEmbedder, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
+import {
+  IDENTITY_VERSION,
+  identityMismatch,
+  identityOf,
+  identityVouches,
+  indexAgreement,
+  lexicalFileProblems,
+  lexicalFiles,
+  readIdentity,
+  vectorFileProblems,
+  vectorFiles,
+  vectorHighWater,
+  writeIdentity,
+} from './identity.js';
+import { vectorOptions, type Resolved } from './options.js';
+import type { IndexLag } from './types.js';
+
+export type IndexName = 'lexical' | 'vector';
+
+/** What the open-time check of the derived files found. */
+export interface DerivedCheck {
+  /** The log and an index disagree (recorded as a degrade). */
+  disagreements: string[];
+  /** Indexes found damaged, foreign or stale (recorded as `index-rebuilt`). */
+  rebuilt: { name: IndexName; reason: string }[];
+}
+
+export class Indexes {
+  /** Why an index is behind the log (its catch-up failed), or null. */
+  lag: IndexLag | null = null;
+  /**
+   * What the open found wrong with the derived files, per index, and whether the index was
+   * rebuilt: what a writer records as `index-rebuilt` events, and what `verify` reports (a
+   * reader records nothing).
+   */
+  readonly derivedProblems: { index: IndexName; reason: string }[] = [];
+  /** A reader's vector index rebuilt from the log lives here (it may not write the store's files); removed at release. */
+  private privateVectorDir: string | null = null;
+  /** Why vectors.bin was rejected when the index was opened (the index then started empty). */
+  private vectorOpenError: string | null = null;
+  private readonly indexDir: string;
+
+  private constructor(
+    dir: string,
+    private readonly options: Resolved,
+    private readonly log: NativeSpanLog,
+    readonly embedder: NativeEmbedder,
+    public lexical: NativeLexicalIndex,
+    public vector: NativeVectorIndex,
+  ) {
+    this.indexDir = path.join(dir, 'index');
+  }
+
+  /**
+   * Opens both indexes of the store in `dir`. vectors.bin is derived data too: one whose
+   * header fails its check is set aside and the index rebuilt from the log (checkDerived).
+   */
+  static open(dir: string, o: Resolved, log: NativeSpanLog): Indexes {
+    const a = addon();
+    const indexDir = path.join(dir, 'index');
+    const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
+    const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
+    let vectorOpenError: string | null = null;
+    let vector: NativeVectorIndex;
+    let privateDir: string | null = null;
+    try {
+      vector = new a.VectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
+    } catch (e) {
+      if (!(e instanceof SpanguardError) || e.code !== ErrorCode.CORRUPT) throw e;
+      vectorOpenError = e.message;
+      ({ index: vector, privateDir } = freshVector(indexDir, o));
+    }
+    const indexes = new Indexes(dir, o, log, embedder, lexical, vector);
+    indexes.vectorOpenError = vectorOpenError;
+    indexes.privateVectorDir = privateDir;
+    return indexes;
+  }
+
+  /**
+   * Damaged derived files (src/store/identity.ts): a file that fails its own checks, is
+   * missing while the identity says it covered records, or is not the file the identity
+   * names means the index is rebuilt from the log; an index built for another store or
+   * another log history too. Returns the findings for the store to record.
+   */
+  checkDerived(storeId: string | null): DerivedCheck {
+    const log = this.log;
+    const next = log.nextId();
+    const identity = readIdentity(this.indexDir);
+    const found = {
+      lexical: lexicalFileProblems(this.lexical, log, storeId, identity),
+      vector: vectorFileProblems(this.vector, storeId, identity, this.vectorOpenError),
+    };
+    const out: DerivedCheck = { disagreements: [], rebuilt: [] };
+    for (const name of ['lexical', 'vector'] as const) {
+      const problems = found[name];
+      const hw = name === 'lexical' ? this.lexical.highWater() : vectorHighWater(this.vector, storeId, identity);
+      // An index this store's identity vouches for (or that has none to go by) covering ids
+      // the log does not hold: the log lost what the index saw. A disagreement, recorded
+      // as a degrade; the index is rebuilt. A damaged or foreign file's high water says
+      // nothing about the log: that is a rebuild like any other.
+      if (hw > next && !problems.some((p) => p.rebuild) && (identity === null || identityVouches(name, hw, storeId, identity))) {
+        const d = `${name} index covers ids up to ${hw - 1} but the log ends at ${next - 1}`;
+        out.disagreements.push(d);
+        this.derivedProblems.push({ index: name, reason: d });
+        this.rebuild(name);
+        continue;
+      }
+      const why = identityMismatch(name, hw, log, storeId, identity);
+      if (why !== null) problems.push({ reason: why, rebuild: true });
+      if (problems.length === 0) continue;
+      if (problems.some((p) => p.rebuild)) this.rebuild(name);
+      const reason = problems.map((p) => p.reason).join('; ');
+      out.rebuilt.push({ name, reason });
+      this.derivedProblems.push({ index: name, reason });
+    }
+    return out;
+  }
+
+  /**
+   * Replaces one index with an empty one that the next catch-up fills from the log. A writer
+   * removes the old files first (every file of the vector index, vectors.bin included: a
+   * rebuild never reloads what it replaces); a reader builds in memory (lexical) or in a
+   * private temporary directory (vector).
+   */
+  rebuild(name: IndexName): void {
+    if (name === 'lexical') {
+      const file = path.join(this.indexDir, 'lexical.idx');
+      if (!this.options.readOnly) fs.rmSync(file, { force: true });
+      this.lexical = new (addon().LexicalIndex)(this.options.readOnly ? path.join(this.indexDir, 'lexical.rebuild-in-memory') : file);
+    } else {
+      this.release();
+      ({ index: this.vector, privateDir: this.privateVectorDir } = freshVector(this.indexDir, this.options));
+    }
+  }
+
+  /** Closes the vector index and removes a reader's private one; the lexical index holds no descriptor or lock. Idempotent. */
+  release(): void {
+    this.vector.close();
+    if (this.privateVectorDir !== null) {
+      fs.rmSync(this.privateVectorDir, { recursive: true, force: true });
+      this.privateVectorDir = null;
+    }
+  }
+
+  /**
+   * Brings both indexes up to the end of the log (the only way anything gets indexed). Never
+   * throws: the spans are in the log already, so a failure (a full disk, a host embedder that
+   * throws) leaves the index behind, recorded in `lag` — the verdict and `stats().indexLag`
+   * say so — and the next append, search or `catchUp()` tries again.
+   */
+  async catchUp(): Promise<void> {
+    try {
+      await this.catchUpOrThrow();
+      this.lag = null;
+    } catch (e) {
+      const err = e as { code?: unknown; message?: unknown };
+      const lexicalBehind = this.lexical.highWater() < this.log.nextId();
+      this.lag = {
+        index: lexicalBehind ? 'lexical' : 'vector',
+        fromId: Math.max(lexicalBehind ? this.lexical.highWater() : this.vector.highWater(), this.log.firstId()),
+        code: typeof err.code === 'string' ? err.code : ErrorCode.IO_ERROR,
+        message: String(err.message ?? e),
+      };
+    }
+  }
+
+  /** The lag as the error `catchUp()` rejects with, or null. */
+  lagError(): SpanguardError | null {
+    const lag = this.lag;
+    return lag === null ? null : new SpanguardError(lag.code as ErrorCode, `the ${lag.index} index lacks spans from ${lag.fromId} on: ${lag.message}`, { ...lag });
+  }
+
+  /**
+   * A reader catches the lexical index up in memory; its vector index stays at what the
+   * writer persisted (the exact and BM25 paths still cover the newest spans).
+   */
+  private async catchUpOrThrow(): Promise<void> {
+    const log = this.log;
+    const o = this.options;
+    this.lexical.catchUp(log);
+    // A reader's vector index stays at what the writer saved, unless it was rebuilt in a
+    // private directory: then the reader fills it from the log itself.
+    if (o.readOnly && this.privateVectorDir === null) return;
+    if (!o.embedder) {
+      this.vector.catchUp(log, this.embedder);
+      return;
+    }
+    const next = log.nextId();
+    // Ids start at the log's first id (1 in a new store), not at 0: a batch is scanned from
+    // there, and the next one starts after its last record.
+    for (let from = Math.max(this.vector.highWater(), log.firstId()); from < next; ) {
+      const records = log.scan(from, Math.min(256, next - from));
+      from = records.length > 0 ? records[records.length - 1]!.id + 1 : next;
+      const batch = records.filter((r) => r.kind === RecordKind.raw || r.kind === RecordKind.summary);
+      if (batch.length === 0) continue;
+      let vectors: Float32Array[];
+      try {
+        vectors = await o.embedder(batch.map((r) => r.text));
+      } catch (e) {
+        throw new SpanguardError(ErrorCode.EMBEDDER_FAILED, `host embedder failed: ${(e as Error).message}`);
+      }
+      if (!Array.isArray(vectors) || vectors.length !== batch.length)
+        throw new SpanguardError(
+          ErrorCode.DIMENSION_MISMATCH,
+          `host embedder returned ${Array.isArray(vectors) ? vectors.length : typeof vectors} vectors for ${batch.length} texts`,
+        );
+      const flat = new Float32Array(batch.length * o.dims);
+      vectors.forEach((v, i) => {
+        if (!(v instanceof Float32Array) || v.length !== o.dims)
+          throw new SpanguardError(
+            ErrorCode.DIMENSION_MISMATCH,
+            `host embedder returned a vector of length ${(v as Float32Array)?.length} for span ${batch[i]!.id}; declared dims ${o.dims}`,
+          );
+        flat.set(v, i * o.dims);
+      });
+      this.vector.add(Float64Array.from(batch, (r) => r.id), Uint8Array.from(batch, (r) => r.kind), flat);
+    }
+  }
+
+  /** Embeds query texts with whichever embedder the store uses. */
+  async embedQuery(texts: string[]): Promise<Float32Array> {
+    const o = this.options;
+    if (!o.embedder) return this.embedder.embed(texts);
+    const vs = await o.embedder(texts);
+    const flat = new Float32Array(texts.length * o.dims);
+    vs.forEach((v, i) => {
+      if (!(v instanceof Float32Array) || v.length !== o.dims)
+        throw new SpanguardError(ErrorCode.DIMENSION_MISMATCH, `host embedder returned a vector of the wrong length for a query`);
+      for (const x of v) if (!Number.isFinite(x)) throw new SpanguardError(ErrorCode.NON_FINITE_VECTOR, 'host embedder returned a non-finite value');
+      flat.set(v, i * o.dims);
+    });
+    return flat;
+  }
+
+  /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
+  agreement(): string[] {
+    return indexAgreement(this.log, this.lexical, this.vector);
+  }
+
+  /** Saves both indexes, then their identity next to them (no identity before the store has an id). */
+  save(storeId: string | null): void {
+    this.lexical.save();
+    this.vector.save();
+    if (storeId === null) return;
+    writeIdentity(this.indexDir, {
+      version: IDENTITY_VERSION,
+      storeId,
+      lexical: { ...identityOf(this.log, this.lexical.highWater()), files: lexicalFiles(this.lexical) },
+      vector: { ...identityOf(this.log, this.vector.highWater()), files: vectorFiles(this.vector) },
+    });
+  }
+}
+
+/**
+ * An empty vector index over the store's vector directory, its old files removed (a
+ * writer), or over a private temporary directory (a reader, which may not touch the
+ * store's files; removed at release).
+ */
+function freshVector(indexDir: string, o: Resolved): { index: NativeVectorIndex; privateDir: string | null } {
+  const a = addon();
+  const vdir = path.join(indexDir, 'vector');
+  if (o.readOnly) {
+    const privateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-vector-'));
+    try {
+      return { index: new a.VectorIndex(privateDir, { ...vectorOptions(o), readOnly: false }), privateDir };
+    } catch (e) {
+      fs.rmSync(privateDir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+  for (const f of fs.readdirSync(vdir)) fs.rmSync(path.join(vdir, f), { force: true, recursive: true });
+  return { index: new a.VectorIndex(vdir, vectorOptions(o)), privateDir: null };
+}
