@@ -4,145 +4,18 @@
  * the oldest turns outside the recent tail are evicted through the compaction guard and
  * replaced by a summary. `recall` is the tool an agent calls to reach evicted history.
  */
-import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { CompactionRefusedError, ErrorCode, SpanguardError } from './errors.js';
-import { anchorFact } from './anchors.js';
-import { RecordKind, roleCodeOf } from './native.js';
 import { RECALL_K } from './search.js';
-import { toSpan } from './store/spans.js';
-import {
-  checkStructure,
-  structureOf,
-  toAISDK,
-  toAnthropic,
-  toOpenAI,
-  type AISDKMessage,
-  type AnthropicRequest,
-  type OpenAIMessage,
-  type RenderTurn,
-  type TurnStructure,
-} from './convert.js';
+import { checkStructure, structureOf, toAISDK, toAnthropic, toOpenAI, type AISDKMessage, type AnthropicRequest, type OpenAIMessage, type RenderTurn } from './convert.js';
 import type { CompactionReceipt } from './guard.js';
 import type { GuardEvent } from './events.js';
-import type { Hit, Span, SpanStore, TurnInput } from './store.js';
-import type { VerdictState } from './verdict.js';
+import type { Span, SpanStore } from './store.js';
+import { restoredEntries } from './window/restore.js';
+import { clipMarker, clipText, defaultCountTokens, extractiveSummary, renderedText, summaryContent, toStoreTurn, WINDOW_META_KEYS } from './window/text.js';
+import type { ClippedTurn, ContextWindowOptions, Entry, Message, MessageFormat, PushResult, RecallResult, SummarizeInput, WindowStats, WindowTurn } from './window/types.js';
 
-/** A span as the summarizer sees it. */
-export interface SummarizeInput {
-  spanId: number;
-  kind: 'raw' | 'summary';
-  role: string;
-  turnStart: number;
-  turnEnd: number;
-  text: string;
-  anchor: boolean;
-}
-
-/** Host summarizer (an LLM call, typically). Its output is never trusted for exact values. */
-export type Summarizer = (spans: SummarizeInput[]) => Promise<string>;
-
-export interface WindowTurn extends TurnInput, TurnStructure {
-  /** Keep this turn with the previous one (a tool result with its call). Default: true for role `tool`. */
-  attachToPrevious?: boolean;
-  /** Never evicted, never summarized. Default: true for role `system` (the system prompt). */
-  pin?: boolean;
-}
-
-/** Meta keys where the window keeps what it needs to render and restore a turn. */
-const WINDOW_META_KEYS = ['toolCalls', 'toolCallId', 'toolError', 'pinned', 'attachToPrevious'] as const;
-
-/** A turn the window must keep that did not fit: shown clipped, its full text in the store. */
-export interface ClippedTurn {
-  spanId: number;
-  /** The turn's full tokens. */
-  tokens: number;
-  /** Tokens shown in the window: its head and tail around a marker naming the span. */
-  shownTokens: number;
-}
-
-/** The window could not hold everything it must keep within its budget. */
-export interface WindowOverflow {
-  budgetTokens: number;
-  /** The window's tokens after clipping (above the budget when pinned turns alone exceed it). */
-  tokens: number;
-  /** The turns the window shows clipped. */
-  clipped: ClippedTurn[];
-}
-
-export interface PushResult {
-  /** Span ids of the turns pushed, in order. */
-  ids: number[];
-  /** The last of `ids` (for `push`, the turn's id). */
-  spanId: number;
-  /** null when the window fits its budget without clipping anything. */
-  overflow: WindowOverflow | null;
-}
-
-export type MessageFormat = 'openai' | 'anthropic' | 'ai-sdk';
-
-export interface ContextWindowOptions {
-  /** Token budget of the live window. */
-  budgetTokens: number;
-  /** Turns at the end of the window that are never evicted (default 8). */
-  keepRecentTurns?: number;
-  /** Anchor handling when a probe cannot verify one (default: the store's policy). */
-  policy?: 'refuse' | 'spill';
-  /** Default: the deterministic extractive summarizer. */
-  summarize?: Summarizer;
-  /** Token counter for turns without host counts (default: cl100k_base via gpt-tokenizer). */
-  countTokens?: (text: string) => number;
-  /** After a pass the window is brought down to this share of the budget (default 0.75), so passes are not one per turn. */
-  lowWater?: number;
-  /** When more summaries than this sit in the window, the two oldest are re-summarized into one (default 4). */
-  maxSummaries?: number;
-}
-
-interface Entry {
-  id: number;
-  kind: 'raw' | 'summary';
-  role: string;
-  turnStart: number;
-  turnEnd: number;
-  tokens: number;
-  anchor: boolean;
-  /** Entries sharing a unit are evicted together (a tool call and its result). */
-  unit: number;
-  /** Pinned in the window: a turn the host pinned, or an anchor the guard would not let go. */
-  pinned: boolean;
-  /** Shown clipped: the first `head` and last `tail` characters of its text, and a marker. */
-  clip?: { head: number; tail: number; fullTokens: number };
-}
-
-export interface Message {
-  role: string;
-  content: string;
-  /** Present for summaries: the turns it stands for. */
-  summary?: { spanId: number; turnStart: number; turnEnd: number };
-  spanId: number;
-}
-
-export interface RecallResult {
-  /** found: verbatim raw spans; not-in-transcript: an honest miss; degraded: hits exist but the verdict forbids trusting exact values. */
-  status: 'found' | 'not-in-transcript' | 'degraded';
-  verdict: VerdictState;
-  hits: Hit[];
-  /** What to hand the model. */
-  text: string;
-}
-
-export interface WindowStats {
-  tokens: number;
-  /** Tokens of every turn pushed so far (host counts or counted), evicted or not. */
-  pushedTokens: number;
-  entries: number;
-  summaries: number;
-  passes: number;
-  refused: number;
-  spilled: number;
-  resummarized: number;
-}
-
-export const defaultCountTokens = (text: string): number => encode(text, { allowedSpecial: 'all' }).length;
+export type * from './window/types.js';
+export { defaultCountTokens, extractiveSummary } from './window/text.js';
 
 export class ContextWindow {
   private readonly entries: Entry[] = [];
@@ -158,29 +31,7 @@ export class ContextWindow {
     readonly store: SpanStore,
     options: ContextWindowOptions,
   ) {
-    const bad = (why: string): never => {
-      throw new SpanguardError(ErrorCode.INVALID_OPTIONS, why);
-    };
-    if (options === null || typeof options !== 'object') bad('ContextWindow options must be an object');
-    if (!Number.isSafeInteger(options.budgetTokens) || options.budgetTokens < 64) bad(`budgetTokens must be an integer >= 64, got ${String(options.budgetTokens)}`);
-    if (options.keepRecentTurns !== undefined && (!Number.isSafeInteger(options.keepRecentTurns) || options.keepRecentTurns < 0))
-      bad(`keepRecentTurns must be an integer >= 0, got ${String(options.keepRecentTurns)}`);
-    if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill') bad(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
-    if (options.summarize !== undefined && typeof options.summarize !== 'function') bad('summarize must be a function');
-    if (options.countTokens !== undefined && typeof options.countTokens !== 'function') bad('countTokens must be a function');
-    if (options.lowWater !== undefined && (typeof options.lowWater !== 'number' || !(options.lowWater > 0 && options.lowWater <= 1)))
-      bad(`lowWater must be a number in (0, 1], got ${String(options.lowWater)}`);
-    if (options.maxSummaries !== undefined && (!Number.isSafeInteger(options.maxSummaries) || options.maxSummaries < 1))
-      bad(`maxSummaries must be an integer >= 1, got ${String(options.maxSummaries)}`);
-    this.o = {
-      budgetTokens: options.budgetTokens,
-      keepRecentTurns: options.keepRecentTurns ?? 8,
-      policy: options.policy ?? store.options.policy,
-      summarize: options.summarize ?? extractiveSummary,
-      countTokens: options.countTokens ?? defaultCountTokens,
-      lowWater: options.lowWater ?? 0.75,
-      maxSummaries: options.maxSummaries ?? 4,
-    };
+    this.o = windowOptions(options, store.options.policy);
   }
 
   /**
@@ -196,56 +47,11 @@ export class ContextWindow {
   }
 
   private restore(events: GuardEvent[]): void {
-    // Where each summary sits: before the first entry its pass took up (a raw id evicted or
-    // spilled, or an older summary's place); raw entries sit at their id.
-    const placeOf = new Map<number, number>();
-    const kept = new Set<number>();
-    for (const e of events) {
-      if (e.type === 'pass') {
-        let place = Infinity;
-        for (const [a] of e.evicted) place = Math.min(place, a);
-        for (const id of e.spilled) place = Math.min(place, id);
-        for (const s of e.evictedSummaries) place = Math.min(place, placeOf.get(s) ?? s);
-        placeOf.set(e.summaryId, Number.isFinite(place) ? place : e.summaryId);
-        for (const id of e.spilled) kept.add(id);
-      } else if (e.type === 'refusal') for (const id of e.anchors) kept.add(id);
-    }
-    const evicted = this.store.state.evicted;
-    const entries: { place: number; e: Entry }[] = [];
-    let last: Entry | null = null;
-    const next = this.store.log.nextId();
-    for (let from = this.store.log.firstId(); from < next; from += RESTORE_CHUNK) {
-      for (const r of this.store.log.scan(from, Math.min(RESTORE_CHUNK, next - from), 1 << RecordKind.raw)) {
-        const s = toSpan(r);
-        const meta = s.meta ?? {};
-        const attach = typeof meta.attachToPrevious === 'boolean' ? meta.attachToPrevious : s.role === 'tool';
-        const unit = attach && last ? last.unit : ++this.unitCounter;
-        const e: Entry = {
-          id: s.id,
-          kind: 'raw',
-          role: s.role,
-          turnStart: s.turnStart,
-          turnEnd: s.turnEnd,
-          tokens: s.tokens,
-          anchor: s.anchor,
-          unit,
-          pinned: (typeof meta.pinned === 'boolean' ? meta.pinned : s.role === 'system') || kept.has(s.id),
-        };
-        this.addToUnit(e);
-        this.counters.pushedTokens += s.tokens;
-        last = e;
-        if (!evicted.has(s.id)) entries.push({ place: s.id, e });
-      }
-    }
-    const live = [...this.store.state.liveSummaries];
-    this.store.getMany(live).forEach((s, i) => {
-      if (!s) return;
-      const e: Entry = { id: s.id, kind: 'summary', role: 'system', turnStart: s.turnStart, turnEnd: s.turnEnd, tokens: s.tokens, anchor: false, unit: ++this.unitCounter, pinned: false };
-      entries.push({ place: placeOf.get(live[i]!) ?? s.id, e });
-    });
-    // A summary goes before a spilled anchor at its own place.
-    entries.sort((a, b) => a.place - b.place || (a.e.kind === b.e.kind ? a.e.id - b.e.id : a.e.kind === 'summary' ? -1 : 1));
-    for (const { e } of entries) {
+    const onRaw = (e: Entry) => {
+      this.addToUnit(e);
+      this.counters.pushedTokens += e.tokens;
+    };
+    for (const e of restoredEntries(this.store, events, () => ++this.unitCounter, onRaw)) {
       this.entries.push(e);
       this.tokens += e.tokens;
     }
@@ -615,98 +421,31 @@ export class ContextWindow {
   }
 }
 
-const RESTORE_CHUNK = 4096;
+type ResolvedWindowOptions = Required<Omit<ContextWindowOptions, 'policy'>> & { policy: 'refuse' | 'spill' };
 
-const summaryContent = (e: { turnStart: number; turnEnd: number }, text: string): string =>
-  `[summary of turns ${e.turnStart}–${e.turnEnd}; not authoritative for exact values — use recall] ${text}`;
-
-/** What a turn costs in the window: its text and the tool calls it made. */
-function renderedText(t: { text: string; toolCalls?: { name: string; arguments: string }[] }): string {
-  return [t.text, ...(t.toolCalls ?? []).map((c) => `${c.name} ${c.arguments}`)].join('\n');
+/** The window's options, checked whole (INVALID_OPTIONS) and resolved against the defaults; the policy defaults to the store's. */
+function windowOptions(options: ContextWindowOptions, storePolicy: 'refuse' | 'spill'): ResolvedWindowOptions {
+  const bad = (why: string): never => {
+    throw new SpanguardError(ErrorCode.INVALID_OPTIONS, why);
+  };
+  if (options === null || typeof options !== 'object') bad('ContextWindow options must be an object');
+  if (!Number.isSafeInteger(options.budgetTokens) || options.budgetTokens < 64) bad(`budgetTokens must be an integer >= 64, got ${String(options.budgetTokens)}`);
+  if (options.keepRecentTurns !== undefined && (!Number.isSafeInteger(options.keepRecentTurns) || options.keepRecentTurns < 0))
+    bad(`keepRecentTurns must be an integer >= 0, got ${String(options.keepRecentTurns)}`);
+  if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill') bad(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
+  if (options.summarize !== undefined && typeof options.summarize !== 'function') bad('summarize must be a function');
+  if (options.countTokens !== undefined && typeof options.countTokens !== 'function') bad('countTokens must be a function');
+  if (options.lowWater !== undefined && (typeof options.lowWater !== 'number' || !(options.lowWater > 0 && options.lowWater <= 1)))
+    bad(`lowWater must be a number in (0, 1], got ${String(options.lowWater)}`);
+  if (options.maxSummaries !== undefined && (!Number.isSafeInteger(options.maxSummaries) || options.maxSummaries < 1))
+    bad(`maxSummaries must be an integer >= 1, got ${String(options.maxSummaries)}`);
+  return {
+    budgetTokens: options.budgetTokens,
+    keepRecentTurns: options.keepRecentTurns ?? 8,
+    policy: options.policy ?? storePolicy,
+    summarize: options.summarize ?? extractiveSummary,
+    countTokens: options.countTokens ?? defaultCountTokens,
+    lowWater: options.lowWater ?? 0.75,
+    maxSummaries: options.maxSummaries ?? 4,
+  };
 }
-
-/** A window turn as the store takes it: the window's fields go into meta (restored by `ContextWindow.open`). */
-function toStoreTurn(t: WindowTurn): TurnInput {
-  const { attachToPrevious, pin, toolCalls, toolCallId, toolError, ...rest } = t;
-  const extra: Record<string, unknown> = {};
-  if (toolCalls !== undefined) extra.toolCalls = toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
-  if (toolCallId !== undefined) extra.toolCallId = toolCallId;
-  if (toolError !== undefined) extra.toolError = toolError;
-  // Only what differs from the role's default, so a restored window reads the same choice.
-  if (pin !== undefined && pin !== (t.role === 'system')) extra.pinned = pin;
-  if (attachToPrevious !== undefined && attachToPrevious !== (t.role === 'tool')) extra.attachToPrevious = attachToPrevious;
-  if (Object.keys(extra).length === 0) return rest;
-  if (rest.meta === undefined) return { ...rest, meta: extra };
-  try {
-    // A meta that is not a plain object is left for the store to refuse with its typed error.
-    if (rest.meta !== null && typeof rest.meta === 'object' && !Array.isArray(rest.meta)) return { ...rest, meta: { ...rest.meta, ...extra } };
-  } catch {
-    /* a getter that throws: the store's check names it */
-  }
-  return rest;
-}
-
-/** Where a clipped turn's middle was: the span that holds it whole. */
-const clipMarker = (spanId: number, fullTokens: number): string =>
-  `\n[… clipped to fit the window: this turn has ${fullTokens} tokens; span ${spanId} in the store holds its full text …]\n`;
-
-const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
-
-/** The longest prefix (or suffix) of `text` of at most `max` tokens, in characters, never splitting a surrogate pair. */
-function longest(text: string, max: number, count: (t: string) => number, fromEnd: boolean): number {
-  if (max <= 0 || text.length === 0) return 0;
-  const part = (n: number): string => (fromEnd ? text.slice(text.length - n) : text.slice(0, n));
-  let lo = 0;
-  let hi = Math.min(text.length, max * 4);
-  while (hi < text.length && count(part(hi)) <= max) {
-    lo = hi;
-    hi = Math.min(text.length, hi * 2);
-  }
-  if (count(part(hi)) <= max) return hi;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >>> 1;
-    if (count(part(mid)) <= max) lo = mid;
-    else hi = mid;
-  }
-  if (fromEnd) return lo > 0 && lo < text.length && isHigh(text.charCodeAt(text.length - lo - 1)) ? lo - 1 : lo;
-  return lo > 0 && isHigh(text.charCodeAt(lo - 1)) ? lo - 1 : lo;
-}
-
-/** Head and tail of `text` around the marker, within `allowed` tokens when the marker alone fits. */
-function clipText(text: string, spanId: number, fullTokens: number, allowed: number, count: (t: string) => number): { head: number; tail: number; tokens: number } {
-  const marker = clipMarker(spanId, fullTokens);
-  let room = allowed - count(marker);
-  for (let attempt = 0; attempt < 8 && room > 0; attempt++) {
-    const head = longest(text, Math.ceil(room / 2), count, false);
-    const tail = longest(text.slice(head), Math.floor(room / 2), count, true);
-    const tokens = count(text.slice(0, head) + marker + text.slice(text.length - tail));
-    if (tokens <= allowed) return { head, tail, tokens };
-    room -= tokens - allowed;
-  }
-  return { head: 0, tail: 0, tokens: count(marker) };
-}
-
-/**
- * The default summarizer: deterministic and extractive (no model). It keeps each span's
- * first line and its anchor facts, so identifiers and numbers survive where they fit, and
- * it says it is not to be trusted for exact values — the store is.
- */
-export const extractiveSummary: Summarizer = async (spans) => {
-  const lines: string[] = [];
-  const budget = 1200; // chars
-  let used = 0;
-  for (const s of spans) {
-    const first = s.text.split('\n').find((l) => l.trim().length > 0)?.trim() ?? '';
-    const fact = s.anchor ? anchorFact(s.text, roleCodeOf(s.role) ?? 0) : null;
-    const parts = [first.slice(0, 120)];
-    if (fact && fact !== first) parts.push(fact.slice(0, 160));
-    const line = `- t${s.turnStart}${s.turnEnd !== s.turnStart ? `–${s.turnEnd}` : ''} ${s.role}: ${parts.join(' … ')}`;
-    if (used + line.length > budget) {
-      lines.push(`- … ${spans.length - lines.length} more span(s)`);
-      break;
-    }
-    lines.push(line);
-    used += line.length;
-  }
-  return lines.join('\n');
-};

@@ -38,7 +38,8 @@ describe('each host subpath resolves by name to its module and types', () => {
       expect(fs.existsSync(path.resolve(e.types)), e.types).toBe(true);
       expect(fs.existsSync(path.resolve(e.import)), e.import).toBe(true);
     }
-    expect(pkg.files).toContain('src/adapters/*.ts');
+    // The sources the maps point at ship too: every module under src/, the adapters' included.
+    expect(pkg.files).toContain('src/**/*.ts');
   });
 });
 
