@@ -36,7 +36,7 @@ import { SpanStore, type TurnInput } from '../src/store.js';
 import { fitStandInModel } from './standin-model.js';
 import { packageRoot } from '../src/native.js';
 import { readText } from '../src/transcript.js';
-import { ingest, loadDataset } from './quality.js';
+import { ingest, loadDataset } from './dataset.js';
 
 const DATA = process.env.SPANGUARD_DATA ?? path.resolve(packageRoot, '..', 'shared', 'data');
 export const NATURAL_QUESTIONS = path.join(DATA, 'natural-questions', 'questions.jsonl');

@@ -39,7 +39,7 @@ class ScriptedModel implements Model {
     const output = last.type === 'function_call_result' ? (last.output as { text?: string }).text ?? String(last.output) : 'ok';
     return { usage, output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `Result: ${output.slice(0, 4000)}` }] }] };
   }
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: the tests never stream, so the generator only throws
   async *getStreamedResponse(): AsyncIterable<never> {
     throw new Error('not used');
   }
