@@ -19,89 +19,14 @@ import { prng } from './prng.js';
 import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { checkGrounding } from './grounding.js';
-import { analyzeQuery, type QueryAnalysis } from './query.js';
+import { analyzeQuery } from './query.js';
 import type { EngineContext } from './store/context.js';
+import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
+import { type AnchorProbe, checkIds, judgeAnchors, probeDivergence } from './guard/anchors.js';
+import { HIT_RATE_RISE, LOCAL_PROBES, MIN_LOCAL_PAIRS, numbersOf, type Probe } from './guard/probes.js';
 
-export interface CompactionRequest {
-  /** Ids leaving the live window: raw spans, or earlier summaries when re-summarizing. */
-  evict: number[];
-  /** Entries this pass replaces with its summary: summaries only. */
-  rewrite?: number[];
-  summary: { text: string; turnStart: number; turnEnd: number; tokens?: number };
-  /** Override the store's anchor policy for this pass. */
-  policy?: 'refuse' | 'spill';
-}
-
-export interface CompactionReceipt {
-  pass: number;
-  summaryId: number;
-  /** Raw ids evicted. */
-  evicted: number[];
-  evictedSummaries: number[];
-  /** Anchors kept verbatim in the window (policy `spill`). */
-  spilled: number[];
-  /** Summaries this pass superseded. */
-  superseded: number[];
-  /** Raw span ids refused (always empty on a returned receipt: a refusal throws under `refuse`). */
-  refused: number[];
-  anchorsChecked: number;
-  /** Max distance between an evicted anchor and what its probe returned (0: the anchor itself). */
-  divergence: number;
-  hitRateBefore: number | null;
-  hitRateAfter: number | null;
-  eventId: number;
-  /** Where the pass's time went, in µs. The guard's own work is `check + anchors + monitor + record`; `summary` is the store appending and indexing the new summary, which a pass costs with or without a guard. */
-  timing: PassTiming;
-}
-
-/** Microseconds per phase of one compaction pass (wall clock, this process). */
-export interface PassTiming {
-  /** Rules 1 and 2: reading the named ids back and checking them by identity. */
-  check: number;
-  /** Rule 4: the probe of every evicted anchor against the pre-compaction index. */
-  anchors: number;
-  /** The hit-rate monitor: before and after over the probe set. */
-  monitor: number;
-  /** Appending the pass's event record(s) (rule 9). */
-  record: number;
-  /** Appending the summary and indexing it (lexical + vector). */
-  summary: number;
-  /** Checking that every value the summary states is stated by what it replaces. */
-  grounding: number;
-}
-
-/**
- * A probe of the hit-rate monitor: a stated anchor fact (positive) or a perturbation of it
- * that the transcript never states (negative). A probe hits when the agent's search over
- * raw spans or over summaries does not answer "not in transcript". The raw part is
- * measured when the probe joins the set: no pass can change the raw namespace (rules 1 and
- * 5; audits check that it still returns what it holds). The summary part is what a pass
- * can change, and only by adding a summary (superseded ones stay searchable), so each pass
- * asks just that summary, by the rule search's miss decision applies to one candidate
- * (`answersText`). That is equal to re-running the whole set except where the new summary
- * would not have ranked among search's judged candidates: the check errs towards a hit,
- * the direction that raises the rate.
- */
-interface Probe {
-  query: string;
-  positive: boolean;
-  /** Built on first use: most probes are ruled out by their values before any analysis. */
-  analysis?: QueryAnalysis;
-  /** The numbers of the probe: a summary missing any of them cannot answer it. */
-  numbers: string[];
-  raw: boolean;
-  summary: boolean;
-}
-
-/** The digit runs of a probe, lower-cased: every one must be in a text that answers it. */
-const numbersOf = (q: string): string[] => [...new Set(q.toLowerCase().match(/\d+/g) ?? [])];
-
-/** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
-const LOCAL_PROBES = 64;
-/** Fewer pairs than this say too little for the pass's own rate to be judged on its own. */
-const MIN_LOCAL_PAIRS = 4;
-/** The seed's rule: a rise of more than 15% over one pass. */
-const HIT_RATE_RISE = 0.15;
+export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
+export { judgeAnchors, probeDivergence, type AnchorProbe } from './guard/anchors.js';
 
 export class CompactionGuard {
   private probeSet: Probe[] = [];
@@ -516,55 +441,4 @@ export class CompactionGuard {
       }
     }
   }
-}
-
-function checkIds(name: string, ids: unknown): number[] {
-  if (!Array.isArray(ids)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} must be an array of span ids`);
-  for (const id of ids)
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
-      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} contains ${String(id)}, which is not a span id`);
-  if (new Set(ids).size !== ids.length) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} names an id twice`);
-  return ids as number[];
-}
-
-/**
- * The divergence of one anchor's probe: null when the agent's retrieval did not return the
- * anchor; 0 when what it returned first is the anchor itself or states the probe verbatim
- * (the agent gets the fact back); otherwise the measured distance to that first hit.
- */
-export async function probeDivergence(
-  find: { found: boolean; topId: number | null; topHolds: boolean },
-  anchorId: number,
-  measure: (topId: number) => Promise<number>,
-): Promise<number | null> {
-  if (!find.found) return null;
-  if (find.topId === null || find.topId === anchorId || find.topHolds) return 0;
-  return measure(find.topId);
-}
-
-/** One evicted anchor's probe: whether the agent's retrieval returned it, and the divergence (null when not returned). */
-export interface AnchorProbe {
-  id: number;
-  found: boolean;
-  divergence: number | null;
-}
-
-/**
- * The seed's acceptance rule for a pass's anchors: each must be returned by a probe of its
- * own content (else unverified), and what that probe returned first must lie within
- * `maxDivergence` of it (else diverged). `divergence` is the largest measured.
- */
-export function judgeAnchors(probes: readonly AnchorProbe[], maxDivergence: number): { unverified: number[]; diverged: number[]; divergence: number } {
-  const unverified: number[] = [];
-  const diverged: number[] = [];
-  let divergence = 0;
-  for (const p of probes) {
-    if (!p.found || p.divergence === null) {
-      unverified.push(p.id);
-      continue;
-    }
-    divergence = Math.max(divergence, p.divergence);
-    if (p.divergence > maxDivergence) diverged.push(p.id);
-  }
-  return { unverified, diverged, divergence };
 }
