@@ -1,5 +1,5 @@
 /**
- * The seed's scenario, end to end, as a module (test/scenario.test.ts) and a script:
+ * The seed's scenario, end to end, as a module (test/scenario/scenario.test.ts) and a script:
  *
  *   npm run scenario            # prints what happened after every pass, then the verdict
  *

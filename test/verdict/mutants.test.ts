@@ -1,4 +1,4 @@
-// Rules of the verdict (src/verdict.ts) that test/verdict.test.ts leaves unchecked: found by
+// Rules of the verdict (src/verdict.ts) that test/verdict/verdict.test.ts leaves unchecked: found by
 // `npm run mutate` (docs/MUTATION.md). One describe per rule; pure functions of the event trail.
 import { describe, expect, it } from 'vitest';
 import { HitRateMonitor, VerdictMonitor } from '../../src/verdict.js';

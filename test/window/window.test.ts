@@ -1,7 +1,7 @@
 // ContextWindow: budget, unit-preserving eviction, summaries, recall.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ContextWindow, SpanStore, type SummarizeInput } from '../src/index.js';
-import { realTurns, tmpDir } from './helpers/data.js';
+import { ContextWindow, SpanStore, type SummarizeInput } from '../../src/index.js';
+import { realTurns, tmpDir } from '../helpers/data.js';
 
 const open: SpanStore[] = [];
 afterEach(async () => {

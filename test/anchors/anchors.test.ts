@@ -1,6 +1,6 @@
 // Anchor detection rules and the never-stated perturbation (SPEC "anchor", "probe").
 import { describe, expect, it } from 'vitest';
-import { detectAnchor, perturb } from '../src/anchors.js';
+import { detectAnchor, perturb } from '../../src/anchors.js';
 
 describe('anchors: quantities with units are anchors, with the verbatim line as the fact', () => {
   it.each([

@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpanStore, SpanguardError } from '../src/index.js';
-import { tmpDir } from './helpers/data.js';
+import { SpanStore, SpanguardError } from '../../src/index.js';
+import { tmpDir } from '../helpers/data.js';
 
 const open: SpanStore[] = [];
 async function store(dir = tmpDir(), options = {}): Promise<SpanStore> {

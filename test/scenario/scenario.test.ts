@@ -3,9 +3,9 @@
 // 4,100–4,400 re-summarized into coarser ranges, hundreds of passes. And the failure the
 // seed describes, reproduced on purpose with a content-hash-keyed store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LosslessRetrievalBoundaryError } from '../src/index.js';
-import { FACT, FACT_TURN, NEVER_STATED, QUERY, reproduceSeedFailure, runSeedScenario, type ScenarioResult } from '../bench/scenario.js';
-import { tmpDir } from './helpers/data.js';
+import { LosslessRetrievalBoundaryError } from '../../src/index.js';
+import { FACT, FACT_TURN, NEVER_STATED, QUERY, reproduceSeedFailure, runSeedScenario, type ScenarioResult } from '../../bench/scenario.js';
+import { tmpDir } from '../helpers/data.js';
 
 let r: ScenarioResult;
 

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseQuestions, parseTranscript, TranscriptError } from '../src/transcript.js';
+import { parseQuestions, parseTranscript, TranscriptError } from '../../src/transcript.js';
 
 describe('transcript input: turns JSONL and OpenAI chat messages', () => {
   it('reads {turn, role, text} and keeps tool output with its call', () => {

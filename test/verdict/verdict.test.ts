@@ -1,7 +1,7 @@
 // The decision boundary as a pure function of the event trail (SPEC "Decision boundary").
 import { describe, expect, it } from 'vitest';
-import { HitRateMonitor, VerdictMonitor } from '../src/verdict.js';
-import type { GuardEvent } from '../src/events.js';
+import { HitRateMonitor, VerdictMonitor } from '../../src/verdict.js';
+import type { GuardEvent } from '../../src/events.js';
 
 const cfg = { unknownAfter: 50, auditEvery: 50, bestEffort: false };
 const pass = (n: number): GuardEvent => ({

@@ -1,7 +1,7 @@
 // The compaction guard's rules, one describe per rule, on a small real store.
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore, type SpanStoreOptions } from '../src/index.js';
-import { realTurns, tmpDir } from './helpers/data.js';
+import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore, type SpanStoreOptions } from '../../src/index.js';
+import { realTurns, tmpDir } from '../helpers/data.js';
 
 const open: SpanStore[] = [];
 afterEach(async () => {

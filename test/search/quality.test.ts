@@ -5,11 +5,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingest, loadDataset, measure, neverStatedProbes, type Dataset, type Measures, type Probe } from '../bench/quality.js';
-import type { SpanStore } from '../src/store.js';
-import { tmpDir } from './helpers/data.js';
+import { ingest, loadDataset, measure, neverStatedProbes, type Dataset, type Measures, type Probe } from '../../bench/quality.js';
+import type { SpanStore } from '../../src/store.js';
+import { tmpDir } from '../helpers/data.js';
 
-const SLICE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'samples', 'miniswe-slice');
+const SLICE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'samples', 'miniswe-slice');
 const PROBES = 250;
 
 let ds: Dataset;

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { realTurns, tmpDir } from './helpers/data.js';
+import { realTurns, tmpDir } from '../helpers/data.js';
 
 const CLI = path.resolve('dist/cli.js');
 const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
@@ -260,7 +260,7 @@ describe('--version and -v print the package version', () => {
 describe('every --help lists exactly the options its command takes', () => {
   const flags = (text: string) => new Set([...text.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!));
   it('the options in each help are the options the command parses, plus --json', async () => {
-    const { OPTIONS } = await import('../src/cli.js');
+    const { OPTIONS } = await import('../../src/cli.js');
     for (const [cmd, spec] of Object.entries(OPTIONS)) {
       const r = run(cmd, '--help');
       expect(r.status, cmd).toBe(0);
@@ -270,7 +270,7 @@ describe('every --help lists exactly the options its command takes', () => {
     }
   });
   it('each option a help lists is accepted (no "Unknown option")', async () => {
-    const { OPTIONS } = await import('../src/cli.js');
+    const { OPTIONS } = await import('../../src/cli.js');
     for (const [cmd, spec] of Object.entries(OPTIONS)) {
       const args = Object.entries(spec).flatMap(([name, o]) => (o.type === 'string' ? [`--${name}`, '1'] : [`--${name}`]));
       const r = run(cmd, ...args, '--json', '--help');
@@ -280,7 +280,7 @@ describe('every --help lists exactly the options its command takes', () => {
     expect(run('replay', '--append', '--help').status).toBe(2);
   });
   it('the main help names every command', async () => {
-    const { OPTIONS } = await import('../src/cli.js');
+    const { OPTIONS } = await import('../../src/cli.js');
     const main = run('--help').stdout;
     for (const cmd of Object.keys(OPTIONS)) expect(main, cmd).toMatch(new RegExp(`^  ${cmd} `, 'm'));
   });

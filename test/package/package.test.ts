@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../src/native.js';
+import { packageRoot } from '../../src/native.js';
 
 describe('prebuilds: npm run prebuild output loads without build/Release', () => {
   it('loads prebuilds/linux-x64/spanguard.napi.glibc.node under PREBUILDS_ONLY=1 and appends', () => {
