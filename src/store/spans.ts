@@ -201,7 +201,7 @@ export class KeyIndex {
 }
 
 /**
- * The fact an anchor span pins (audit.ts `anchorFact`): detection's match, kept from the
+ * The fact an anchor span pins (src/anchors.ts `anchorFact`): detection's match, kept from the
  * append that ran it for the last FACT_CACHE anchors, else computed from the span. A pass
  * probes each anchor it evicts, and detection over a long tool output costs tens of
  * microseconds, paid at append already.
