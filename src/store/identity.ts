@@ -19,7 +19,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RecordKind, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
+import { RecordKind, type NativeEmbedder, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
 
 export const IDENTITY_FILE = 'identity.json';
 export const IDENTITY_VERSION = 2;
@@ -219,10 +219,13 @@ export function vectorFileProblems(vector: NativeVectorIndex, storeId: string | 
 /**
  * The one agreement check between the log and the indexes, id by id (not counts): every raw
  * and summary id of the log is in the lexical index and nothing else is; every one of them
- * with text has a vector (an empty text embeds to nothing) and nothing else does. Returns
- * the disagreements, empty when they agree. `verify` and `repair` both call it.
+ * with features has a vector and nothing else does. A text without features (empty, or only
+ * punctuation: "........") embeds to zero under the built-in embedder and has no direction to
+ * find it by, so the vector index leaves it out; `embedder` is that embedder (null for a host
+ * model, whose vectors the check cannot recompute: then any text counts). Returns the
+ * disagreements, empty when they agree. `verify` and `repair` both call it.
  */
-export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, vector: NativeVectorIndex): string[] {
+export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, vector: NativeVectorIndex, embedder: NativeEmbedder | null): string[] {
   const out: string[] = [];
   const first = log.firstId();
   const n = log.nextId() - first;
@@ -235,11 +238,17 @@ export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, 
     if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
     if (lex.extra.length > 0) out.push(`lexical index holds ${lex.extra.length} ${name} id(s) the log does not (first ${lex.extra.slice(0, 5).join(', ')})`);
     const vec = diff(below(vector.highWater()), vector.ids(kind));
-    const missing = vec.missing.length > 0 ? log.getMany(Float64Array.from(vec.missing)).filter((r) => !r || r.text.length > 0) : [];
+    const missing = vec.missing.length > 0 ? log.getMany(Float64Array.from(vec.missing)).filter((r) => !r || (r.text.length > 0 && hasFeatures(embedder, r.text))) : [];
     if (missing.length > 0) out.push(`vector index lacks ${missing.length} ${name} span(s) of the log with text (first ${missing.slice(0, 5).map((r) => r?.id).join(', ')})`);
     if (vec.extra.length > 0) out.push(`vector index holds ${vec.extra.length} ${name} id(s) the log does not (first ${vec.extra.slice(0, 5).join(', ')})`);
   }
   return out;
+}
+
+/** Whether a text embeds to a non-zero vector (always assumed when the model is the host's). */
+function hasFeatures(embedder: NativeEmbedder | null, text: string): boolean {
+  if (embedder === null) return true;
+  return embedder.embed([text]).some((x) => x !== 0);
 }
 
 /** The number of ids below `hw` in an ascending array. */

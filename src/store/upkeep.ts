@@ -245,7 +245,7 @@ export class Indexes {
 
   /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
   agreement(): string[] {
-    return indexAgreement(this.log, this.lexical, this.vector);
+    return indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
   }
 
   /** Saves both indexes, then their identity next to them (no identity before the store has an id). */

@@ -82,6 +82,19 @@ describe('verify compares the log and the indexes id by id, not counts', () => {
     open.push(s);
     expect(await s.verifyIndexes()).toEqual([]);
   });
+  it('a text without features (only punctuation) has no vector and that is no disagreement; a text with features lacking one is', async () => {
+    const dir = await makeStore((i) => (i % 7 === 3 ? '.'.repeat(400) : i % 7 === 5 ? '--- *** ---' : `turn ${i}`));
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    open.push(s);
+    expect(await s.verifyIndexes()).toEqual([]);
+    expect(s.verdict().state).not.toBe('degraded');
+    // The same store with one featured span's vector hidden disagrees.
+    const realIds = s.vector.ids.bind(s.vector);
+    s.vector = new Proxy(s.vector, {
+      get: (t, p) => (p === 'ids' ? (kind: number) => realIds(kind).filter((id) => !(kind === 1 && id === 2)) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
+    });
+    expect((await s.verifyIndexes()).join(' ')).toMatch(/vector index lacks 1 raw span\(s\) of the log with text \(first 2\)/);
+  });
   it('an index with the same count but other ids disagrees, and the disagreement degrades', async () => {
     const dir = await makeStore((i) => `turn ${i}`);
     const s = await SpanStore.open(dir, { durability: 'none' });
