@@ -1,7 +1,7 @@
 /**
  * spanguard: keeps a long-horizon agent's transcript losslessly retrievable while a
- * compactor rewrites its live context window, and says — with evidence — whether exact
- * recall can still be trusted.
+ * compactor rewrites its live context window, and says — with evidence — whether every
+ * evicted turn is still kept and retrievable by its own content (lossless).
  */
 export { SpanStore } from './store.js';
 export type { SpanStoreOptions, TurnInput, Span, Hit, SearchOptions, SearchResult, StoreStats, Embedder, MatchedVia } from './store.js';

@@ -1,8 +1,7 @@
 /**
  * Honest misses. A hybrid index always has a nearest neighbour; the question is whether it
  * really answers the query. The rules, each one there because a never-stated probe on the
- * real transcripts got through without it (bench/quality.ts; numbers in the report of
- * branch `quality`):
+ * real transcripts got through without it (eval/quality.ts measures them: `npm run quality`):
  *
  * 1. Values. Every number the query states is a value, wherever it stands (`'527i`,
  *    `~3.103s`, `verbosity=4)`, `Found 79 test(s)`), with a sign or marker stuck to it
@@ -67,7 +66,7 @@ export interface MatchPolicy {
 }
 
 /**
- * Calibrated on the transcripts in shared/data with bench/quality.ts (`--dir` reused,
+ * Calibrated on the transcripts in shared/data with eval/quality.ts (`--dir` reused,
  * `--min-coverage X`, unit exchange, 1,000 headline probes; "natural" = recall@10 of the
  * questions without quotes and "In <where>," framing, the path this threshold governs):
  *

@@ -185,7 +185,7 @@ export async function createMcpServer(store: SpanStore, options: McpServerOption
     'verdict',
     {
       title: 'Verdict',
-      description: 'Whether exact recall may be trusted now: lossless, degraded or unknown, with its reasons and evidence.',
+      description: 'Whether every evicted turn is still kept and retrievable by its own content: lossless, degraded or unknown, with its reasons and evidence.',
       inputSchema: {},
       annotations: { readOnlyHint: true },
     },

@@ -52,7 +52,7 @@ function protocolChecks(connect: () => Promise<Client>) {
     expect((r.content as TextContent)[0]!.text).toBe('not in transcript');
   });
 
-  it('verdict reports the state, its reasons and whether exact recall may be trusted', async () => {
+  it('verdict reports the state, its reasons and whether every evicted turn is still kept and retrievable', async () => {
     const r = await client.callTool({ name: 'verdict', arguments: {} });
     expect(r.structuredContent).toMatchObject({ state: 'lossless', trustExactRecall: true });
     expect((r.content as TextContent)[0]!.text).toMatch(/^lossless\n- /);

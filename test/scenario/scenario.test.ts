@@ -1,10 +1,10 @@
-// The seed's scenario end to end (bench/scenario.ts runs it; `npm run scenario` prints it):
+// The seed's scenario end to end (eval/scenario.ts runs it; `npm run scenario` prints it):
 // a 14,200-turn session, turn 4,237 states a rate limit of 40 req/s, summaries of
 // 4,100–4,400 re-summarized into coarser ranges, hundreds of passes. And the failure the
 // seed describes, reproduced on purpose with a content-hash-keyed store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LosslessRetrievalBoundaryError } from '../../src/index.js';
-import { FACT, FACT_TURN, NEVER_STATED, QUERY, reproduceSeedFailure, runSeedScenario, type ScenarioResult } from '../../bench/scenario.js';
+import { FACT, FACT_TURN, NEVER_STATED, QUERY, reproduceSeedFailure, runSeedScenario, type ScenarioResult } from '../../eval/scenario.js';
 import { tmpDir } from '../helpers/data.js';
 
 let r: ScenarioResult;

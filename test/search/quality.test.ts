@@ -1,11 +1,11 @@
 // Retrieval quality on real data (SPEC "Retrieval contract"),
 // on the bundled slice of the miniswe transcript (3,022 turns, 39 questions). The same code
-// as bench/quality.ts, which runs it on the whole datasets.
+// as eval/quality.ts, which runs it on the whole datasets.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ingest, loadDataset, measure, neverStatedProbes, type Dataset, type Measures, type Probe } from '../../bench/quality.js';
+import { ingest, loadDataset, measure, neverStatedProbes, type Dataset, type Measures, type Probe } from '../../eval/quality.js';
 import type { SpanStore } from '../../src/store.js';
 import { tmpDir } from '../helpers/data.js';
 

@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('bench', 'scenario.js'))) {
+if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('eval', 'scenario.js'))) {
   main().catch((e) => {
     console.error(e);
     process.exitCode = 1;

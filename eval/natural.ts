@@ -408,7 +408,7 @@ export interface NaturalRun {
  * loaded and answerable questions whose evidence lies beyond them are dropped (an
  * unanswerable question stays unanswerable on a prefix).
  */
-/** The same questions on a store whose vectors come from a host model (the stand-in of bench/standin-model.ts). */
+/** The same questions on a store whose vectors come from a host model (the stand-in of eval/standin-model.ts). */
 export interface HostModelReport {
   model: string;
   dims: number;
@@ -432,7 +432,7 @@ async function withHostModel(spans: TurnInput[], questions: NaturalQuestion[]): 
     const ingestSeconds = (performance.now() - i0) / 1000;
     const report = await evaluateNatural(store, spans, questions, { peers: [] });
     return {
-      model: 'stand-in: random indexing fitted on the transcript (bench/standin-model.ts)',
+      model: 'stand-in: random indexing fitted on the transcript (eval/standin-model.ts)',
       dims: model.dims,
       batches: model.calls.batches,
       texts: model.calls.texts,

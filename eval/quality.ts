@@ -30,7 +30,7 @@
  *
  * Usage: npm run quality -- [--dataset miniswe|bookminder|all|<folder>] [--unit exchange|turn] [--dir D] [--min-coverage X]
  *                           [--limit N] [--misses N] [--json] [--natural-only] [--failures]
- * After the verbatim sets, the natural questions (bench/natural.ts) are measured on the same
+ * After the verbatim sets, the natural questions (eval/natural.ts) are measured on the same
  * datasets, one span per turn, with SQLite FTS5 and MiniSearch as peers in the same run;
  * `--natural-only` runs only those, `--failures` prints spanguard's failures on them.
  * `--unit exchange` (default) stores a tool call and its result as one raw span (a span may
@@ -315,7 +315,7 @@ async function main(): Promise<void> {
   });
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('bench', 'quality.js'))) {
+if (process.argv[1] && path.resolve(process.argv[1]).endsWith(path.join('eval', 'quality.js'))) {
   main().catch((e) => {
     console.error(e);
     process.exitCode = 1;
