@@ -108,6 +108,11 @@ constexpr uint32_t kAffixFilterMinDf = 512;
 // Phrase: a cut last word whose prefix matches at most this many terms is position-checked.
 constexpr size_t kMaxTailTerms = 32;
 constexpr float kB = 0.75f;
+// BM25 query-term selection (bm25.cpp SelectTerms, docs/LEXICAL_FORMAT.md "Query algorithms").
+constexpr size_t kSelectMinTerms = 6;
+constexpr uint64_t kSelectMinDocs = 4096;
+constexpr uint64_t kSelectCommonShare = 16;
+constexpr size_t kSelectMinKept = 1;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
 // doc_before as the previous doc. It also carries the statistics of the block it closes,

@@ -89,7 +89,9 @@ class LexicalIndex {
   uint64_t CatchUp(const SpanSource& source);
 
   /// BM25 top-k (k1 = 1.2, b = 0.75) in one namespace; `turn_min`/`turn_max` NaN = open.
-  /// Each query token is looked up by its normal form ("enjoying" → "enjoy").
+  /// Each query token is looked up by its normal form ("enjoying" → "enjoy"). A query of 6+
+  /// distinct terms leaves out the terms held by more than 1/16 of the documents when a rarer
+  /// term remains (docs/LEXICAL_FORMAT.md, "Query-term selection").
   /// Hits are by descending score, ties by ascending span id.
   void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
               std::vector<LexicalHit>* hits);
