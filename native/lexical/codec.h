@@ -137,7 +137,10 @@ struct Term {
 
 // ---- file layout constants (docs/LEXICAL_FORMAT.md) ----------------------------------
 constexpr char kMagic[8] = {'S', 'G', 'L', 'E', 'X', 'I', 'D', 'X'};
-constexpr uint32_t kFormatVersion = 2;  // 2: block-max skip entries, per-term min_doc_len
+// 2: block-max skip entries, per-term min_doc_len; 3: the phrase path's sorted affix arrays
+// after each namespace's terms. Version 2 files still load (the arrays are built on need).
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
 constexpr uint32_t kHeaderBytes = 64;
 
 inline void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
