@@ -72,6 +72,10 @@ async function build(): Promise<string[]> {
 async function main(): Promise<void> {
   const texts = await build();
   const log = new (addon().SpanLog)(logDir, { readOnly: true, durability: 0, segmentBytes: 256 << 20, maxTextBytes: 1 << 24 }) as NativeSpanLog;
+  // A cached index written before format version 3 is saved once more, so the open below
+  // reads the phrase path's sorted arrays from the file.
+  const old = new (addon().LexicalIndex)(file) as NativeLexicalIndex;
+  if (old.stats().loadedFrom === 'file' && old.stats().affixSortedTerms === 0) old.save();
   let t0 = now();
   const ix = new (addon().LexicalIndex)(file) as NativeLexicalIndex;
   const openUs = now() - t0;
