@@ -23,6 +23,24 @@ using namespace lexical_detail;
 
 // ---- BM25 (MaxScore, document at a time) ---------------------------------------------
 
+// Query-term selection for sentence-long queries. A quote of 20 words from a transcript
+// holds a dozen words that half the documents share ("the", "value", "test"): every
+// document scores on them, so no bound can prune their lists and the exact top k costs a
+// walk of millions of postings. When the query has at least kSelectMinTerms (6) distinct
+// terms, the namespace at least kSelectMinDocs (4,096) documents, and at least one of the
+// terms is held by at most 1/kSelectCommonShare (1/16) of the documents, the terms held by
+// more are left out: the rarer terms decide which documents match, and the top k is exact
+// over them. Shorter queries, small namespaces and queries of common words only keep every
+// term.
+static void SelectTerms(const LexicalIndex::Namespace& n, std::vector<uint32_t>* terms) {
+  const uint64_t docs = n.doc_count();
+  if (terms->size() < kSelectMinTerms || docs < kSelectMinDocs) return;
+  auto common = [&](uint32_t id) { return uint64_t(n.terms[id].df) * kSelectCommonShare > docs; };
+  const size_t rare = static_cast<size_t>(std::count_if(terms->begin(), terms->end(), [&](uint32_t id) { return !common(id); }));
+  if (rare < kSelectMinKept) return;
+  terms->erase(std::remove_if(terms->begin(), terms->end(), common), terms->end());
+}
+
 void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
                           std::vector<LexicalHit>* hits) {
   hits->clear();
@@ -45,6 +63,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   std::sort(sc.query_terms.begin(), sc.query_terms.end());
   sc.query_terms.erase(std::unique(sc.query_terms.begin(), sc.query_terms.end()), sc.query_terms.end());
   if (sc.query_terms.empty()) return;
+  SelectTerms(n, &sc.query_terms);
 
   const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
   const float norm_a = kK1 * (1 - kB);

@@ -108,6 +108,11 @@ constexpr uint32_t kAffixFilterMinDf = 512;
 // Phrase: a cut last word whose prefix matches at most this many terms is position-checked.
 constexpr size_t kMaxTailTerms = 32;
 constexpr float kB = 0.75f;
+// BM25 query-term selection (bm25.cpp SelectTerms, docs/LEXICAL_FORMAT.md "Query algorithms").
+constexpr size_t kSelectMinTerms = 6;
+constexpr uint64_t kSelectMinDocs = 4096;
+constexpr uint64_t kSelectCommonShare = 16;
+constexpr size_t kSelectMinKept = 1;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
 // doc_before as the previous doc. It also carries the statistics of the block it closes,
@@ -132,7 +137,10 @@ struct Term {
 
 // ---- file layout constants (docs/LEXICAL_FORMAT.md) ----------------------------------
 constexpr char kMagic[8] = {'S', 'G', 'L', 'E', 'X', 'I', 'D', 'X'};
-constexpr uint32_t kFormatVersion = 2;  // 2: block-max skip entries, per-term min_doc_len
+// 2: block-max skip entries, per-term min_doc_len; 3: the phrase path's sorted affix arrays
+// after each namespace's terms. Version 2 files still load (the arrays are built on need).
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
 constexpr uint32_t kHeaderBytes = 64;
 
 inline void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }

@@ -164,12 +164,15 @@ struct LexicalIndex::Namespace {
     skips.push_back(s);
   }
 
-  // ---- affix lookup for the phrase path (in memory only, never saved) ----------------
+  // ---- affix lookup for the phrase path (saved with the index, format version 3) -------
   // Term ids sorted by their bytes (by_prefix) and by their reversed bytes (by_suffix), so
   // "terms starting with X" / "ending with X" is a bisected range instead of a scan of the
-  // whole dictionary. Built on the first phrase query that needs them; terms interned since
-  // (ids >= affix_sorted) form an unsorted tail that is scanned linearly and merged in once
-  // it grows past 1/8 of the sorted part. Memory: 8 bytes per term (two uint32 arrays).
+  // whole dictionary. Save completes and writes them, Load reads them back, so the first
+  // phrase query after an open does not sort the dictionary; an index without them (new,
+  // or loaded from a version 2 file) builds them on the first phrase query that needs
+  // them. Terms interned since (ids >= affix_sorted) form an unsorted tail that is scanned
+  // linearly and merged in once it grows past 1/8 of the sorted part. Memory: 8 bytes per
+  // term (two uint32 arrays).
   std::vector<uint32_t> by_prefix;
   std::vector<uint32_t> by_suffix;
   uint32_t affix_sorted = 0;  // terms [0, affix_sorted) are in the arrays
@@ -236,11 +239,12 @@ struct LexicalIndex::Namespace {
     for (size_t i = 0; i < ids->size(); ++i) (*ids)[i] = e[i].id;
   }
 
-  /// Brings the sorted arrays up to date when the unsorted tail has grown past 1/8.
-  void RefreshAffix() {
+  /// Brings the sorted arrays up to date when the unsorted tail has grown past 1/8 (or has
+  /// any term, when `complete`: Save writes arrays that cover every term).
+  void RefreshAffix(bool complete = false) {
     const uint32_t total = static_cast<uint32_t>(terms.size());
     const uint32_t tail = total - affix_sorted;
-    if (tail == 0 || (affix_sorted > 0 && tail <= affix_sorted / 8)) return;
+    if (tail == 0 || (!complete && affix_sorted > 0 && tail <= affix_sorted / 8)) return;
     std::vector<uint32_t> fresh(tail);
     for (uint32_t i = 0; i < tail; ++i) fresh[i] = affix_sorted + i;
     for (int r = 0; r < 2; ++r) {

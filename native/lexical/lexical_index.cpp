@@ -216,6 +216,7 @@ LexicalStats LexicalIndex::Stats() const {
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
   s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes();
   s.phrase_fallback_scans = phrase_fallback_scans_;
+  s.affix_sorted_terms = uint64_t(raw_->affix_sorted) + summary_->affix_sorted;
   return s;
 }
 

@@ -39,6 +39,9 @@ struct LexicalStats {
   uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
   uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
+  /// Terms (both namespaces) covered by the phrase path's sorted affix arrays: all of them
+  /// after a save or a load of a version 3 file, 0 until the first phrase query otherwise.
+  uint64_t affix_sorted_terms = 0;
 };
 
 /// A growable byte buffer of 16 bytes (a std::vector is 24 and there is one per term and
@@ -89,7 +92,9 @@ class LexicalIndex {
   uint64_t CatchUp(const SpanSource& source);
 
   /// BM25 top-k (k1 = 1.2, b = 0.75) in one namespace; `turn_min`/`turn_max` NaN = open.
-  /// Each query token is looked up by its normal form ("enjoying" → "enjoy").
+  /// Each query token is looked up by its normal form ("enjoying" → "enjoy"). A query of 6+
+  /// distinct terms leaves out the terms held by more than 1/16 of the documents when a rarer
+  /// term remains (docs/LEXICAL_FORMAT.md, "Query-term selection").
   /// Hits are by descending score, ties by ascending span id.
   void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
               std::vector<LexicalHit>* hits);
@@ -98,9 +103,9 @@ class LexicalIndex {
   /// `limit`. Candidates come from the index; each is verified against source's text.
   /// Only the phrase's own tokens are looked up, never normal forms: a normal form indexed
   /// under a token's bytes only adds candidates, which the text verification rejects.
-  /// Words cut by the phrase's ends are matched by prefix/suffix against two in-memory
-  /// sorted term-id arrays (8 bytes per term, built on first need, never saved; see
-  /// docs/LEXICAL_FORMAT.md "Exact phrase").
+  /// Words cut by the phrase's ends are matched by prefix/suffix against two sorted
+  /// term-id arrays (8 bytes per term, saved with the index and read back at open, built on
+  /// first need otherwise; see docs/LEXICAL_FORMAT.md "Exact phrase").
   void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
               std::vector<uint64_t>* ids);
 

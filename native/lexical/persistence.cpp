@@ -112,6 +112,26 @@ struct BodyReader {
 
 uint64_t Position(const BodyReader& r) { return kHeaderBytes + static_cast<uint64_t>(r.p - r.base); }
 
+// The sorted affix arrays of one namespace (version 3): a count A ≤ the term count, then
+// two permutations of the term ids [0, A). Each id is checked to be in range and to occur
+// once, so even a file with a forged checksum cannot make a lookup read past the
+// dictionary. Terms past A (none in a file Save wrote) form the unsorted tail.
+void LoadAffix(LexicalIndex::Namespace* n, BodyReader* r) {
+  const uint32_t count = r->U32();
+  if (count > n->terms.size()) r->Fail("affix array longer than the dictionary");
+  std::vector<uint64_t> seen((size_t(count) + 63) / 64);
+  for (std::vector<uint32_t>* arr : {&n->by_prefix, &n->by_suffix}) {
+    arr->resize(count);
+    if (count > 0) std::memcpy(arr->data(), r->Take(uint64_t(count) * 4), size_t(count) * 4);
+    std::fill(seen.begin(), seen.end(), 0);
+    for (const uint32_t id : *arr) {
+      if (id >= count || (seen[id / 64] >> (id % 64) & 1) != 0) r->Fail("affix array is not a permutation of the terms");
+      seen[id / 64] |= uint64_t(1) << (id % 64);
+    }
+  }
+  n->affix_sorted = count;
+}
+
 }  // namespace
 
 void LexicalIndex::Save() {
@@ -133,6 +153,8 @@ void LexicalIndex::Save() {
     }
     BodyWriter w(fd, tmp);
     for (Namespace* n : {raw_, summary_}) {
+      // The phrase path's sorted arrays, completed over every term before they are written.
+      n->RefreshAffix(true);
       const uint32_t docs = n->doc_count();
       w.U32(static_cast<uint32_t>(n->kind));
       w.U32(docs);
@@ -166,6 +188,9 @@ void LexicalIndex::Save() {
           w.Bytes(skips.data(), skips.size() * sizeof(Skip));
         }
       }
+      w.U32(n->affix_sorted);
+      w.Bytes(n->by_prefix.data(), size_t(n->affix_sorted) * 4);
+      w.Bytes(n->by_suffix.data(), size_t(n->affix_sorted) * 4);
     }
     w.Flush();
     std::memcpy(header, kMagic, 8);
@@ -251,7 +276,8 @@ void LexicalIndex::Load() {
     if (LoadU32(bytes + 60) != Crc32cExtend(0, bytes, 60)) {
       throw NativeError("CORRUPT", "header checksum mismatch" + Where(file_, 60));
     }
-    if (LoadU32(bytes + 8) != kFormatVersion) {
+    const uint32_t version = LoadU32(bytes + 8);
+    if (version < kOldestFormatVersion || version > kFormatVersion) {
       throw NativeError("CORRUPT",
                         "unsupported format version " + std::to_string(LoadU32(bytes + 8)) + Where(file_, 8));
     }
@@ -349,6 +375,7 @@ void LexicalIndex::Load() {
             }
           }
         }
+        if (version >= 3) LoadAffix(n, &r);
       }
       if (r.p != r.end) r.Fail("trailing bytes after the last namespace");
     } catch (const NativeError& e) {

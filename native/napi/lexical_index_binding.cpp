@@ -362,6 +362,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       num("postingsBytes", s.postings_bytes);
       num("memoryBytes", s.memory_bytes);
       num("phraseFallbackScans", s.phrase_fallback_scans);
+      num("affixSortedTerms", s.affix_sorted_terms);
       out.Set("tokenizerVersion", Napi::Number::New(env, kTokenizerVersion));
       return out;
     });

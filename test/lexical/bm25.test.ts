@@ -132,6 +132,14 @@ function corpus(ix: LexIndex, texts: string[]): Corpus {
   for (const tf of tfs) for (const t of tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
   return { docTokens, tfs, df, avgdl: total / texts.length };
 }
+// Query-term selection (docs/LEXICAL_FORMAT.md): a query of 6+ distinct terms over 4,096+
+// documents leaves out the terms held by more than 1/16 of the documents when a rarer term
+// remains.
+function selectTerms(q: string[], df: Map<string, number>, N: number): string[] {
+  if (q.length < 6 || N < 4096) return q;
+  const rare = q.filter((t) => df.get(t)! * 16 <= N);
+  return rare.length >= 1 ? rare : q;
+}
 function oracle(
   ix: LexIndex,
   { docTokens, tfs, df, avgdl }: Corpus,
@@ -140,7 +148,7 @@ function oracle(
   keep: (id: number) => boolean = () => true,
 ): { id: number; score: number }[] {
   const N = docTokens.length;
-  const q = [...new Set(ix.tokenize(query).map(normal))].filter((t) => df.has(t));
+  const q = selectTerms([...new Set(ix.tokenize(query).map(normal))].filter((t) => df.has(t)), df, N);
   const scored: { id: number; score: number }[] = [];
   docTokens.forEach((toks, id) => {
     if (!keep(id)) return;
@@ -218,5 +226,47 @@ describe('BM25 oracle on a Zipf corpus (long posting lists, skips and block-max)
         if (!tie(i - 1) && !tie(i + 1)) expect(got.ids[i], q).toBe(want[i]!.id);
       }
     }
+  });
+});
+
+describe('query-term selection for sentence-long queries', () => {
+  // 6,000 docs: 8 words every doc may hold (common), a rare word per 40 docs.
+  const rand = rng(23);
+  const common = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
+  const texts = Array.from({ length: 6000 }, (_, i) => {
+    const words = Array.from({ length: 6 + Math.floor(rand() * 10) }, () => common[Math.floor(rand() * common.length)]!);
+    words.push(`rare${i % 150}`);
+    return words.join(' ');
+  });
+  const ix = fresh();
+  addDocs(ix, asDocs(texts));
+  const c = corpus(ix, texts);
+  const score = (q: string, k: number) => {
+    const got = ix.search(q, k, 1, NaN, NaN);
+    return { ids: [...got.ids], scores: [...got.scores] };
+  };
+
+  it('a long query drops the common terms when a rarer one remains: same hits and scores as the rare terms alone', () => {
+    const long = 'alpha bravo charlie delta echo rare7 rare9';
+    expect(score(long, 20)).toEqual(score('rare7 rare9', 20));
+    expect(score('alpha bravo charlie delta echo foxtrot rare7', 20)).toEqual(score('rare7', 20));
+    // The oracle scores every document with the selected terms.
+    const want = oracle(ix, c, long, 20);
+    expect(score(long, 20).ids).toEqual(want.map((w) => w.id));
+  });
+
+  it('keeps every term for short queries, for queries of common terms only, and in small namespaces', () => {
+    // Five terms: not sentence-long, the common terms count.
+    expect(score('alpha bravo charlie rare7 rare9', 20)).not.toEqual(score('rare7 rare9', 20));
+    expect(score('alpha bravo charlie rare7 rare9', 20).ids).toEqual(oracle(ix, c, 'alpha bravo charlie rare7 rare9', 20).map((w) => w.id));
+    // No rare term: nothing is left out (a two-term query of the same words ranks otherwise).
+    const none = 'alpha bravo charlie delta echo foxtrot';
+    expect(score(none, 20)).not.toEqual(score('alpha bravo', 20));
+    expect(score(none, 20).ids).toEqual(oracle(ix, c, none, 20).map((w) => w.id));
+    // Under 4,096 documents every term is scored.
+    const small = fresh();
+    addDocs(small, asDocs(texts.slice(0, 4000)));
+    const long = 'alpha bravo charlie delta echo rare7 rare9';
+    expect([...small.search(long, 20, 1, NaN, NaN).ids]).not.toEqual([...small.search('rare7 rare9', 20, 1, NaN, NaN).ids]);
   });
 });

@@ -192,3 +192,74 @@ describe('corrupt, truncated or missing file → rebuilt, never trusted', () => 
     expect(openIndex(f).stats().loadedFrom).toBe('file');
   });
 });
+
+describe('phrase affix arrays saved with the index (format version 3)', () => {
+  // Raw spans only: the summary namespace is then the file's last 28 bytes (kind, 0 docs,
+  // 0 tokens, 0 long docs, 0 terms, 0 affix entries), and the raw namespace's affix arrays
+  // (count, then 2 × terms × u32) sit right before it.
+  const rawDocs = asDocs(realTurns(300).map((t) => t.text));
+  const partial = ['parability_matri', 'ate lim', 'estbed && pyt', 'ings = sett'];
+  const answers = (ix: LexIndex) => partial.map((p) => Array.from(ix.phrase(memorySource(rawDocs) as never, p, 1, Infinity)));
+  const saved = () => {
+    const f = newFile();
+    const ix = openIndex(f);
+    addDocs(ix, rawDocs);
+    const want = answers(ix);
+    ix.save();
+    return { f, want, terms: ix.stats().rawTerms as number };
+  };
+  const reseal = (copy: Buffer) => {
+    copy.writeBigUInt64LE(BigInt(copy.length - 64), 24);
+    copy.writeUInt32LE(crc32c(copy.subarray(64)), 32);
+    copy.writeUInt32LE(crc32c(copy.subarray(0, 60)), 60);
+    return copy;
+  };
+
+  it('save writes arrays over every term and an open reads them back: the first phrase query sorts nothing', () => {
+    const f = newFile();
+    const ix = openIndex(f);
+    addDocs(ix, rawDocs);
+    expect(ix.stats().affixSortedTerms).toBe(0);
+    ix.save();
+    expect(ix.stats().affixSortedTerms).toBe(ix.stats().rawTerms);
+    const bytes = readFileSync(f);
+    expect(bytes.readUInt32LE(8)).toBe(3);
+    const reopened = openIndex(f);
+    expect(reopened.stats().loadedFrom).toBe('file');
+    expect(reopened.stats().affixSortedTerms).toBe(reopened.stats().rawTerms);
+    expect(answers(reopened)).toEqual(saved().want);
+    expect(answers(reopened).some((a) => a.length > 0)).toBe(true);
+  });
+
+  it('a version 2 file (no arrays) still loads, and builds them on the first phrase query', () => {
+    const { f, want, terms } = saved();
+    const bytes = readFileSync(f);
+    const end = bytes.length - 28;
+    const affixBytes = 4 + 8 * terms;
+    const v2 = Buffer.concat([bytes.subarray(0, end - affixBytes), bytes.subarray(end, bytes.length - 4)]);
+    v2.writeUInt32LE(2, 8);
+    const f2 = newFile();
+    writeFileSync(f2, reseal(v2));
+    const ix = openIndex(f2);
+    expect(ix.stats().loadedFrom).toBe('file');
+    expect(ix.stats().affixSortedTerms).toBe(0);
+    expect(answers(ix)).toEqual(want);
+    expect(ix.stats().affixSortedTerms).toBe(terms);
+  });
+
+  it('an affix entry out of range or repeated, under a forged checksum, rejects the file', () => {
+    const { f, terms } = saved();
+    const bytes = readFileSync(f);
+    const first = bytes.length - 28 - 8 * terms; // by_prefix[0]
+    const outOfRange = Buffer.from(bytes);
+    outOfRange.writeUInt32LE(terms, first);
+    const f1 = newFile();
+    writeFileSync(f1, reseal(outOfRange));
+    expectRebuilt(f1, /permutation/);
+    const repeated = Buffer.from(bytes);
+    repeated.writeUInt32LE(bytes.readUInt32LE(first + 4), first);
+    const f2 = newFile();
+    writeFileSync(f2, reseal(repeated));
+    expectRebuilt(f2, /permutation/);
+  });
+});
