@@ -20,6 +20,13 @@ export interface RestoreResult {
   bytes: number;
   objects: number;
   ms: number;
+  /**
+   * The index snapshot: `written` (its files are in `index/`: the open loads them and
+   * catches up the ids from `nextId`), `none` (the manifest names none), or `partial` with
+   * what failed its size or CRC32C and was not written (the open rebuilds those indexes
+   * from the log and records why).
+   */
+  snapshot: { state: 'written' | 'none' | 'partial'; nextId: number | null; bytes: number; problems: string[] };
 }
 
 function corrupt(key: string, why: string): SpanguardError {
@@ -114,6 +121,8 @@ export async function restoreFromBucket(store: ObjectStore, prefix: string, dir:
   const tmp = path.join(logDir, 'EXTENT.tmp');
   writeDurable(tmp, extentBytes(m.logTag, m.logStart, m.nextId));
   fs.renameSync(tmp, path.join(logDir, 'EXTENT'));
+  const snapshot = await restoreSnapshot(store, m, dir, options.concurrency ?? 4);
+  objects += snapshot.objects;
   if (m.closed !== true && m.durability !== 'replicated') {
     const detail = `restored from ${prefix} (epoch ${m.epoch - 1}), whose owner ran ${m.durability ?? 'an unknown durability'} and did not close: turns it acknowledged after id ${m.nextId - 1} may be missing`;
     fs.writeFileSync(path.join(dir, 'replica-restore.json'), `${JSON.stringify({ detail, nextId: m.nextId, epoch: m.epoch })}\n`, { mode: 0o600 });
@@ -124,5 +133,41 @@ export async function restoreFromBucket(store: ObjectStore, prefix: string, dir:
   } finally {
     fs.closeSync(dfd);
   }
-  return { manifest: m, bytes, objects, ms: performance.now() - t0 };
+  return { manifest: m, bytes, objects, ms: performance.now() - t0, snapshot: snapshot.result };
+}
+
+/**
+ * Writes the manifest's index snapshot into `dir/index` (after the log): every file whose
+ * size and CRC32C match the manifest, then `identity.json` when its CRC32C matches. What does
+ * not match is left out and reported, and the open's identity check sees it — a file the
+ * identity names is missing, or files without an identity — so it rebuilds that index from
+ * the log and records an `index-rebuilt` event saying why. A snapshot of another store or
+ * another history is written as it is: the open's identity check refuses it the same way.
+ */
+async function restoreSnapshot(store: ObjectStore, m: Manifest, dir: string, concurrency: number): Promise<{ objects: number; result: RestoreResult['snapshot'] }> {
+  const s = m.snapshot ?? null;
+  if (s === null || s.nextId > m.nextId) return { objects: 0, result: { state: 'none', nextId: null, bytes: 0, problems: [] } };
+  const problems: string[] = [];
+  const identityOk = crc32c(Buffer.from(s.identity, 'utf8')) === s.identityCrc32c;
+  if (!identityOk) problems.push('identity.json: CRC32C differs from the manifest');
+  const got = new Map<string, Uint8Array>();
+  let objects = 0;
+  await pool(s.files, concurrency, async (f) => {
+    try {
+      got.set(f.name, await fetchChecked(store, f.key, f.bytes, f.crc32c));
+      objects++;
+    } catch (e) {
+      // The log is the source of truth: a snapshot file that cannot be had is rebuilt.
+      problems.push(`${f.name}: ${(e as Error).message}`);
+    }
+  });
+  const indexDir = path.join(dir, 'index');
+  fs.mkdirSync(path.join(indexDir, 'vector'), { recursive: true, mode: 0o700 });
+  let bytes = 0;
+  for (const [name, body] of got) {
+    fs.writeFileSync(path.join(indexDir, name), body, { mode: 0o600 });
+    bytes += body.length;
+  }
+  if (identityOk) fs.writeFileSync(path.join(indexDir, 'identity.json'), s.identity, { mode: 0o600 });
+  return { objects, result: { state: problems.length > 0 ? 'partial' : 'written', nextId: s.nextId, bytes, problems } };
 }

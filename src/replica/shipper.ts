@@ -12,6 +12,8 @@ import { crc32c } from './crc32c.js';
 import { HEADER_BYTES, listSegments, readDurableNext, readHeader, segmentName, walkRecords, type LocalSegment } from './log-files.js';
 import { commitManifest, openBytes, readManifest, type Committed, type Manifest, MANIFEST_FORMAT, MANIFEST_VERSION } from './manifest.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
+import { captureSnapshot, identityStamp, type SnapshotEntry } from './snapshot.js';
+import path from 'node:path';
 
 export interface ShipperOptions {
   /** Ship at least this often while records are pending (default 1000 ms). */
@@ -203,6 +205,8 @@ export class Shipper {
   private kicked = false;
   private loopDone: Promise<void> | null = null;
   private pendingHint = 0;
+  /** `identity.json`'s stamp when the last snapshot was shipped (or found not to need one). */
+  private snapshotStamp: string | null = null;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -492,8 +496,9 @@ export class Shipper {
     const more = to === from + MAX_READ && to < seg.size;
     // A close that left nothing behind says so: a restore then knows no acknowledged turn is missing.
     if (final && end === seg.size && i === segs.length - 1) m.closed = true;
+    const snap = await this.shipSnapshot(m, epochDir, garbage);
     const changed =
-      m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed;
+      m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed || snap !== null;
     if (!changed) return false;
     m.committedAt = Date.now();
     const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
@@ -503,10 +508,48 @@ export class Shipper {
       throw unavailable(new ObjectStoreError('transient', 'the manifest changed under its owner'));
     }
     this.committed = { manifest: m, etag };
+    if (snap !== null) this.snapshotStamp = snap;
     this.pendingHint = 0;
     this.lastShippedAt = m.committedAt;
     for (const k of garbage) await this.store.delete(k).catch(() => undefined);
     return more;
+  }
+
+  /**
+   * The index snapshot step of a ship: when the store saved its indexes since the last
+   * snapshot (checkpoint, close: `identity.json` was rewritten) and the saved set covers no
+   * id past what this ship's manifest holds, uploads the files that changed (a file with the
+   * same size and CRC keeps its object) and sets `m.snapshot`. Returns the identity stamp to
+   * remember once the manifest is committed, or null when there is nothing to ship now.
+   */
+  private async shipSnapshot(m: Manifest, epochDir: string, garbage: string[]): Promise<string | null> {
+    const indexDir = path.join(path.dirname(this.logDir), 'index');
+    const stamp = identityStamp(indexDir);
+    if (stamp === null || stamp === this.snapshotStamp) return null;
+    const got = captureSnapshot(indexDir);
+    // Not consistent right now (a save in between) or ahead of the shipped log: a later ship.
+    if (got === null || got.nextId > m.nextId) return null;
+    const old = m.snapshot ?? null;
+    if (old !== null && old.identity === got.identity) {
+      this.snapshotStamp = stamp;
+      return null;
+    }
+    const reuse = new Map((old?.files ?? []).map((f) => [`${f.name}\0${f.bytes}\0${f.crc32c}`, f]));
+    const files: SnapshotEntry['files'] = [];
+    for (const f of got.files) {
+      const same = reuse.get(`${f.name}\0${f.body.length}\0${f.crc32c}`);
+      if (same) {
+        files.push(same);
+        continue;
+      }
+      const key = `${epochDir}/index-${String(got.nextId).padStart(20, '0')}/${f.name.replace('/', '-')}`;
+      await this.store.put(key, f.body);
+      files.push({ name: f.name, key, bytes: f.body.length, crc32c: f.crc32c });
+    }
+    const kept = new Set(files.map((f) => f.key));
+    for (const f of old?.files ?? []) if (!kept.has(f.key)) garbage.push(f.key);
+    m.snapshot = { nextId: got.nextId, identity: got.identity, identityCrc32c: crc32c(Buffer.from(got.identity, 'utf8')), files };
+    return stamp;
   }
 
   /** Ships what is left (bounded by `timeoutMs`), then stops the loop. Rejects nothing. */
