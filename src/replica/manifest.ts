@@ -116,7 +116,7 @@ export function parseManifest(key: string, body: Uint8Array): Manifest {
     if (typeof s !== 'object' || !isCount(s.nextId) || s.nextId > m.nextId || typeof s.identity !== 'string' || !isCrc(s.identityCrc32c) || !Array.isArray(s.files))
       bad(key, 'snapshot');
     for (const f of s.files)
-      if (typeof f?.name !== 'string' || !isSnapshotFileName(f.name) || typeof f.key !== 'string' || !isCount(f.bytes) || !isCrc(f.crc32c)) bad(key, `snapshot file ${String(f?.name)}`);
+      if (typeof f?.name !== 'string' || !isSnapshotFileName(f.name) || typeof f.key !== 'string' || !isCount(f.bytes) || !isCrc(f.crc32)) bad(key, `snapshot file ${String(f?.name)}`);
   }
   return m;
 }

@@ -534,17 +534,17 @@ export class Shipper {
       this.snapshotStamp = stamp;
       return null;
     }
-    const reuse = new Map((old?.files ?? []).map((f) => [`${f.name}\0${f.bytes}\0${f.crc32c}`, f]));
+    const reuse = new Map((old?.files ?? []).map((f) => [`${f.name}\0${f.bytes}\0${f.crc32}`, f]));
     const files: SnapshotEntry['files'] = [];
     for (const f of got.files) {
-      const same = reuse.get(`${f.name}\0${f.body.length}\0${f.crc32c}`);
+      const same = reuse.get(`${f.name}\0${f.body.length}\0${f.crc32}`);
       if (same) {
         files.push(same);
         continue;
       }
       const key = `${epochDir}/index-${String(got.nextId).padStart(20, '0')}/${f.name.replace('/', '-')}`;
       await this.store.put(key, f.body);
-      files.push({ name: f.name, key, bytes: f.body.length, crc32c: f.crc32c });
+      files.push({ name: f.name, key, bytes: f.body.length, crc32: f.crc32 });
     }
     const kept = new Set(files.map((f) => f.key));
     for (const f of old?.files ?? []) if (!kept.has(f.key)) garbage.push(f.key);

@@ -11,14 +11,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { crc32c } from './crc32c.js';
+import { crc32 } from './crc32.js';
 
 /** One file of a snapshot, as the manifest names it. `name`: its path under `index/`. */
 export interface SnapshotFile {
   name: string;
   key: string;
   bytes: number;
-  crc32c: number;
+  /** CRC-32 (IEEE, src/replica/crc32.ts): these files are large, and zlib computes it natively. */
+  crc32: number;
 }
 
 /** The manifest's `snapshot`: index files covering every log id below `nextId`. */
@@ -35,7 +36,7 @@ export interface SnapshotEntry {
 export interface CapturedSnapshot {
   nextId: number;
   identity: string;
-  files: { name: string; body: Buffer; crc32c: number }[];
+  files: { name: string; body: Buffer; crc32: number }[];
 }
 
 const VECTOR_HEADER = 32;
@@ -96,7 +97,7 @@ export function captureSnapshot(indexDir: string): CapturedSnapshot | null {
   if (id.lexical.files.file !== 0) {
     const b = readOrNull(path.join(indexDir, 'lexical.idx'));
     if (b === null || !headerCrcIs(b, id.lexical.files.file)) return null;
-    files.push({ name: 'lexical.idx', body: b, crc32c: 0 });
+    files.push({ name: 'lexical.idx', body: b, crc32: 0 });
   }
   if (id.vector.files.records > 0) {
     const b = readOrNull(path.join(indexDir, 'vector', 'vectors.bin'));
@@ -106,7 +107,7 @@ export function captureSnapshot(indexDir: string): CapturedSnapshot | null {
     // A span embedded as windows has several records; the identity counts records, so the
     // prefix ends exactly where the saved index ended.
     if (b.length < want) return null;
-    files.push({ name: 'vector/vectors.bin', body: b.subarray(0, want), crc32c: 0 });
+    files.push({ name: 'vector/vectors.bin', body: b.subarray(0, want), crc32: 0 });
   }
   for (const ns of ['raw', 'summary'] as const) {
     const want = id.vector.files[ns];
@@ -116,13 +117,13 @@ export function captureSnapshot(indexDir: string): CapturedSnapshot | null {
       const b = readOrNull(path.join(indexDir, 'vector', `index.${ns}.${ext}`));
       if (b === null) continue;
       if (ext === 'flat' && !headerCrcIs(b, want)) return null;
-      files.push({ name: `vector/index.${ns}.${ext}`, body: b, crc32c: 0 });
+      files.push({ name: `vector/index.${ns}.${ext}`, body: b, crc32: 0 });
       found = true;
     }
     if (!found) return null;
   }
   // The identity again: a save that ran between the reads above would have replaced it.
   if (readOrNull(path.join(indexDir, 'identity.json'))?.toString('utf8') !== idText) return null;
-  for (const f of files) f.crc32c = crc32c(f.body);
+  for (const f of files) f.crc32 = crc32(f.body);
   return { nextId: Math.max(id.lexical.highWater, id.vector.highWater), identity: idText, files };
 }
