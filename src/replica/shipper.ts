@@ -84,23 +84,26 @@ function unavailable(e: unknown): SpanguardError {
   });
 }
 
+/** Bytes [from, to) of `file` (fewer at its end), on the calling thread. */
+function readRangeSync(file: string, from: number, to: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(to - from);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Reads up to 1 MiB on the calling thread (three thread-pool hops cost more on a busy machine than the read), more on the pool. */
 async function readRange(file: string, from: number, to: number): Promise<Buffer> {
-  if (to - from <= 1 << 20) {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const buf = Buffer.alloc(to - from);
-      let got = 0;
-      while (got < buf.length) {
-        const n = fs.readSync(fd, buf, got, buf.length - got, from + got);
-        if (n === 0) break;
-        got += n;
-      }
-      return buf.subarray(0, got);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
+  if (to - from <= 1 << 20) return readRangeSync(file, from, to);
   const fh = await fsp.open(file, 'r');
   try {
     const buf = Buffer.alloc(to - from);
@@ -113,6 +116,43 @@ async function readRange(file: string, from: number, to: number): Promise<Buffer
     return buf.subarray(0, got);
   } finally {
     await fh.close();
+  }
+}
+
+/** First read of a ship: the new records of a turn or a burst fit (a segment's file runs on past them in zeroed reserved blocks). */
+const FIRST_READ = 64 * 1024;
+
+/**
+ * The whole batches of `seg` from offset `from` (a batch boundary; 0: the header first),
+ * with ids from `nextId` and below `bound`. Reads a little and more only while the walk
+ * runs out of bytes mid-record: the file is written in reserved blocks whose zeros end the
+ * walk, so reading to the file's size would read megabytes of them at every ship. Stops at
+ * MAX_READ (`more`: a ship again at once).
+ */
+function readWholeBatches(seg: LocalSegment, from: number, nextId: number, bound: number): { bytes: Buffer; end: number; nextId: number; more: boolean } {
+  let end = from;
+  let next = nextId;
+  let bytes: Buffer = Buffer.alloc(0);
+  for (let want = FIRST_READ; ; want *= 4) {
+    const to = Math.min(seg.size, from + Math.min(want, MAX_READ));
+    if (to <= from) return { bytes, end, nextId: next, more: false };
+    bytes = readRangeSync(seg.file, from, to);
+    let skip = 0;
+    let short = bytes.length < HEADER_BYTES;
+    if (from === 0 && bytes.length >= HEADER_BYTES) {
+      readHeader(bytes, seg.file);
+      skip = HEADER_BYTES;
+      end = HEADER_BYTES;
+    }
+    if (from !== 0 || bytes.length >= HEADER_BYTES) {
+      const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
+      end = Math.max(end, w.end);
+      next = w.nextId;
+      short = w.short;
+    }
+    // The walk ended on zeros, a record still landing, or the bound: that is all there is now.
+    if (!short || to === seg.size) return { bytes, end, nextId: next, more: false };
+    if (to - from >= MAX_READ) return { bytes, end, nextId: next, more: true };
   }
 }
 
@@ -205,6 +245,8 @@ export class Shipper {
   private kicked = false;
   private loopDone: Promise<void> | null = null;
   private pendingHint = 0;
+  /** The last ship committed something. */
+  private lastShipChanged = false;
   /** `identity.json`'s stamp when the last snapshot was shipped (or found not to need one). */
   private snapshotStamp: string | null = null;
 
@@ -289,6 +331,7 @@ export class Shipper {
     });
   }
 
+  /** Log bytes written locally and not in the bucket: sealed segments, and the open one's whole batches past what is shipped (not its zeroed reserved blocks). */
   pendingBytes(): number {
     let segs: LocalSegment[];
     try {
@@ -301,8 +344,17 @@ export class Shipper {
     let n = 0;
     for (const s of segs) {
       if (shipped.has(s.firstId)) continue;
-      if (m.open !== null && s.firstId === m.open.firstId) n += Math.max(0, s.size - openBytes(m));
-      else n += s.size;
+      const from = m.open !== null && s.firstId === m.open.firstId ? openBytes(m) : 0;
+      if (s !== segs[segs.length - 1]) {
+        n += s.size - from;
+        continue;
+      }
+      try {
+        const w = readWholeBatches(s, from, from > 0 ? m.open!.nextId : s.firstId, Number.POSITIVE_INFINITY);
+        n += w.end <= HEADER_BYTES ? 0 : w.end - from;
+      } catch {
+        n += s.size - from;
+      }
     }
     return n;
   }
@@ -322,10 +374,10 @@ export class Shipper {
     };
   }
 
-  /** A waiter is not covered yet, and the log holds bytes past what is shipped. */
+  /** A waiter's ids are not all in the bucket yet. */
   private waitersPending(): boolean {
-    if (this.waiters.length === 0) return false;
-    return this.pendingBytes() > 0;
+    const next = this.committed.manifest.nextId;
+    return this.waiters.some((w) => w.nextId > next);
   }
 
   private settle(): void {
@@ -397,7 +449,7 @@ export class Shipper {
   /** Ships until nothing new is found; records a failure and returns on the first error. */
   private async shipUntilDone(final = false): Promise<boolean> {
     try {
-      for (;;) {
+      for (let idle = 0; ; ) {
         const more = await this.shipOnce(final);
         // A ship that succeeded clears the failure before any waiter hears of it.
         this.failures = 0;
@@ -407,7 +459,14 @@ export class Shipper {
         // records were still landing in the file when it read; other appends made meanwhile
         // wait for the interval or the byte threshold.
         if (!more && !this.waitersPending()) return true;
-        await new Promise((r) => setImmediate(r));
+        // A ship that found nothing new while a waiter waits: its records are still landing
+        // in the file; look again a moment later rather than spin.
+        // (Bounded: records that never land leave it to the next kick or the interval.)
+        if (this.lastShipChanged || more) {
+          idle = 0;
+          await new Promise((r) => setImmediate(r));
+        } else if (++idle > 50) return true;
+        else await new Promise((r) => setTimeout(r, 1));
       }
     } catch (e) {
       const err = unavailable(e);
@@ -454,28 +513,8 @@ export class Shipper {
     // The open segment: its new whole batches (at least its header once).
     const seg = segs[i]!;
     const from = openBytes(m);
-    const to = Math.min(seg.size, from + MAX_READ);
-    let end = from;
-    let nextId = m.open!.nextId;
-    let bytes: Buffer = Buffer.alloc(0);
-    if (to > from) {
-      bytes = await readRange(seg.file, from, to);
-      let skip = 0;
-      if (from === 0) {
-        if (bytes.length < HEADER_BYTES) bytes = Buffer.alloc(0);
-        else {
-          readHeader(bytes, seg.file);
-          skip = HEADER_BYTES;
-          end = HEADER_BYTES;
-        }
-      }
-      if (bytes.length > skip) {
-        const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
-        const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
-        end = Math.max(end, w.end);
-        nextId = w.nextId;
-      }
-    }
+    const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
+    const { bytes, end, nextId, more } = readWholeBatches(seg, from, m.open!.nextId, bound);
     if (end > from) {
       const fresh = bytes.subarray(0, end - from);
       const o = m.open!;
@@ -493,13 +532,13 @@ export class Shipper {
       o.nextId = nextId;
     }
     m.nextId = m.open!.nextId;
-    const more = to === from + MAX_READ && to < seg.size;
     // A close that left nothing behind says so: a restore then knows no acknowledged turn is missing.
     if (final && end === seg.size && i === segs.length - 1) m.closed = true;
     const snap = await this.shipSnapshot(m, epochDir, garbage);
     const changed =
       m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed || snap !== null;
-    if (!changed) return false;
+    this.lastShipChanged = changed;
+    if (!changed) return more;
     m.committedAt = Date.now();
     const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
     if (etag === null) {
