@@ -19,7 +19,7 @@ export function turnText(session, turn) {
   return `session ${session} turn ${turn}: ran step ${turn} of the plan; build id B-${(session * 100003 + turn * 7919) % 1000003}, exit code ${turn % 7}`;
 }
 
-async function run({ session, prefix, dir, restore, fromTurn, turns, durability, intervalMs }) {
+async function run({ session, prefix, dir, restore, fromTurn, turns, durability, intervalMs, inflight }) {
   const replica = { objectStore, prefix, intervalMs, retryBaseMs: 20, retryMaxMs: 1000 };
   if (restore) {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -28,10 +28,19 @@ async function run({ session, prefix, dir, restore, fromTurn, turns, durability,
   const store = await SpanStore.open(dir, { durability, replica });
   const mine = [];
   acks.set(session, mine);
-  for (let t = fromTurn; t <= turns; t++) {
-    const id = await store.append({ turn: t, role: t % 2 ? 'user' : 'assistant', text: turnText(session, t), key: `t${t}` });
-    mine.push(t, id);
-  }
+  // `inflight` appends at a time, called in turn order (ids rise with turns); each turn is
+  // acknowledged once its own append resolved. In `replicated` the appends made while a
+  // manifest PUT is in flight ride the next one together.
+  let next = fromTurn;
+  await Promise.all(
+    Array.from({ length: Math.max(1, inflight ?? 1) }, async () => {
+      while (next <= turns) {
+        const t = next++;
+        const id = await store.append({ turn: t, role: t % 2 ? 'user' : 'assistant', text: turnText(session, t), key: `t${t}` });
+        mine.push(t, id);
+      }
+    }),
+  );
   const verdict = store.verdict().state;
   await store.close();
   flush();

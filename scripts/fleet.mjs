@@ -13,7 +13,9 @@
 //     the turns they held: both are counted);
 //   - the verdict is not lossless where a turn is missing.
 // Usage: npm run fleet -- [--sessions 100] [--turns 10000] [--workers 4] [--kills 20]
-//          [--durability replicated|group|sync|none] [--interval-ms 200] [--seed 1] [--json]
+//          [--durability replicated|group|sync|none] [--interval-ms 200] [--inflight 16] [--seed 1] [--json]
+// --inflight: appends each session keeps in flight (called in turn order, each acknowledged
+// when its own append resolves): an agent's burst of turns. 1 is one turn at a time.
 import { execFileSync, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -32,6 +34,7 @@ const { values: a } = parseArgs({
     kills: { type: 'string', default: '20' },
     durability: { type: 'string', default: 'replicated' },
     'interval-ms': { type: 'string', default: '200' },
+    inflight: { type: 'string', default: '16' },
     seed: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
@@ -123,7 +126,14 @@ async function assign(s, w, restore) {
   s.worker = w;
   w.sessions.add(s.id);
   await w.ready;
-  w.proc.send({ type: 'run', session: s.id, prefix: s.prefix, dir: path.join(w.dir, `s${s.id}-${s.moves}`), restore, fromTurn: s.lastAcked + 1, turns: T, durability, intervalMs: Number(a['interval-ms']) });
+  w.proc.send({ type: 'run', session: s.id, prefix: s.prefix, dir: path.join(w.dir, `s${s.id}-${s.moves}`), restore, fromTurn: firstUnacked(s), turns: T, durability, intervalMs: Number(a['interval-ms']), inflight: Number(a.inflight) });
+}
+
+/** Where a moved session resumes: its first turn not acknowledged (with appends in flight, later ones may be). */
+function firstUnacked(s) {
+  let t = 1;
+  while (s.acked.has(t)) t++;
+  return t;
 }
 
 function maybeKill() {
@@ -219,6 +229,7 @@ const result = {
   lost,
   maxLostAgeMs: Math.round(maxLostAgeMs),
   intervalMs: Number(a['interval-ms']),
+  inflight: Number(a.inflight),
   reusedOrMisplacedIds: reused,
   idsAcknowledgedTwice: sessions.reduce((n, s) => n + s.reacked, 0),
   falselyLossless,

@@ -98,6 +98,8 @@ export interface WalkResult {
   end: number;
   /** One past the last id in [start, end). */
   nextId: number;
+  /** The walk ran out of bytes (a record, or its header, goes on past them): more may follow. */
+  short: boolean;
 }
 
 /**
@@ -110,12 +112,17 @@ export function walkRecords(bytes: Uint8Array, base: number, nextId: number, bou
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let off = 0;
   let id = nextId;
-  let result: WalkResult = { end: base, nextId };
+  let result = { end: base, nextId };
+  let short = true;
   while (off + HEADER_BYTES <= bytes.length) {
+    short = false;
     if (dv.getUint32(off + 52, true) !== RECORD_MARKER) break;
     const payload = dv.getUint32(off + 4, true);
     const size = (HEADER_BYTES + payload + 7) & ~7;
-    if (off + size > bytes.length) break;
+    if (off + size > bytes.length) {
+      short = true;
+      break;
+    }
     const kind = bytes[off + 16]!;
     if (kind > 3) break;
     if (kind !== 0) {
@@ -126,6 +133,7 @@ export function walkRecords(bytes: Uint8Array, base: number, nextId: number, bou
     if (kind !== 0) id++;
     off += size;
     if (!(bytes[off - size + 17]! & BATCH_CONTINUES)) result = { end: base + off, nextId: id };
+    short = true;
   }
-  return result;
+  return { ...result, short };
 }

@@ -5,6 +5,7 @@
  */
 import { ErrorCode, SpanguardError } from '../errors.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
+import { isSnapshotFileName, type SnapshotEntry } from './snapshot.js';
 
 export const MANIFEST_FORMAT = 'spanguard-replica';
 export const MANIFEST_VERSION = 1;
@@ -54,6 +55,8 @@ export interface Manifest {
   durability?: string;
   /** The owner closed the store after shipping everything: nothing acknowledged is missing. */
   closed?: boolean;
+  /** The newest index snapshot (src/replica/snapshot.ts), covering ids below its `nextId` (≤ the manifest's). */
+  snapshot?: SnapshotEntry | null;
 }
 
 export function manifestKey(prefix: string): string {
@@ -108,6 +111,13 @@ export function parseManifest(key: string, body: Uint8Array): Manifest {
     next = o.nextId;
   }
   if (m.nextId !== next) bad(key, `nextId ${m.nextId} is not where its segments end (${next})`);
+  if (m.snapshot !== undefined && m.snapshot !== null) {
+    const s = m.snapshot;
+    if (typeof s !== 'object' || !isCount(s.nextId) || s.nextId > m.nextId || typeof s.identity !== 'string' || !isCrc(s.identityCrc32c) || !Array.isArray(s.files))
+      bad(key, 'snapshot');
+    for (const f of s.files)
+      if (typeof f?.name !== 'string' || !isSnapshotFileName(f.name) || typeof f.key !== 'string' || !isCount(f.bytes) || !isCrc(f.crc32)) bad(key, `snapshot file ${String(f?.name)}`);
+  }
   return m;
 }
 

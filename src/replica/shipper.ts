@@ -12,6 +12,8 @@ import { crc32c } from './crc32c.js';
 import { HEADER_BYTES, listSegments, readDurableNext, readHeader, segmentName, walkRecords, type LocalSegment } from './log-files.js';
 import { commitManifest, openBytes, readManifest, type Committed, type Manifest, MANIFEST_FORMAT, MANIFEST_VERSION } from './manifest.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
+import { captureSnapshot, identityStamp, type SnapshotEntry } from './snapshot.js';
+import path from 'node:path';
 
 export interface ShipperOptions {
   /** Ship at least this often while records are pending (default 1000 ms). */
@@ -82,23 +84,26 @@ function unavailable(e: unknown): SpanguardError {
   });
 }
 
+/** Bytes [from, to) of `file` (fewer at its end), on the calling thread. */
+function readRangeSync(file: string, from: number, to: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(to - from);
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Reads up to 1 MiB on the calling thread (three thread-pool hops cost more on a busy machine than the read), more on the pool. */
 async function readRange(file: string, from: number, to: number): Promise<Buffer> {
-  if (to - from <= 1 << 20) {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const buf = Buffer.alloc(to - from);
-      let got = 0;
-      while (got < buf.length) {
-        const n = fs.readSync(fd, buf, got, buf.length - got, from + got);
-        if (n === 0) break;
-        got += n;
-      }
-      return buf.subarray(0, got);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
+  if (to - from <= 1 << 20) return readRangeSync(file, from, to);
   const fh = await fsp.open(file, 'r');
   try {
     const buf = Buffer.alloc(to - from);
@@ -111,6 +116,43 @@ async function readRange(file: string, from: number, to: number): Promise<Buffer
     return buf.subarray(0, got);
   } finally {
     await fh.close();
+  }
+}
+
+/** First read of a ship: the new records of a turn or a burst fit (a segment's file runs on past them in zeroed reserved blocks). */
+const FIRST_READ = 64 * 1024;
+
+/**
+ * The whole batches of `seg` from offset `from` (a batch boundary; 0: the header first),
+ * with ids from `nextId` and below `bound`. Reads a little and more only while the walk
+ * runs out of bytes mid-record: the file is written in reserved blocks whose zeros end the
+ * walk, so reading to the file's size would read megabytes of them at every ship. Stops at
+ * MAX_READ (`more`: a ship again at once).
+ */
+function readWholeBatches(seg: LocalSegment, from: number, nextId: number, bound: number): { bytes: Buffer; end: number; nextId: number; more: boolean } {
+  let end = from;
+  let next = nextId;
+  let bytes: Buffer = Buffer.alloc(0);
+  for (let want = FIRST_READ; ; want *= 4) {
+    const to = Math.min(seg.size, from + Math.min(want, MAX_READ));
+    if (to <= from) return { bytes, end, nextId: next, more: false };
+    bytes = readRangeSync(seg.file, from, to);
+    let skip = 0;
+    let short = bytes.length < HEADER_BYTES;
+    if (from === 0 && bytes.length >= HEADER_BYTES) {
+      readHeader(bytes, seg.file);
+      skip = HEADER_BYTES;
+      end = HEADER_BYTES;
+    }
+    if (from !== 0 || bytes.length >= HEADER_BYTES) {
+      const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
+      end = Math.max(end, w.end);
+      next = w.nextId;
+      short = w.short;
+    }
+    // The walk ended on zeros, a record still landing, or the bound: that is all there is now.
+    if (!short || to === seg.size) return { bytes, end, nextId: next, more: false };
+    if (to - from >= MAX_READ) return { bytes, end, nextId: next, more: true };
   }
 }
 
@@ -203,6 +245,10 @@ export class Shipper {
   private kicked = false;
   private loopDone: Promise<void> | null = null;
   private pendingHint = 0;
+  /** The last ship committed something. */
+  private lastShipChanged = false;
+  /** `identity.json`'s stamp when the last snapshot was shipped (or found not to need one). */
+  private snapshotStamp: string | null = null;
 
   private constructor(
     private readonly store: ObjectStore,
@@ -285,6 +331,7 @@ export class Shipper {
     });
   }
 
+  /** Log bytes written locally and not in the bucket: sealed segments, and the open one's whole batches past what is shipped (not its zeroed reserved blocks). */
   pendingBytes(): number {
     let segs: LocalSegment[];
     try {
@@ -297,8 +344,17 @@ export class Shipper {
     let n = 0;
     for (const s of segs) {
       if (shipped.has(s.firstId)) continue;
-      if (m.open !== null && s.firstId === m.open.firstId) n += Math.max(0, s.size - openBytes(m));
-      else n += s.size;
+      const from = m.open !== null && s.firstId === m.open.firstId ? openBytes(m) : 0;
+      if (s !== segs[segs.length - 1]) {
+        n += s.size - from;
+        continue;
+      }
+      try {
+        const w = readWholeBatches(s, from, from > 0 ? m.open!.nextId : s.firstId, Number.POSITIVE_INFINITY);
+        n += w.end <= HEADER_BYTES ? 0 : w.end - from;
+      } catch {
+        n += s.size - from;
+      }
     }
     return n;
   }
@@ -318,10 +374,10 @@ export class Shipper {
     };
   }
 
-  /** A waiter is not covered yet, and the log holds bytes past what is shipped. */
+  /** A waiter's ids are not all in the bucket yet. */
   private waitersPending(): boolean {
-    if (this.waiters.length === 0) return false;
-    return this.pendingBytes() > 0;
+    const next = this.committed.manifest.nextId;
+    return this.waiters.some((w) => w.nextId > next);
   }
 
   private settle(): void {
@@ -393,7 +449,7 @@ export class Shipper {
   /** Ships until nothing new is found; records a failure and returns on the first error. */
   private async shipUntilDone(final = false): Promise<boolean> {
     try {
-      for (;;) {
+      for (let idle = 0; ; ) {
         const more = await this.shipOnce(final);
         // A ship that succeeded clears the failure before any waiter hears of it.
         this.failures = 0;
@@ -403,7 +459,14 @@ export class Shipper {
         // records were still landing in the file when it read; other appends made meanwhile
         // wait for the interval or the byte threshold.
         if (!more && !this.waitersPending()) return true;
-        await new Promise((r) => setImmediate(r));
+        // A ship that found nothing new while a waiter waits: its records are still landing
+        // in the file; look again a moment later rather than spin.
+        // (Bounded: records that never land leave it to the next kick or the interval.)
+        if (this.lastShipChanged || more) {
+          idle = 0;
+          await new Promise((r) => setImmediate(r));
+        } else if (++idle > 50) return true;
+        else await new Promise((r) => setTimeout(r, 1));
       }
     } catch (e) {
       const err = unavailable(e);
@@ -450,28 +513,8 @@ export class Shipper {
     // The open segment: its new whole batches (at least its header once).
     const seg = segs[i]!;
     const from = openBytes(m);
-    const to = Math.min(seg.size, from + MAX_READ);
-    let end = from;
-    let nextId = m.open!.nextId;
-    let bytes: Buffer = Buffer.alloc(0);
-    if (to > from) {
-      bytes = await readRange(seg.file, from, to);
-      let skip = 0;
-      if (from === 0) {
-        if (bytes.length < HEADER_BYTES) bytes = Buffer.alloc(0);
-        else {
-          readHeader(bytes, seg.file);
-          skip = HEADER_BYTES;
-          end = HEADER_BYTES;
-        }
-      }
-      if (bytes.length > skip) {
-        const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
-        const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
-        end = Math.max(end, w.end);
-        nextId = w.nextId;
-      }
-    }
+    const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
+    const { bytes, end, nextId, more } = readWholeBatches(seg, from, m.open!.nextId, bound);
     if (end > from) {
       const fresh = bytes.subarray(0, end - from);
       const o = m.open!;
@@ -489,12 +532,13 @@ export class Shipper {
       o.nextId = nextId;
     }
     m.nextId = m.open!.nextId;
-    const more = to === from + MAX_READ && to < seg.size;
     // A close that left nothing behind says so: a restore then knows no acknowledged turn is missing.
     if (final && end === seg.size && i === segs.length - 1) m.closed = true;
+    const snap = await this.shipSnapshot(m, epochDir, garbage);
     const changed =
-      m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed;
-    if (!changed) return false;
+      m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed || snap !== null;
+    this.lastShipChanged = changed;
+    if (!changed) return more;
     m.committedAt = Date.now();
     const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
     if (etag === null) {
@@ -503,10 +547,48 @@ export class Shipper {
       throw unavailable(new ObjectStoreError('transient', 'the manifest changed under its owner'));
     }
     this.committed = { manifest: m, etag };
+    if (snap !== null) this.snapshotStamp = snap;
     this.pendingHint = 0;
     this.lastShippedAt = m.committedAt;
     for (const k of garbage) await this.store.delete(k).catch(() => undefined);
     return more;
+  }
+
+  /**
+   * The index snapshot step of a ship: when the store saved its indexes since the last
+   * snapshot (checkpoint, close: `identity.json` was rewritten) and the saved set covers no
+   * id past what this ship's manifest holds, uploads the files that changed (a file with the
+   * same size and CRC keeps its object) and sets `m.snapshot`. Returns the identity stamp to
+   * remember once the manifest is committed, or null when there is nothing to ship now.
+   */
+  private async shipSnapshot(m: Manifest, epochDir: string, garbage: string[]): Promise<string | null> {
+    const indexDir = path.join(path.dirname(this.logDir), 'index');
+    const stamp = identityStamp(indexDir);
+    if (stamp === null || stamp === this.snapshotStamp) return null;
+    const got = captureSnapshot(indexDir);
+    // Not consistent right now (a save in between) or ahead of the shipped log: a later ship.
+    if (got === null || got.nextId > m.nextId) return null;
+    const old = m.snapshot ?? null;
+    if (old !== null && old.identity === got.identity) {
+      this.snapshotStamp = stamp;
+      return null;
+    }
+    const reuse = new Map((old?.files ?? []).map((f) => [`${f.name}\0${f.bytes}\0${f.crc32}`, f]));
+    const files: SnapshotEntry['files'] = [];
+    for (const f of got.files) {
+      const same = reuse.get(`${f.name}\0${f.body.length}\0${f.crc32}`);
+      if (same) {
+        files.push(same);
+        continue;
+      }
+      const key = `${epochDir}/index-${String(got.nextId).padStart(20, '0')}/${f.name.replace('/', '-')}`;
+      await this.store.put(key, f.body);
+      files.push({ name: f.name, key, bytes: f.body.length, crc32: f.crc32 });
+    }
+    const kept = new Set(files.map((f) => f.key));
+    for (const f of old?.files ?? []) if (!kept.has(f.key)) garbage.push(f.key);
+    m.snapshot = { nextId: got.nextId, identity: got.identity, identityCrc32c: crc32c(Buffer.from(got.identity, 'utf8')), files };
+    return stamp;
   }
 
   /** Ships what is left (bounded by `timeoutMs`), then stops the loop. Rejects nothing. */

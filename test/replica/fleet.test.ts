@@ -20,14 +20,14 @@ async function fleet(args: string[]) {
 
 describe.skipIf(rgwMissing)('fleet: killed workers, sessions resumed from the bucket', () => {
   it('replicated: every acknowledged turn survives under its id, ids are never handed out twice', async () => {
-    const { status, result, stderr } = await fleet(['--sessions', '6', '--turns', '60', '--workers', '3', '--kills', '3']);
+    const { status, result, stderr } = await fleet(['--sessions', '6', '--turns', '60', '--workers', '3', '--kills', '3', '--inflight', '4']);
     expect(result.errors, stderr).toEqual([]);
     expect(result).toMatchObject({ kills: 3, acknowledged: 360, lost: 0, reusedOrMisplacedIds: 0, idsAcknowledgedTwice: 0, falselyLossless: 0 });
     expect(status).toBe(0);
   }, 200_000);
 
   it('group: a restored session that may lack acknowledged turns never has a lossless verdict', async () => {
-    const { status, result } = await fleet(['--sessions', '6', '--turns', '80', '--workers', '3', '--kills', '3', '--durability', 'group', '--interval-ms', '50']);
+    const { status, result } = await fleet(['--sessions', '6', '--turns', '80', '--workers', '3', '--kills', '3', '--durability', 'group', '--interval-ms', '50', '--inflight', '4']);
     expect(result).toMatchObject({ kills: 3, reusedOrMisplacedIds: 0, falselyLossless: 0, sessionsWithErrors: 0 });
     expect(status).toBe(0);
   }, 200_000);

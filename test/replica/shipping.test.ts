@@ -83,3 +83,19 @@ describe.skipIf(rgwMissing)('replicated durability', () => {
     expect(s.verdict().state).toBe('lossless');
   });
 });
+
+describe.skipIf(rgwMissing)('pending bytes are whole batches not yet shipped, not the reserved zeros after them', () => {
+  it('a replicated store whose every append resolved has nothing pending, though its segment file runs on in reserved blocks', async () => {
+    const dir = tmpDir('pending');
+    const b = await bucket();
+    const s = await openStore(dir, b, 'sess/pending', { durability: 'replicated' });
+    for (let i = 1; i <= 5; i++) await s.append(turn(i));
+    const fs = await import('node:fs');
+    const seg = fs.readdirSync(`${dir}/log`).find((f) => f.startsWith('seg-'))!;
+    const { manifest: m } = (await readManifest(b, 'sess/pending'))!;
+    expect(fs.statSync(`${dir}/log/${seg}`).size).toBeGreaterThan(openBytes(m));
+    expect(s.replicaStatus()).toMatchObject({ shippedThroughId: 5, pendingBytes: 0 });
+    await s.append(turn(6)); // written: pending until a ship; then nothing again
+    expect(s.replicaStatus()!.pendingBytes).toBe(0);
+  });
+});
