@@ -14,7 +14,7 @@ import { extentBytes, readHeader, segmentName } from './log-files.js';
 import type { Manifest } from './manifest.js';
 import type { SnapshotEntry } from './snapshot.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
-import { claimManifest } from './shipper.js';
+import { claimManifest } from './claim.js';
 
 export interface RestoreResult {
   manifest: Manifest;

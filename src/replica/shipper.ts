@@ -5,13 +5,14 @@
  * in the writer's process, reads the log files only (docs/replication.md).
  */
 import fsp from 'node:fs/promises';
-import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, SpanguardError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import { HEADER_BYTES, listSegments, readDurableNext, readHeader, segmentName, walkRecords, type LocalSegment } from './log-files.js';
-import { commitManifest, openBytes, readManifest, type Committed, type Manifest, MANIFEST_FORMAT, MANIFEST_VERSION } from './manifest.js';
+import { commitManifest, openBytes, readManifest, type Committed, type Manifest } from './manifest.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
+import { claimManifest, fencedError, mismatch, unavailable } from './claim.js';
+import { readWholeBatches } from './reads.js';
 import { captureSnapshot, identityStamp, type SnapshotEntry } from './snapshot.js';
 import path from 'node:path';
 
@@ -47,8 +48,6 @@ export interface ReplicaStatus {
   fenced: boolean;
 }
 
-const MAX_READ = 16 * 1024 * 1024;
-
 function resolve(o: ShipperOptions) {
   const pos = (name: string, v: number | undefined, dflt: number): number => {
     if (v === undefined) return dflt;
@@ -63,165 +62,6 @@ function resolve(o: ShipperOptions) {
     retryMaxMs: pos('retryMaxMs', o.retryMaxMs, 5000),
     replicatedTimeoutMs: pos('replicatedTimeoutMs', o.replicatedTimeoutMs, 30_000),
   };
-}
-
-function fencedError(prefix: string, mine: { epoch: number; owner: string }, theirs: Manifest): SpanguardError {
-  return new SpanguardError(
-    ErrorCode.REPLICA_FENCED,
-    `replica ${prefix}: another writer owns the store (epoch ${theirs.epoch}, owner ${theirs.owner}; this writer held epoch ${mine.epoch}); the store is read-only`,
-    { prefix, epoch: mine.epoch, currentEpoch: theirs.epoch },
-  );
-}
-
-function mismatch(prefix: string, why: string): SpanguardError {
-  return new SpanguardError(ErrorCode.REPLICA_MISMATCH, `replica ${prefix}: ${why}`, { prefix });
-}
-
-function unavailable(e: unknown): SpanguardError {
-  if (e instanceof SpanguardError) return e;
-  return new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `object store: ${(e as Error).message}`, {
-    kind: e instanceof ObjectStoreError ? e.kind : 'transient',
-  });
-}
-
-/** Bytes [from, to) of `file` (fewer at its end), on the calling thread. */
-function readRangeSync(file: string, from: number, to: number): Buffer {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(to - from);
-    let got = 0;
-    while (got < buf.length) {
-      const n = fs.readSync(fd, buf, got, buf.length - got, from + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Reads up to 1 MiB on the calling thread (three thread-pool hops cost more on a busy machine than the read), more on the pool. */
-async function readRange(file: string, from: number, to: number): Promise<Buffer> {
-  if (to - from <= 1 << 20) return readRangeSync(file, from, to);
-  const fh = await fsp.open(file, 'r');
-  try {
-    const buf = Buffer.alloc(to - from);
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, from + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
-    return buf.subarray(0, got);
-  } finally {
-    await fh.close();
-  }
-}
-
-/** First read of a ship: the new records of a turn or a burst fit (a segment's file runs on past them in zeroed reserved blocks). */
-const FIRST_READ = 64 * 1024;
-
-/**
- * The whole batches of `seg` from offset `from` (a batch boundary; 0: the header first),
- * with ids from `nextId` and below `bound`. Reads a little and more only while the walk
- * runs out of bytes mid-record: the file is written in reserved blocks whose zeros end the
- * walk, so reading to the file's size would read megabytes of them at every ship. Stops at
- * MAX_READ (`more`: a ship again at once).
- */
-function readWholeBatches(seg: LocalSegment, from: number, nextId: number, bound: number): { bytes: Buffer; end: number; nextId: number; more: boolean } {
-  let end = from;
-  let next = nextId;
-  let bytes: Buffer = Buffer.alloc(0);
-  for (let want = FIRST_READ; ; want *= 4) {
-    const to = Math.min(seg.size, from + Math.min(want, MAX_READ));
-    if (to <= from) return { bytes, end, nextId: next, more: false };
-    bytes = readRangeSync(seg.file, from, to);
-    let skip = 0;
-    let short = bytes.length < HEADER_BYTES;
-    if (from === 0 && bytes.length >= HEADER_BYTES) {
-      readHeader(bytes, seg.file);
-      skip = HEADER_BYTES;
-      end = HEADER_BYTES;
-    }
-    if (from !== 0 || bytes.length >= HEADER_BYTES) {
-      const w = walkRecords(bytes.subarray(skip), from + skip, nextId, bound);
-      end = Math.max(end, w.end);
-      next = w.nextId;
-      short = w.short;
-    }
-    // The walk ended on zeros, a record still landing, or the bound: that is all there is now.
-    if (!short || to === seg.size) return { bytes, end, nextId: next, more: false };
-    if (to - from >= MAX_READ) return { bytes, end, nextId: next, more: true };
-  }
-}
-
-/** The local log's tag and start (from its first segment's header), or null for a log without segments. */
-function localIdentity(logDir: string, segs: LocalSegment[]): { logTag: string; logStart: number } | null {
-  if (segs.length === 0) return null;
-  const fd = fs.openSync(segs[0]!.file, 'r');
-  try {
-    const b = Buffer.alloc(HEADER_BYTES);
-    fs.readSync(fd, b, 0, HEADER_BYTES, 0);
-    const h = readHeader(b, segs[0]!.file);
-    return { logTag: h.logTag, logStart: h.logStart };
-  } finally {
-    fs.closeSync(fd);
-  }
-  void logDir;
-}
-
-/** Checks that everything `m` names is in the local log, byte for byte where it is cheap (the open segment's shipped prefix). */
-async function checkLocalHolds(prefix: string, m: Manifest, segs: LocalSegment[]): Promise<void> {
-  const byFirst = new Map(segs.map((s) => [s.firstId, s]));
-  for (const s of m.segments) {
-    const local = byFirst.get(s.firstId);
-    if (!local || local.size !== s.bytes)
-      throw mismatch(prefix, `the bucket holds segment ${s.firstId} (${s.bytes} bytes) that this log ${local ? `holds with ${local.size} bytes` : 'lacks'}; restore from the bucket instead`);
-  }
-  if (m.open === null) return;
-  const shipped = openBytes(m);
-  if (shipped === 0) return;
-  const local = byFirst.get(m.open.firstId);
-  if (!local || local.size < shipped)
-    throw mismatch(prefix, `the bucket holds ids up to ${m.nextId - 1}, past this log's end; restore from the bucket instead`);
-  const bytes = await readRange(local.file, 0, shipped);
-  const parts = [...m.open.chunks.map((c) => ({ from: c.from, to: c.to, crc: c.crc32c })), ...(m.open.inline ? [{ from: m.open.inline.from, to: m.open.inline.to, crc: m.open.inline.crc32c }] : [])];
-  for (const p of parts)
-    if (crc32c(bytes.subarray(p.from, p.to)) !== p.crc)
-      throw mismatch(prefix, `segment ${m.open.firstId} bytes ${p.from}..${p.to} differ between this log and the bucket`);
-}
-
-/**
- * Claims the manifest under `prefix` for a new owner: epoch + 1 by conditional PUT (the
- * first manifest with If-None-Match). With `logDir`, the local log must hold everything the
- * bucket holds (and be the same log); without, the caller is about to restore from it.
- */
-export async function claimManifest(store: ObjectStore, prefix: string, owner: string, logDir: string | null, durability?: string): Promise<Committed> {
-  for (let attempt = 0; ; attempt++) {
-    const cur = await readManifest(store, prefix);
-    let next: Manifest;
-    if (cur === null) {
-      if (logDir === null) throw mismatch(prefix, 'no manifest in the bucket: nothing to restore');
-      const segs = listSegments(logDir);
-      const id = localIdentity(logDir, segs);
-      if (id === null) throw mismatch(prefix, 'the local log has no segment yet');
-      next = { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, ...id, epoch: 1, owner, committedAt: Date.now(), nextId: id.logStart, segments: [], open: null, closed: false, ...(durability ? { durability } : {}) };
-    } else {
-      if (logDir !== null) {
-        const segs = listSegments(logDir);
-        const id = localIdentity(logDir, segs);
-        if (id === null || id.logTag !== cur.manifest.logTag || id.logStart !== cur.manifest.logStart)
-          throw mismatch(prefix, `the bucket holds log ${cur.manifest.logTag} (start ${cur.manifest.logStart}), not this one (${id ? `${id.logTag}, start ${id.logStart}` : 'no segment'})`);
-        await checkLocalHolds(prefix, cur.manifest, segs);
-      }
-      next = { ...cur.manifest, epoch: cur.manifest.epoch + 1, owner, committedAt: Date.now() };
-      if (logDir !== null) next = { ...next, closed: false, ...(durability ? { durability } : {}) };
-    }
-    const etag = await commitManifest(store, prefix, cur?.etag ?? null, next);
-    if (etag !== null) return { manifest: next, etag };
-    if (attempt > 100) throw unavailable(new ObjectStoreError('transient', 'the manifest kept changing under the claim'));
-  }
 }
 
 interface Waiter {
