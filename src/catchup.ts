@@ -1,24 +1,24 @@
 /**
  * Catch-up in slices: an index is brought up to the end of the log by native calls that
- * each index at most `slice` ids (NativeLexicalIndex / NativeVectorIndex `catchUp(log, …,
- * limit)`), with the event loop let run between slices (one setImmediate), so a long backlog
+ * each index at most a budget of text bytes (NativeLexicalIndex / NativeVectorIndex
+ * `catchUp(log, …, limit, maxBytes)`), with the event loop let run between slices (one setImmediate), so a long backlog
  * — a reopen after many unindexed appends, a rebuild from the log, a repair — never holds the
  * host's event loop for more than about one slice.
  *
- * The slice adapts to what one costs: it starts small and is scaled after every call so that
- * one call takes about {@link SLICE_MS} (indexing costs differ by index, by text length and
- * by machine). A slice is never below {@link MIN_SLICE} ids, so a backlog always moves.
+ * The budget adapts to what a slice costs: it starts small and is scaled after every call so
+ * that one call takes about {@link SLICE_MS} (indexing costs differ by index and by machine).
+ * A slice always indexes at least one record, so a backlog always moves.
  */
 import type { NativeEmbedder, NativeLexicalIndex, NativeSpanLog, NativeVectorIndex } from './native.js';
 
 /** The time one slice aims at, in milliseconds. */
 export const SLICE_MS = 8;
-/** Fewest ids one slice indexes. */
-export const MIN_SLICE = 16;
-/** Most ids one slice indexes. */
-export const MAX_SLICE = 1 << 16;
+/** Fewest bytes of text one slice is given (it always indexes at least one record). */
+export const MIN_SLICE_BYTES = 4 << 10;
+/** Most bytes of text one slice is given. */
+export const MAX_SLICE_BYTES = 64 << 20;
 /** The first slice of an index whose cost is not measured yet. */
-const FIRST_SLICE = 32;
+const FIRST_SLICE_BYTES = 32 << 10;
 
 /** Where a catch-up stands, reported after every slice (SpanStoreOptions.onCatchUp). */
 export interface CatchUpProgress {
@@ -35,19 +35,26 @@ export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** One index's slice size, learnt from the calls made so far. */
+/**
+ * One index's slice, in bytes of text and metadata (what indexing costs grow with: one long
+ * tool output costs what hundreds of short turns do), learnt from the calls made so far.
+ */
 export class SliceSizer {
-  private size = FIRST_SLICE;
+  private bytes = FIRST_SLICE_BYTES;
 
   get current(): number {
-    return this.size;
+    return this.bytes;
   }
 
-  /** Scales the slice so the next call takes about SLICE_MS, given that `ids` took `ms`. */
-  observe(ids: number, ms: number): void {
-    if (ids < this.size) return; // a short tail says little about the rate
+  /**
+   * Scales the budget so the next slice takes about SLICE_MS, given that the last took `ms`;
+   * `full`: it used its whole budget (the backlog went on past it). A short tail that ran
+   * fast says little about the rate; one that ran slow still shrinks the budget.
+   */
+  observe(ms: number, full: boolean): void {
+    if (!full && ms <= SLICE_MS) return;
     const scale = Math.min(4, Math.max(0.25, SLICE_MS / Math.max(ms, 0.05)));
-    this.size = Math.min(MAX_SLICE, Math.max(MIN_SLICE, Math.round(this.size * scale)));
+    this.bytes = Math.min(MAX_SLICE_BYTES, Math.max(MIN_SLICE_BYTES, Math.round(this.bytes * scale)));
   }
 }
 
@@ -96,13 +103,13 @@ export async function catchUpInSlices(
     const sizer = sizers[index];
     const before = lexBehind ? lexical.highWater() : vector!.highWater();
     const t0 = performance.now();
-    if (lexBehind) lexical.catchUp(log, sizer.current);
-    else vector!.catchUp(log, embedder, sizer.current);
+    if (lexBehind) lexical.catchUp(log, Infinity, sizer.current);
+    else vector!.catchUp(log, embedder, Infinity, sizer.current);
     const after = lexBehind ? lexical.highWater() : vector!.highWater();
     // A slice that did not move the index (nothing left it can read) ends the catch-up
     // rather than spinning; the caller's next catch-up tries again.
     if (after <= Math.max(before, first)) return;
-    sizer.observe(after - Math.max(before, first), performance.now() - t0);
+    sizer.observe(performance.now() - t0, after < log.nextId());
     onProgress?.({ index, highWater: after, nextId: log.nextId() });
     // The loop runs once SLICE_MS of work has gone by since it last ran: a small catch-up
     // (an append's: one lexical and one vector call) finishes without a hop.

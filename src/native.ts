@@ -200,11 +200,12 @@ export interface NativeLexicalIndex {
   ids(kind: number): Float64Array;
   highWater(): number;
   /**
-   * Index raw and summary records from highWater() to log.nextId(), or only the next `limit`
-   * ids (one slice of a long backlog: the caller yields to the event loop between slices);
-   * returns records indexed.
+   * Index raw and summary records from highWater() to log.nextId(), or one slice of that
+   * (the caller yields to the event loop between slices): at most `limit` ids, and no more
+   * records than it takes to reach `maxBytes` of text and metadata (at least one). Returns
+   * records indexed.
    */
-  catchUp(log: NativeSpanLog, limit?: number): number;
+  catchUp(log: NativeSpanLog, limit?: number, maxBytes?: number): number;
   /**
    * Direct ingest (the same path catchUp uses): ids strictly increasing from highWater(),
    * kind 3 (event) only advances the high water. The batch is checked whole first.
@@ -268,8 +269,8 @@ export interface NativeVectorIndex {
   /** Span ids with a vector in namespace `kind` (duplicates' aliases included), ascending. */
   ids(kind: number): Float64Array;
   highWater(): number;
-  /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them; `limit` cuts it to one slice as for the lexical index. */
-  catchUp(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number): number;
+  /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them; `limit` and `maxBytes` cut it to one slice as for the lexical index. */
+  catchUp(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number, maxBytes?: number): number;
   /** Host embedder path: store vectors (appended to the vectors file) and index them. */
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
   /**

@@ -159,17 +159,37 @@ class SliceSource final : public SpanSource {
   uint64_t end_;
 };
 
-/// The end of a catch-up slice: `limit` ids past where the index stands (its high water, or
-/// the source's first id), or the whole backlog when `limit` is undefined. A bad limit is
-/// INVALID_ARGUMENT.
-inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, uint64_t high_water, const SpanSource& source) {
-  if (limit.IsUndefined()) return source.next_id();
-  const double l = limit.IsNumber() ? limit.As<Napi::Number>().DoubleValue() : -1;
-  if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
-    ThrowTyped(env, "INVALID_ARGUMENT", "catchUp: limit must be a positive integer or Infinity");
+/// The end of a catch-up slice: at most `limit` ids past where the index stands (its high
+/// water, or the source's first id), and no more records than it takes to reach `max_bytes`
+/// of text and metadata (at least one record: indexing costs grow with the bytes, and one
+/// long tool output costs what hundreds of short turns do). Undefined means no bound. A bad
+/// bound is INVALID_ARGUMENT.
+inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
+                         const SpanSource& source) {
+  auto bound = [&](const Napi::Value& v, const char* name) -> double {
+    if (v.IsUndefined()) return INFINITY;
+    const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
+      ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
+    }
+    return l;
+  };
+  const double l = bound(limit, "limit");
+  const double b = bound(max_bytes, "maxBytes");
+  const uint64_t from = std::max(high_water, source.first_id());
+  uint64_t end = l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
+  if (std::isfinite(b)) {
+    double bytes = 0;
+    SpanView view;
+    for (uint64_t id = from; id < end; ++id) {
+      if (source.Read(id, &view)) bytes += static_cast<double>(view.text_len) + view.meta_len;
+      if (bytes >= b) {
+        end = id + 1;
+        break;
+      }
+    }
   }
-  if (l >= 9007199254740991.0) return source.next_id();
-  return std::max(high_water, source.first_id()) + static_cast<uint64_t>(l);
+  return end;
 }
 
 }  // namespace spanguard

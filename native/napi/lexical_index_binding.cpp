@@ -214,8 +214,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       if (info.Length() < 1 || !info[0].IsObject()) ThrowTyped(env, "INVALID_ARGUMENT", "catchUp expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       Writable(env);
-      // catchUp(log, limit): at most `limit` ids past the high water (one slice of a backlog).
-      const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(), index_->high_water(), *source);
+      // catchUp(log, limit, maxBytes): one slice of a backlog (SliceEnd).
+      const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
       const SliceSource slice(*source, end);
       const uint64_t indexed = index_->CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));

@@ -214,8 +214,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       const Embedder* embedder = UnwrapEmbedder(env, info[1]);
       VectorIndex& ix = writable(env);
-      // catchUp(log, embedder, limit): at most `limit` ids past the high water (one slice).
-      const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(), ix.high_water(), *source);
+      // catchUp(log, embedder, limit, maxBytes): one slice of a backlog (SliceEnd).
+      const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
+                                    info.Length() > 3 ? info[3] : env.Undefined(), ix.high_water(), *source);
       const SliceSource slice(*source, end);
       size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));

@@ -139,7 +139,7 @@ describe('saveAsync: an index saves on the thread pool and cannot change until t
   });
 });
 
-describe('catchUp(log, limit) indexes one slice: at most `limit` ids past the high water', () => {
+describe('catchUp(log, limit, maxBytes) indexes one slice: at most `limit` ids past the high water, `maxBytes` of text', () => {
   it('lexical and vector advance by the limit, then to the end', async () => {
     const dir = tmp();
     const log = await filledLog(path.join(dir, 'log'), 100);
@@ -158,11 +158,26 @@ describe('catchUp(log, limit) indexes one slice: at most `limit` ids past the hi
     vec.close();
   });
 
+  it('maxBytes stops a slice at the record that reaches that many bytes of text (at least one record)', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 100);
+    const first = log.firstId();
+    const len = Buffer.byteLength(log.get(first)!.text) + Buffer.byteLength(log.get(first + 1)!.text);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(lex.catchUp(log, Infinity, len)).toBe(2);
+    expect(lex.catchUp(log, Infinity, 1)).toBe(1);
+    expect(lex.catchUp(log, 5, 1 << 20)).toBe(5); // the id limit binds first
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    expect(vec.catchUp(log, new a.Embedder(64), Infinity, len + 1)).toBe(3);
+    vec.close();
+  });
+
   it('a bad limit is INVALID_ARGUMENT and indexes nothing', async () => {
     const log = await filledLog(tmp(), 5);
     const lex = await openLexicalIndex(path.join(tmp(), 'lexical.idx'));
     for (const bad of [0, -1, 1.5, NaN, '3' as unknown as number]) {
       expect(() => lex.catchUp(log, bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+      expect(() => lex.catchUp(log, Infinity, bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
     expect(lex.highWater()).toBe(0);
   });
