@@ -202,10 +202,12 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
 // how many ran on a thread other than the JS thread that queued them.
 Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
-  o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
-  return o;
+  return Guard(env, [&]() -> Napi::Value {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
+    o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
+    return o;
+  });
 }
 
 }  // namespace
