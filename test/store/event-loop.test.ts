@@ -76,7 +76,10 @@ describe('a rebuild from the log runs in slices: a timer keeps ticking through t
       await store.repair();
     });
     expect(wall).toBeGreaterThan(400);
-    expect(stall).toBeLessThan(200);
+    // Looser than the open's bound: replacing the vector index (closing it, removing its
+    // files, creating the empty one) still runs on the JS thread before the sliced rebuild
+    // (~50 ms here on a quiet machine). The rebuild as one call stalls ~1 s.
+    expect(stall).toBeLessThan(400);
     expect(await store.verifyIndexes()).toEqual([]);
   }, 120_000);
 });
