@@ -199,8 +199,13 @@ export interface NativeLexicalIndex {
   /** Span ids held in namespace `kind`, ascending. */
   ids(kind: number): Float64Array;
   highWater(): number;
-  /** Index raw and summary records from highWater() to log.nextId(); returns records indexed. */
-  catchUp(log: NativeSpanLog): number;
+  /**
+   * Index raw and summary records from highWater() to log.nextId(), or one slice of that
+   * (the caller yields to the event loop between slices): at most `limit` ids, and no more
+   * records than it takes to reach `maxBytes` of text and metadata (at least one). Returns
+   * records indexed.
+   */
+  catchUp(log: NativeSpanLog, limit?: number, maxBytes?: number): number;
   /**
    * Direct ingest (the same path catchUp uses): ids strictly increasing from highWater(),
    * kind 3 (event) only advances the high water. The batch is checked whole first.
@@ -217,6 +222,11 @@ export interface NativeLexicalIndex {
   tokenize(text: string): string[];
   /** Persist crash-safely (temp + fsync + rename + dir fsync). */
   save(): void;
+  /**
+   * `save()` on the thread pool. Until it settles the index can be read but not changed:
+   * add, catchUp and save throw INVALID_ARGUMENT.
+   */
+  saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
 }
 
@@ -259,8 +269,8 @@ export interface NativeVectorIndex {
   /** Span ids with a vector in namespace `kind` (duplicates' aliases included), ascending. */
   ids(kind: number): Float64Array;
   highWater(): number;
-  /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them. */
-  catchUp(log: NativeSpanLog, embedder: NativeEmbedder): number;
+  /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them; `limit` and `maxBytes` cut it to one slice as for the lexical index. */
+  catchUp(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number, maxBytes?: number): number;
   /** Host embedder path: store vectors (appended to the vectors file) and index them. */
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
   /**
@@ -270,23 +280,55 @@ export interface NativeVectorIndex {
    */
   search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): VectorHits;
   save(): void;
+  /** `save()` on the thread pool; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
+  saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
   /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */
   close(): void;
 }
 
+/** An engine object built on the thread pool, for its class constructor to adopt (once). */
+export type PreparedHandle = { readonly __prepared: unique symbol };
+
 export interface Addon {
   setErrorFactory(make: (code: string, message: string) => Error): void;
-  SpanLog: new (dir: string, options: NativeSpanLogOptions) => NativeSpanLog;
+  SpanLog: new (dir: string, options: NativeSpanLogOptions, prepared?: PreparedHandle) => NativeSpanLog;
+  /** Opens a log on the thread pool (lock, recovery scan, mappings); `new SpanLog(dir, options, handle)` adopts it. */
+  prepareSpanLog(dir: string, options: NativeSpanLogOptions): Promise<PreparedHandle>;
+  /** Loads a lexical index file on the thread pool; `new LexicalIndex(file, handle)` adopts it. */
+  prepareLexicalIndex(file: string): Promise<PreparedHandle>;
+  /** Opens a vector index on the thread pool; `new VectorIndex(dir, options, handle)` adopts it. */
+  prepareVectorIndex(dir: string, options: NativeVectorIndexOptions): Promise<PreparedHandle>;
   /** Recovery as a pure function over one segment's bytes. */
   recoverSegment(bytes: Uint8Array): RecoveryReport;
-  LexicalIndex: new (file: string) => NativeLexicalIndex;
+  LexicalIndex: new (file: string, prepared?: PreparedHandle) => NativeLexicalIndex;
   /** The form the lexical index files a (case-folded) token under beside itself: Porter2 stem, diacritics folded, leading zeros dropped. */
   normalizeTerm(token: string): string;
   Embedder: new (dims: number) => NativeEmbedder;
-  VectorIndex: new (dir: string, options: NativeVectorIndexOptions) => NativeVectorIndex;
+  VectorIndex: new (dir: string, options: NativeVectorIndexOptions, prepared?: PreparedHandle) => NativeVectorIndex;
   /** The SIMD instruction set NumKong dispatches to on this CPU. */
   simdIsa(): string;
+}
+
+/**
+ * Opens a span log with its heavy part (the writer lock, the recovery scan of every segment,
+ * the mappings) on the thread pool: the event loop keeps running while a large log opens.
+ */
+export async function openSpanLog(dir: string, options: NativeSpanLogOptions): Promise<NativeSpanLog> {
+  const a = addon();
+  return new a.SpanLog(dir, options, await a.prepareSpanLog(dir, options));
+}
+
+/** Loads a lexical index file on the thread pool (a missing or bad file gives an empty index, as `new LexicalIndex` does). */
+export async function openLexicalIndex(file: string): Promise<NativeLexicalIndex> {
+  const a = addon();
+  return new a.LexicalIndex(file, await a.prepareLexicalIndex(file));
+}
+
+/** Opens a vector index (vectors file, snapshots) on the thread pool. */
+export async function openVectorIndex(dir: string, options: NativeVectorIndexOptions): Promise<NativeVectorIndex> {
+  const a = addon();
+  return new a.VectorIndex(dir, options, await a.prepareVectorIndex(dir, options));
 }
 
 /** Package root: the nearest directory above this file whose package.json is spanguard's (src/, dist/ or a bench build). */

@@ -16,6 +16,7 @@ import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVec
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, supportOf, type MissDecision, type Support } from './support.js';
+import { SLICE_MS, yieldToLoop } from './catchup.js';
 import { toSpan } from './store/spans.js';
 import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
 import type { VerdictState } from './verdict.js';
@@ -254,7 +255,14 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   });
   // Named speakers are known from the candidates themselves: no registry to keep.
   if (candidateSpeakers.size > 0 && a.question) a.party = parseParty(query, candidateSpeakers);
+  // Judging is the costliest part of a search on the JS thread (a long quote against long
+  // candidates): the event loop runs between candidates once SLICE_MS has gone by.
+  let ranSince = performance.now();
   for (const { c, span } of views) {
+    if (performance.now() - ranSince >= SLICE_MS) {
+      await yieldToLoop();
+      ranSince = performance.now();
+    }
     const support = supportOf(a, span, c.exact, ctx.matchPolicy);
     // An ungrounded summary is never evidence for a value it invented.
     const invented = c.kind === RecordKind.summary ? ctx.ungrounded.get(span.id) : undefined;

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { addon, DurabilityCode, RecordFlag, RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
+import { addon, DurabilityCode, openSpanLog, RecordFlag, RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import type { GuardEvent, RetentionEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
@@ -112,7 +112,9 @@ export class SpanStore {
     } else if (!fs.existsSync(logDir)) {
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `no spanguard store at ${dir} (missing ${logDir})`);
     }
-    const log = new (addon().SpanLog)(logDir, {
+    // The heavy parts of opening (the log's recovery scan and mappings, loading the index
+    // files) run on the thread pool: the host's event loop keeps running meanwhile.
+    const log = await openSpanLog(logDir, {
       readOnly: o.readOnly,
       durability: DurabilityCode[o.durability === 'replicated' ? 'group' : o.durability],
       segmentBytes: o.segmentBytes,
@@ -123,7 +125,7 @@ export class SpanStore {
     // store in this process is not refused.
     let indexes: Indexes | undefined;
     try {
-      indexes = Indexes.open(dir, o, log);
+      indexes = await Indexes.open(dir, o, log);
       const store = new SpanStore(dir, o, log, indexes);
       await store.replay();
       if (o.replica !== undefined && !o.readOnly) {
@@ -149,7 +151,9 @@ export class SpanStore {
     for (const r of events) if (r.event) applyEvent(this, r.id, r.event);
     this.lastVerdictState = this.monitor.verdict().state;
     const retention = retentionChange(events, this.options, this.state.passes);
-    await this.indexes.catchUp();
+    // A long backlog is caught up after open resolves (backgroundCatchUpAbove); a short one now.
+    if (this.indexes.backlog() > this.options.backgroundCatchUpAbove) this.indexes.startBackground();
+    else await this.indexes.catchUp();
     if (this.options.readOnly) return;
     if (retention !== null) {
       this.retentionPending = retention;
@@ -265,7 +269,7 @@ export class SpanStore {
    */
   async catchUp(): Promise<void> {
     this.assertOpen();
-    await this.indexes.catchUp();
+    await this.indexes.join();
     const lag = this.indexes.lagError();
     if (lag !== null) throw lag;
   }
@@ -316,6 +320,8 @@ export class SpanStore {
    */
   async compact(request: CompactionRequest): Promise<CompactionReceipt> {
     this.assertWritable();
+    // The guard checks evicted spans against the indexes: they must hold the whole log.
+    if (this.indexes.background) await this.indexes.join();
     await this.recordRetention();
     const receipt = await this.guard.compact(request);
     // Scheduled audits, and the first audit as soon as anything is evicted: until one
@@ -341,6 +347,8 @@ export class SpanStore {
   /** Runs an audit now: pinned facts (host and anchors) and a sample of evicted spans. */
   async audit(options: { full?: boolean } = {}): Promise<AuditReport> {
     this.assertWritable();
+    // An audit probes the indexes: a background catch-up must end first.
+    if (this.indexes.background) await this.indexes.join();
     return this.auditor.run(options.full ?? false);
   }
 
@@ -375,9 +383,11 @@ export class SpanStore {
    */
   async repair(): Promise<{ rebuilt: string[]; audit: AuditReport; verdict: Verdict }> {
     this.assertWritable();
+    // Between slices of a running catch-up and saves, never inside one; the rebuild goes in slices too.
+    await this.indexes.idle();
     this.indexes.rebuild('lexical');
     this.indexes.rebuild('vector');
-    await this.indexes.catchUp();
+    await this.indexes.join();
     // The monitor's probes were measured against the old indexes: measure them afresh.
     this.guard.resetProbes();
     const report = await this.auditor.check(true);
@@ -420,7 +430,7 @@ export class SpanStore {
     this.assertWritable();
     await this.recordRetention();
     await this.log.flush();
-    this.indexes.save(this.storeId);
+    await this.indexes.save(this.storeId);
   }
 
   stats(): StoreStats {
@@ -456,12 +466,14 @@ export class SpanStore {
     if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
       await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
+    // A running catch-up ends after its current slice; the next open catches up the rest.
+    await this.indexes.stop();
     try {
       if (declared !== null) throw declared;
       if (!this.options.readOnly && !this.log.stats().failed) {
         await this.log.flush();
         try {
-          this.indexes.save(this.storeId);
+          await this.indexes.save(this.storeId);
         } catch {
           // The log is flushed: every span is kept. The indexes are derived from it, and the
           // next open catches up (or rebuilds) whatever an index file lacks, so a close on a

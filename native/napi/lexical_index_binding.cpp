@@ -15,6 +15,7 @@
 #include "lexical/lexical_index.h"
 #include "lexical/stemmer.h"
 #include "log/span_source.h"
+#include "napi/background.h"
 #include "napi/bindings.h"
 #include "napi/guard.h"
 
@@ -24,6 +25,8 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1: span ids are exact doubles
 constexpr uint32_t kMaxK = 100000;
+// Marks the handle prepareLexicalIndex resolves with (an index loaded on the thread pool).
+constexpr napi_type_tag kPreparedLexicalTag = {0x51d7a3e90c4b2f68ULL, 0x9a0e6c13b7f54d22ULL};
 
 /// A SpanSource over texts handed in from JS ({ ids: Float64Array, kinds: Uint8Array,
 /// texts: string[] }), for hosts that keep their own text store and for tests. Owns copies.
@@ -110,6 +113,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
                            InstanceMethod<&LexicalIndexWrap::Tokenize>("tokenize"),
                            InstanceMethod<&LexicalIndexWrap::Save>("save"),
+                           InstanceMethod<&LexicalIndexWrap::SaveAsync>("saveAsync"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
                            InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
                        });
@@ -121,7 +125,24 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       if (info.Length() < 1 || !info[0].IsString() || info[0].As<Napi::String>().Utf8Value().empty()) {
         ThrowTyped(env, "INVALID_ARGUMENT", "LexicalIndex expects a file path");
       }
-      index_ = std::make_unique<LexicalIndex>(info[0].As<Napi::String>().Utf8Value());
+      // An index loaded on the thread pool (prepareLexicalIndex) is adopted, not loaded again.
+      index_ = AdoptPrepared<LexicalIndex>(env, info.Length() > 1 ? info[1] : env.Undefined(), kPreparedLexicalTag,
+                                           "LexicalIndex");
+      if (!index_) index_ = std::make_unique<LexicalIndex>(info[0].As<Napi::String>().Utf8Value());
+    });
+  }
+
+  static Napi::Value Prepare(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 1 || !info[0].IsString() || info[0].As<Napi::String>().Utf8Value().empty()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "prepareLexicalIndex expects a file path");
+      }
+      auto slot = std::make_shared<std::unique_ptr<LexicalIndex>>();
+      std::string file = info[0].As<Napi::String>().Utf8Value();
+      return BackgroundJob::Queue(
+          env, "spanguard:loadLexical", [slot, file]() { *slot = std::make_unique<LexicalIndex>(file); },
+          [slot](Napi::Env e) { return MakePrepared<LexicalIndex>(e, std::move(*slot), kPreparedLexicalTag); });
     });
   }
 
@@ -177,6 +198,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                                static_cast<int64_t>(starts[i]), static_cast<int64_t>(ends[i]), owned[i]};
       }
       double indexed = 0;
+      Writable(env);
       index_->CheckBatch(inputs.data(), n);
       for (const IndexInput& in : inputs) {
         index_->Add(in);
@@ -191,8 +213,12 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       Napi::Env env = info.Env();
       if (info.Length() < 1 || !info[0].IsObject()) ThrowTyped(env, "INVALID_ARGUMENT", "catchUp expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
-      uint64_t indexed = 0;
-      indexed = index_->CatchUp(*source);
+      Writable(env);
+      // catchUp(log, limit, maxBytes): one slice of a backlog (SliceEnd).
+      const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
+      const SliceSource slice(*source, end);
+      const uint64_t indexed = index_->CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));
     });
   }
@@ -321,9 +347,29 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      Writable(info.Env());
       index_->Save();
       return info.Env().Undefined();
     });
+  }
+
+  // saveAsync() → Promise<void>: Save on the thread pool. Until it settles the index may be
+  // read (search, phrase, stats) but not changed: add, catchUp and save throw
+  // INVALID_ARGUMENT, so the file written is the index as it stood at the call.
+  Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      Writable(env);
+      saving_ = true;
+      LexicalIndex* index = index_.get();
+      return BackgroundJob::Queue(
+          env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; },
+          Value());
+    });
+  }
+
+  void Writable(Napi::Env env) const {
+    if (saving_) ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
   }
 
   // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
@@ -370,6 +416,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   std::unique_ptr<LexicalIndex> index_;
   std::vector<LexicalHit> hits_;
+  bool saving_ = false;  ///< a saveAsync is running on the pool
 };
 
 // normalizeTerm(token) → the form the index files the token under beside itself (Porter2
@@ -390,6 +437,7 @@ Napi::Value NormalizeTermJs(const Napi::CallbackInfo& info) {
 
 void InitLexicalIndex(Napi::Env env, Napi::Object exports) {
   exports.Set("LexicalIndex", LexicalIndexWrap::Define(env));
+  exports.Set("prepareLexicalIndex", Napi::Function::New(env, LexicalIndexWrap::Prepare, "prepareLexicalIndex"));
   exports.Set("normalizeTerm", Napi::Function::New(env, NormalizeTermJs, "normalizeTerm"));
 }
 

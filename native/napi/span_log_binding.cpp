@@ -31,6 +31,7 @@
 #include "log/span_log.h"
 #include "log/span_source.h"
 #include "log/sync_waiters.h"
+#include "napi/background.h"
 #include "napi/bindings.h"
 #include "napi/convert.h"
 #include "napi/guard.h"
@@ -42,6 +43,8 @@ namespace {
 // Marks JS objects that are SpanLogs, so UnwrapSpanSource can refuse anything else
 // without a per-environment constructor registry.
 constexpr napi_type_tag kSpanLogTag = {0x7a1c5b0e9d3f4a21ULL, 0xb6e8c4d2f0a19357ULL};
+// Marks the handle prepareSpanLog resolves with (an engine opened on the thread pool).
+constexpr napi_type_tag kPreparedSpanLogTag = {0x3e91d04c7b2a6f15ULL, 0x8c5f17a0d3e2b964ULL};
 
 enum Key { kId, kKind, kFlags, kRole, kTurnStart, kTurnEnd, kTimestamp, kTokens, kText, kMeta, kKeyCount };
 const char* const kKeyNames[kKeyCount] = {"id",      "kind",      "flags",  "role", "turnStart",
@@ -97,24 +100,34 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                        });
   }
 
+  /// (dir, options) as the constructor and prepareSpanLog take them.
+  static SpanLogOptions ParseOptions(const Napi::CallbackInfo& info, std::string* dir) {
+    if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
+      throw NativeError("INVALID_OPTIONS", "SpanLog(dir: string, options: object)");
+    }
+    *dir = info[0].As<Napi::String>().Utf8Value();
+    if (dir->empty()) throw NativeError("INVALID_OPTIONS", "dir must not be empty");
+    Napi::Object o = info[1].As<Napi::Object>();
+    SpanLogOptions opts;
+    Napi::Value ro = o.Get("readOnly");
+    if (!ro.IsBoolean()) throw NativeError("INVALID_OPTIONS", "readOnly must be a boolean");
+    opts.read_only = ro.As<Napi::Boolean>().Value();
+    opts.durability = static_cast<Durability>(ToInteger(o.Get("durability"), "durability", "INVALID_OPTIONS", 0, 2));
+    opts.segment_bytes = static_cast<uint64_t>(
+        ToInteger(o.Get("segmentBytes"), "segmentBytes", "INVALID_OPTIONS", 4096, 274877906944.0));
+    opts.max_text_bytes =
+        static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
+    return opts;
+  }
+
   explicit SpanLogWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SpanLogWrap>(info) {
     Napi::Env env = info.Env();
     Guard(env, [&]() -> Napi::Value {
-      if (info.Length() < 2 || !info[0].IsString() || !info[1].IsObject()) {
-        throw NativeError("INVALID_OPTIONS", "SpanLog(dir: string, options: object)");
-      }
-      std::string dir = info[0].As<Napi::String>().Utf8Value();
-      if (dir.empty()) throw NativeError("INVALID_OPTIONS", "dir must not be empty");
-      Napi::Object o = info[1].As<Napi::Object>();
-      SpanLogOptions opts;
-      Napi::Value ro = o.Get("readOnly");
-      if (!ro.IsBoolean()) throw NativeError("INVALID_OPTIONS", "readOnly must be a boolean");
-      opts.read_only = ro.As<Napi::Boolean>().Value();
-      opts.durability = static_cast<Durability>(ToInteger(o.Get("durability"), "durability", "INVALID_OPTIONS", 0, 2));
-      opts.segment_bytes = static_cast<uint64_t>(
-          ToInteger(o.Get("segmentBytes"), "segmentBytes", "INVALID_OPTIONS", 4096, 274877906944.0));
-      opts.max_text_bytes =
-          static_cast<uint32_t>(ToInteger(o.Get("maxTextBytes"), "maxTextBytes", "INVALID_OPTIONS", 1, 2147483647.0));
+      std::string dir;
+      const SpanLogOptions opts = ParseOptions(info, &dir);
+      // A log prepared on the thread pool (prepareSpanLog) is adopted, not opened again.
+      std::unique_ptr<SpanLog> prepared = AdoptPrepared<SpanLog>(
+          env, info.Length() > 2 ? info[2] : env.Undefined(), kPreparedSpanLogTag, "SpanLog");
       max_text_bytes_cached_ = opts.max_text_bytes;
       BuildSpanFactory(env, info.This().As<Napi::Object>());
       BuildColumnKeys(env);
@@ -125,7 +138,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
         OnScheduledSync(cb.Env());
         return cb.Env().Undefined();
       }));
-      log_ = std::make_unique<SpanLog>(std::move(dir), opts);
+      log_ = prepared ? std::move(prepared) : std::make_unique<SpanLog>(std::move(dir), opts);
       // The JS append wrapper's waiter queue for this log (src/native.ts, `attach`); absent
       // when the class is used without it (then every append gets a native promise).
       // Its one-row scratch too: the wrapper writes a one-row append's seven numbers there
@@ -962,8 +975,24 @@ SpanSource* UnwrapSpanSource(Napi::Env env, Napi::Value value) {
   return wrap->log_.get();
 }
 
+// prepareSpanLog(dir, options) → Promise<handle>: opens the log on the thread pool (the
+// writer lock, the recovery scan of every segment, the mappings), for `new SpanLog(dir,
+// options, handle)` to adopt. The options are checked here, before anything is queued.
+static Napi::Value PrepareSpanLogJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return GuardAsync(env, [&]() -> Napi::Value {
+    std::string dir;
+    const SpanLogOptions opts = SpanLogWrap::ParseOptions(info, &dir);
+    auto slot = std::make_shared<std::unique_ptr<SpanLog>>();
+    return BackgroundJob::Queue(
+        env, "spanguard:openLog", [slot, dir, opts]() { *slot = std::make_unique<SpanLog>(dir, opts); },
+        [slot](Napi::Env e) { return MakePrepared<SpanLog>(e, std::move(*slot), kPreparedSpanLogTag); });
+  });
+}
+
 void InitSpanLog(Napi::Env env, Napi::Object exports) {
   exports.Set("SpanLog", SpanLogWrap::Define(env));
+  exports.Set("prepareSpanLog", Napi::Function::New(env, PrepareSpanLogJs, "prepareSpanLog"));
   exports.Set("recoverSegment", Napi::Function::New(env, RecoverSegmentJs, "recoverSegment"));
 }
 

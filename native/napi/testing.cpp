@@ -4,6 +4,8 @@
 // C++ exception.
 #include <napi.h>
 
+#include "napi/background.h"
+
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -196,6 +198,18 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
   return GuardAsync(info.Env(), [&]() -> Napi::Value { ThrowKind(KindArg(info[0])); });
 }
 
+// background() → { jobs, offThread }: background jobs run so far (napi/background.h), and
+// how many ran on a thread other than the JS thread that queued them.
+Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
+    o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
+    return o;
+  });
+}
+
 }  // namespace
 
 void InitTesting(Napi::Env env, Napi::Object exports) {
@@ -209,6 +223,7 @@ void InitTesting(Napi::Env env, Napi::Object exports) {
   testing.Set("readViaSource", Napi::Function::New(env, ReadViaSourceJs, "readViaSource"));
   testing.Set("throwInGuard", Napi::Function::New(env, ThrowInGuardJs, "throwInGuard"));
   testing.Set("throwInGuardAsync", Napi::Function::New(env, ThrowInGuardAsyncJs, "throwInGuardAsync"));
+  testing.Set("background", Napi::Function::New(env, BackgroundJs, "background"));
   exports.Set("_testing", testing);
 }
 

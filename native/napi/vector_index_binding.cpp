@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "embed/embedder.h"
 #include "log/span_source.h"
+#include "napi/background.h"
 #include "napi/bindings.h"
 #include "napi/guard.h"
 #include "vector/vector_index.h"
@@ -26,6 +27,8 @@ constexpr double kMaxSafeInteger = 9007199254740991.0;
 /// 48 us; its recall@10 against the scan is 1.000 up to 6,000 and 0.999 at 8,000 and
 /// 16,000); f32 crosses between 1,000 and 2,000. (HNSW crossed between 1,000 and 2,000.)
 constexpr uint64_t kDefaultExactBelow = 2500;
+// Marks the handle prepareVectorIndex resolves with (an index opened on the thread pool).
+constexpr napi_type_tag kPreparedVectorTag = {0xc248e61f95a03d7bULL, 0x17f3b8d04a6e92c5ULL};
 
 [[noreturn]] void Invalid(Napi::Env env, const std::string& msg) { ThrowTyped(env, "INVALID_ARGUMENT", msg); }
 
@@ -44,12 +47,13 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
          InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"), InstanceMethod<&VectorIndexWrap::Add>("add"),
          InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"),
          InstanceMethod<&VectorIndexWrap::Stats>("stats"), InstanceMethod<&VectorIndexWrap::Ids>("ids"),
          InstanceMethod<&VectorIndexWrap::Close>("close")});
   }
 
-  explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
-    Guard(info.Env(), [&] {
+  /// (dir, options) as the constructor and prepareVectorIndex take them.
+  static VectorIndexOptions ParseOptions(const Napi::CallbackInfo& info, std::string* dir_out) {
       Napi::Env env = info.Env();
       if (info.Length() < 1 || !info[0].IsString()) Invalid(env, "VectorIndex: dir must be a string");
       std::string dir = info[0].As<Napi::String>().Utf8Value();
@@ -116,8 +120,33 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
         size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
       }
-      index_ = std::make_unique<VectorIndex>(dir, opts);
+      *dir_out = std::move(dir);
+      return opts;
+  }
+
+  explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
+    Guard(info.Env(), [&] {
+      Napi::Env env = info.Env();
+      std::string dir;
+      const VectorIndexOptions opts = ParseOptions(info, &dir);
+      // An index opened on the thread pool (prepareVectorIndex) is adopted, not opened again.
+      index_ = AdoptPrepared<VectorIndex>(env, info.Length() > 2 ? info[2] : env.Undefined(), kPreparedVectorTag,
+                                          "VectorIndex");
+      if (index_ && index_->dims() != opts.dims) Invalid(env, "VectorIndex: the handle was prepared with other options");
+      if (!index_) index_ = std::make_unique<VectorIndex>(dir, opts);
       dims_ = opts.dims;
+    });
+  }
+
+  static Napi::Value Prepare(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      std::string dir;
+      const VectorIndexOptions opts = ParseOptions(info, &dir);
+      auto slot = std::make_shared<std::unique_ptr<VectorIndex>>();
+      return BackgroundJob::Queue(
+          env, "spanguard:openVector", [slot, dir, opts]() { *slot = std::make_unique<VectorIndex>(dir, opts); },
+          [slot](Napi::Env e) { return MakePrepared<VectorIndex>(e, std::move(*slot), kPreparedVectorTag); });
     });
   }
 
@@ -132,6 +161,15 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   VectorIndex& live(Napi::Env env) {
     if (!index_) ThrowTyped(env, "CLOSED", "the vector index is closed");
     return *index_;
+  }
+
+  bool saving_ = false;  ///< a saveAsync is running on the pool
+
+  /// The engine for a call that changes it (or closes it): refused while a save runs.
+  VectorIndex& writable(Napi::Env env) {
+    VectorIndex& ix = live(env);
+    if (saving_) ThrowTyped(env, "INVALID_ARGUMENT", "the vector index is being saved; it cannot change until the save settles");
+    return ix;
   }
 
   Napi::Value Dims(const Napi::CallbackInfo& info) {
@@ -163,6 +201,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.
   Napi::Value Close(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      if (index_) writable(info.Env());
       index_.reset();
       return info.Env().Undefined();
     });
@@ -174,8 +213,12 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       if (info.Length() < 2) Invalid(env, "catchUp(log, embedder): two arguments expected");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       const Embedder* embedder = UnwrapEmbedder(env, info[1]);
-      VectorIndex& ix = live(env);
-      size_t n = ix.CatchUp(*source, *embedder);
+      VectorIndex& ix = writable(env);
+      // catchUp(log, embedder, limit, maxBytes): one slice of a backlog (SliceEnd).
+      const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
+                                    info.Length() > 3 ? info[3] : env.Undefined(), ix.high_water(), *source);
+      const SliceSource slice(*source, end);
+      size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
     });
   }
@@ -183,7 +226,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   Napi::Value Add(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      VectorIndex& ix = live(env);
+      VectorIndex& ix = writable(env);
       if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() || !info[2].IsTypedArray()) {
         Invalid(env, "add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array)");
       }
@@ -270,9 +313,21 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      VectorIndex& ix = live(info.Env());
+      VectorIndex& ix = writable(info.Env());
       ix.Save();
       return info.Env().Undefined();
+    });
+  }
+
+  // saveAsync() → Promise<void>: Save on the thread pool. Until it settles the index may be
+  // searched but not changed or closed (add, catchUp, save, close throw INVALID_ARGUMENT).
+  Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      VectorIndex* ix = &writable(env);
+      saving_ = true;
+      return BackgroundJob::Queue(
+          env, "spanguard:saveVector", [ix]() { ix->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
     });
   }
 
@@ -331,6 +386,7 @@ Napi::Value SimdIsa(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitVectorIndex(Napi::Env env, Napi::Object exports) {
+  exports.Set("prepareVectorIndex", Napi::Function::New(env, VectorIndexWrap::Prepare, "prepareVectorIndex"));
   exports.Set("VectorIndex", VectorIndexWrap::Define(env));
   exports.Set("simdIsa", Napi::Function::New(env, SimdIsa, "simdIsa"));
 }

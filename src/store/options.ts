@@ -6,6 +6,7 @@ import { DurabilityCode, type Durability } from '../native.js';
 import { ErrorCode, SpanguardError } from '../errors.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from '../match.js';
 import type { ReplicaOptions } from '../replica/index.js';
+import type { CatchUpProgress } from '../catchup.js';
 import type { Embedder, SpanStoreOptions } from './types.js';
 
 const DEFAULTS = {
@@ -22,6 +23,7 @@ const DEFAULTS = {
   vectorScalar: 'f16' as const,
   hitRateProbes: 16,
   auditSample: 32,
+  backgroundCatchUpAbove: 10_000,
 };
 
 export function invalid(message: string): never {
@@ -33,8 +35,9 @@ function checkPositiveInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGE
     invalid(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` <= ${max}` : ''}, got ${String(v)}`);
 }
 
-export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica'>> & {
+export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica' | 'onCatchUp'>> & {
   replica: ReplicaOptions | undefined;
+  onCatchUp: ((progress: CatchUpProgress) => void) | undefined;
   embedder: Embedder | undefined;
   rawTtlSeconds: number;
   matchPolicy: MatchPolicy;
@@ -45,6 +48,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   const known = new Set([
     'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
     'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy', 'replica',
+    'backgroundCatchUpAbove', 'onCatchUp',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
   if (options.durability !== undefined && !(options.durability in DurabilityCode) && options.durability !== 'replicated')
@@ -70,6 +74,10 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   checkPositiveInt('hitRateProbes', options.hitRateProbes, 4096);
   checkPositiveInt('auditSample', options.auditSample, 1_000_000);
   if (options.segmentBytes !== undefined && options.segmentBytes < 4096) invalid('segmentBytes must be at least 4096');
+  const bg = options.backgroundCatchUpAbove;
+  if (bg !== undefined && (typeof bg !== 'number' || !(bg >= 0) || (Number.isFinite(bg) && !Number.isInteger(bg))))
+    invalid(`backgroundCatchUpAbove must be a non-negative integer or Infinity, got ${String(bg)}`);
+  if (options.onCatchUp !== undefined && typeof options.onCatchUp !== 'function') invalid('onCatchUp must be a function');
   return {
     horizonSeconds: options.horizonSeconds ?? DEFAULTS.horizonSeconds,
     rawTtlSeconds: options.rawTtlSeconds ?? Number.POSITIVE_INFINITY,
@@ -90,6 +98,8 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
     auditSample: options.auditSample ?? DEFAULTS.auditSample,
     matchPolicy: options.matchPolicy ?? DEFAULT_MATCH_POLICY,
     replica: options.replica,
+    backgroundCatchUpAbove: bg ?? DEFAULTS.backgroundCatchUpAbove,
+    onCatchUp: options.onCatchUp,
   };
 }
 

@@ -7,6 +7,7 @@ import type { MatchPolicy } from '../match.js';
 import type { Support } from '../support.js';
 import type { VerdictState } from '../verdict.js';
 import type { ReplicaOptions } from '../replica/index.js';
+import type { CatchUpProgress } from '../catchup.js';
 
 /** Host embedder: returns one vector of `dims` floats per text. */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
@@ -58,6 +59,18 @@ export interface SpanStoreOptions {
   auditSample?: number;
   /** Override the honest-miss thresholds. */
   matchPolicy?: MatchPolicy;
+  /**
+   * An open that finds an index more than this many ids behind the log (a rebuild from the
+   * log, a reopen after many unindexed appends) resolves before the catch-up ends: the
+   * indexes catch up in the background, in slices that let the event loop run (src/catchup.ts).
+   * Until they are caught up the store answers with what is indexed and says so:
+   * `stats().indexLag` has code `CATCHING_UP`, the verdict is not lossless, and compactions,
+   * audits and `catchUp()` wait for the catch-up. Default 10,000; `Infinity`: open always
+   * waits (still in slices).
+   */
+  backgroundCatchUpAbove?: number;
+  /** Called after each catch-up slice with where the index stands (src/catchup.ts `CatchUpProgress`). */
+  onCatchUp?: (progress: CatchUpProgress) => void;
 }
 
 /** What a host appends: one turn (or a few consecutive turns as one span). */

@@ -8,7 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ErrorCode, SpanguardError } from '../errors.js';
-import { addon, RecordKind, type NativeEmbedder, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
+import {
+  addon,
+  openLexicalIndex,
+  openVectorIndex,
+  RecordKind,
+  type NativeEmbedder,
+  type NativeLexicalIndex,
+  type NativeSpanLog,
+  type NativeVectorIndex,
+} from '../native.js';
+import { catchUpInSlices, SliceSizer, type CatchUpProgress } from '../catchup.js';
 import {
   IDENTITY_VERSION,
   identityMismatch,
@@ -28,6 +38,9 @@ import type { IndexLag } from './types.js';
 
 export type IndexName = 'lexical' | 'vector';
 
+/** `indexLag.code` while an open's catch-up runs in the background. */
+export const CATCHING_UP = 'CATCHING_UP';
+
 /** What the open-time check of the derived files found. */
 export interface DerivedCheck {
   /** The log and an index disagree (recorded as a degrade). */
@@ -37,8 +50,18 @@ export interface DerivedCheck {
 }
 
 export class Indexes {
-  /** Why an index is behind the log (its catch-up failed), or null. */
+  /** Why an index is behind the log (its catch-up failed, or it is catching up in the background), or null. */
   lag: IndexLag | null = null;
+  /** True while an open's long catch-up runs in the background: appends do not wait for it. */
+  background = false;
+  /** The catch-up running now (appends, searches and callers of catchUp() join it), or null. */
+  private catching: Promise<void> | null = null;
+  /** Set by stop(): a running catch-up ends after its current slice. */
+  private stopped = false;
+  /** The index saves running on the thread pool, or null: catch-up slices wait for them. */
+  private saving: Promise<void> | null = null;
+  /** Slice sizes learnt per index (src/catchup.ts). */
+  private readonly sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
   /**
    * What the open found wrong with the derived files, per index, and whether the index was
    * rebuilt: what a writer records as `index-rebuilt` events, and what `verify` reports (a
@@ -63,19 +86,20 @@ export class Indexes {
   }
 
   /**
-   * Opens both indexes of the store in `dir`. vectors.bin is derived data too: one whose
-   * header fails its check is set aside and the index rebuilt from the log (checkDerived).
+   * Opens both indexes of the store in `dir`, their files loaded on the thread pool (the event
+   * loop runs meanwhile). vectors.bin is derived data too: one whose header fails its check
+   * is set aside and the index rebuilt from the log (checkDerived).
    */
-  static open(dir: string, o: Resolved, log: NativeSpanLog): Indexes {
+  static async open(dir: string, o: Resolved, log: NativeSpanLog): Promise<Indexes> {
     const a = addon();
     const indexDir = path.join(dir, 'index');
     const embedder = new a.Embedder(o.embedder ? 64 : o.dims);
-    const lexical = new a.LexicalIndex(path.join(indexDir, 'lexical.idx'));
+    const lexical = await openLexicalIndex(path.join(indexDir, 'lexical.idx'));
     let vectorOpenError: string | null = null;
     let vector: NativeVectorIndex;
     let privateDir: string | null = null;
     try {
-      vector = new a.VectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
+      vector = await openVectorIndex(path.join(indexDir, 'vector'), vectorOptions(o));
     } catch (e) {
       if (!(e instanceof SpanguardError) || e.code !== ErrorCode.CORRUPT) throw e;
       vectorOpenError = e.message;
@@ -154,15 +178,86 @@ export class Indexes {
   }
 
   /**
-   * Brings both indexes up to the end of the log (the only way anything gets indexed). Never
-   * throws: the spans are in the log already, so a failure (a full disk, a host embedder that
-   * throws) leaves the index behind, recorded in `lag` — the verdict and `stats().indexLag`
-   * say so — and the next append, search or `catchUp()` tries again.
+   * Brings both indexes up to the end of the log (the only way anything gets indexed), in
+   * slices that let the event loop run (src/catchup.ts). Never throws: the spans are in the
+   * log already, so a failure (a full disk, a host embedder that throws) leaves the index
+   * behind, recorded in `lag` — the verdict and `stats().indexLag` say so — and the next
+   * append, search or `catchUp()` tries again. While an open's catch-up runs in the
+   * background this returns at once: the background run reaches every id appended meanwhile.
    */
-  async catchUp(): Promise<void> {
+  catchUp(): Promise<void> {
+    if (this.background) return Promise.resolve();
+    return this.join();
+  }
+
+  /** Waits for the running catch-up (background or not), then catches up what it left; or starts one. */
+  join(): Promise<void> {
+    if (this.catching !== null) return this.catching.then(() => (this.behind() && !this.stopped ? this.join() : undefined));
+    const run = this.run().finally(() => {
+      if (this.catching === run) this.catching = null;
+    });
+    this.catching = run;
+    return run;
+  }
+
+  /**
+   * Starts the catch-up in the background (an open that found a long backlog): until it ends
+   * `lag` says the indexes are catching up (code CATCHING_UP, updated after every slice), so
+   * the verdict is not lossless and a search answers with what is indexed.
+   */
+  startBackground(): void {
+    this.background = true;
+    const first = this.log.firstId();
+    const lexBehind = Math.max(this.lexical.highWater(), first) < this.log.nextId();
+    this.lag = this.catchingUp(lexBehind ? 'lexical' : 'vector', lexBehind ? this.lexical.highWater() : this.vector.highWater());
+    const run = this.run().finally(() => {
+      this.background = false;
+      if (this.lag?.code === CATCHING_UP) this.lag = null;
+      if (this.catching === run) this.catching = null;
+    });
+    this.catching = run;
+  }
+
+  /** How far behind the log the furthest-behind index is, in ids. */
+  backlog(): number {
+    const first = this.log.firstId();
+    const vector = this.vectorTarget();
+    return this.log.nextId() - Math.max(first, Math.min(this.lexical.highWater(), vector === null ? Infinity : vector.highWater()));
+  }
+
+  /** Ends a running catch-up after its current slice and waits for it (close; the next open catches up the rest). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.catching !== null) await this.catching;
+  }
+
+  /** Waits until no catch-up slice and no save runs (before an index is replaced). */
+  async idle(): Promise<void> {
+    while (this.catching !== null || this.saving !== null) {
+      if (this.catching !== null) await this.catching;
+      if (this.saving !== null) await this.saving.catch(() => {});
+    }
+  }
+
+  /** Whether an index this store catches up lacks ids the log holds. */
+  private behind(): boolean {
+    return this.backlog() > 0;
+  }
+
+  /** The vector index this store catches up, or null (a reader's, which stays as the writer saved it). */
+  private vectorTarget(): NativeVectorIndex | null {
+    return this.options.readOnly && this.privateVectorDir === null ? null : this.vector;
+  }
+
+  private catchingUp(index: IndexName, highWater: number): IndexLag {
+    const fromId = Math.max(highWater, this.log.firstId());
+    return { index, fromId, code: CATCHING_UP, message: `catching up from the log: ids ${fromId} to ${this.log.nextId() - 1} are not indexed yet` };
+  }
+
+  private async run(): Promise<void> {
     try {
       await this.catchUpOrThrow();
-      this.lag = null;
+      if (!this.stopped || this.lag?.code === CATCHING_UP) this.lag = null;
     } catch (e) {
       const err = e as { code?: unknown; message?: unknown };
       const lexicalBehind = this.lexical.highWater() < this.log.nextId();
@@ -183,19 +278,25 @@ export class Indexes {
 
   /**
    * A reader catches the lexical index up in memory; its vector index stays at what the
-   * writer persisted (the exact and BM25 paths still cover the newest spans).
+   * writer persisted (the exact and BM25 paths still cover the newest spans). The lexical
+   * index and the built-in embedder's path go in slices; a host embedder is awaited per batch.
    */
   private async catchUpOrThrow(): Promise<void> {
-    const log = this.log;
     const o = this.options;
-    this.lexical.catchUp(log);
-    // A reader's vector index stays at what the writer saved, unless it was rebuilt in a
-    // private directory: then the reader fills it from the log itself.
-    if (o.readOnly && this.privateVectorDir === null) return;
-    if (!o.embedder) {
-      this.vector.catchUp(log, this.embedder);
-      return;
-    }
+    const progress = (p: CatchUpProgress): void => {
+      if (this.background && p.highWater < p.nextId) this.lag = this.catchingUp(p.index, p.highWater);
+      o.onCatchUp?.(p);
+    };
+    await catchUpInSlices(
+      // Read each round: a repair may replace an index between slices.
+      () => ({ log: this.log, lexical: this.lexical, vector: o.embedder ? null : this.vectorTarget(), embedder: this.embedder }),
+      this.sizers,
+      progress,
+      () => this.stopped,
+      () => this.saving,
+    );
+    if (this.stopped || !o.embedder || this.vectorTarget() === null) return;
+    const log = this.log;
     const next = log.nextId();
     // Ids start at the log's first id (1 in a new store), not at 0: a batch is scanned from
     // there, and the next one starts after its last record.
@@ -224,7 +325,9 @@ export class Indexes {
           );
         flat.set(v, i * o.dims);
       });
+      while (this.saving !== null) await this.saving.catch(() => {});
       this.vector.add(Float64Array.from(batch, (r) => r.id), Uint8Array.from(batch, (r) => r.kind), flat);
+      o.onCatchUp?.({ index: 'vector', highWater: this.vector.highWater(), nextId: log.nextId() });
     }
   }
 
@@ -248,10 +351,22 @@ export class Indexes {
     return indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
   }
 
-  /** Saves both indexes, then their identity next to them (no identity before the store has an id). */
-  save(storeId: string | null): void {
-    this.lexical.save();
-    this.vector.save();
+  /**
+   * Saves both indexes on the thread pool (NativeLexicalIndex/NativeVectorIndex `saveAsync`:
+   * searches go on meanwhile, catch-up slices wait for it), then their identity next to them
+   * (no identity before the store has an id). Rejects with the first failure once both settled.
+   */
+  async save(storeId: string | null): Promise<void> {
+    while (this.saving !== null) await this.saving.catch(() => {});
+    const run = Promise.allSettled([this.lexical.saveAsync(), this.vector.saveAsync()]).then((r) => {
+      for (const x of r) if (x.status === 'rejected') throw x.reason;
+    });
+    this.saving = run;
+    try {
+      await run;
+    } finally {
+      this.saving = null;
+    }
     if (storeId === null) return;
     writeIdentity(this.indexDir, {
       version: IDENTITY_VERSION,

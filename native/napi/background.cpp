@@ -1,0 +1,10 @@
+#include "napi/background.h"
+
+namespace spanguard {
+
+BackgroundCounters& Background() {
+  static BackgroundCounters counters;
+  return counters;
+}
+
+}  // namespace spanguard

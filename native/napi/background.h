@@ -1,0 +1,195 @@
+// Work that runs on the libuv thread pool and settles a promise on the JS thread: opening a
+// log (recovery, mapping), loading an index file, saving an index. The event loop keeps
+// serving timers and sockets while it runs; only the short hand-over runs on the JS thread.
+//
+// Opening has two halves: `prepare*` builds the engine object on the pool and resolves with
+// an opaque handle (a type-tagged napi External), and the class constructor called with that
+// handle as its last argument adopts the engine instead of building one (src/native.ts
+// `openSpanLog` & co. do both). A handle is adopted at most once; one never adopted is freed
+// by the collector with the engine it holds (closing its files and locks).
+#pragma once
+
+#include <napi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "common/errors.h"
+#include "log/span_source.h"
+#include "napi/guard.h"
+
+namespace spanguard {
+
+/// How many background jobs ran, and how many of those ran on a thread other than the one
+/// that queued them (every one, unless the pool is broken): `_testing.background()`.
+struct BackgroundCounters {
+  std::atomic<uint64_t> jobs{0};
+  std::atomic<uint64_t> off_thread{0};
+};
+BackgroundCounters& Background();
+
+/// Runs `work` on the pool; on the JS thread afterwards resolves with `done(env)`, or rejects
+/// with the typed error `work` (or `done`) threw. `receiver`, when given, is kept alive until
+/// the job settles (a wrap whose engine the work uses). `settled` runs on the JS thread in
+/// either case, before the promise settles (a wrap clears its busy flag there).
+class BackgroundJob : public Napi::AsyncWorker {
+ public:
+  using Work = std::function<void()>;
+  using Done = std::function<Napi::Value(Napi::Env)>;
+  using Settled = std::function<void()>;
+
+  static Napi::Promise Queue(Napi::Env env, const char* name, Work work, Done done, Settled settled = nullptr,
+                             Napi::Object receiver = Napi::Object()) {
+    auto* job = new BackgroundJob(env, name);
+    if (!receiver.IsEmpty()) job->receiver_ = Napi::Persistent(receiver);
+    job->work_ = std::move(work);
+    job->done_ = std::move(done);
+    job->settled_ = std::move(settled);
+    job->queued_on_ = std::this_thread::get_id();
+    Napi::Promise promise = job->deferred_.Promise();
+    job->Napi::AsyncWorker::Queue();
+    return promise;
+  }
+
+ protected:
+  void Execute() override {
+    Background().jobs.fetch_add(1, std::memory_order_relaxed);
+    if (std::this_thread::get_id() != queued_on_) Background().off_thread.fetch_add(1, std::memory_order_relaxed);
+    try {
+      work_();
+    } catch (const NativeError& e) {
+      code_ = e.code();
+      message_ = e.what();
+    } catch (const std::bad_alloc&) {
+      code_ = "IO_ERROR";
+      message_ = "out of memory";
+    } catch (const std::exception& e) {
+      code_ = "IO_ERROR";
+      message_ = e.what();
+    } catch (...) {
+      code_ = "IO_ERROR";
+      message_ = "unknown native failure";
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (settled_) settled_();
+    if (!code_.empty()) {
+      deferred_.Reject(MakeTypedError(env, code_, message_).Value());
+      return;
+    }
+    try {
+      deferred_.Resolve(done_ ? done_(env) : env.Undefined());
+    } catch (...) {
+      deferred_.Reject(ConvertCurrentException(env).Value());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override {
+    if (settled_) settled_();
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  BackgroundJob(Napi::Env env, const char* name) : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
+
+  Napi::Promise::Deferred deferred_;
+  Napi::ObjectReference receiver_;
+  Work work_;
+  Done done_;
+  Settled settled_;
+  std::thread::id queued_on_;
+  std::string code_;
+  std::string message_;
+};
+
+/// An engine built on the pool, waiting for its class constructor to adopt it.
+template <typename T>
+struct Prepared {
+  std::unique_ptr<T> engine;
+};
+
+/// Wraps `engine` in a handle tagged with `tag` (one tag per engine type, so a constructor
+/// never adopts another type's handle).
+template <typename T>
+Napi::Value MakePrepared(Napi::Env env, std::unique_ptr<T> engine, const napi_type_tag& tag) {
+  auto ext = Napi::External<Prepared<T>>::New(env, new Prepared<T>{std::move(engine)},
+                                              [](Napi::Env, Prepared<T>* p) { delete p; });
+  napi_type_tag_object(env, ext, &tag);
+  return ext;
+}
+
+/// The engine a handle holds, taken out of it; null when `v` is undefined (build one here).
+/// Throws INVALID_ARGUMENT for anything else, or a handle already adopted.
+template <typename T>
+std::unique_ptr<T> AdoptPrepared(Napi::Env env, const Napi::Value& v, const napi_type_tag& tag, const char* what) {
+  if (v.IsUndefined()) return nullptr;
+  bool ok = false;
+  if (!v.IsExternal() || napi_check_object_type_tag(env, v, &tag, &ok) != napi_ok || !ok) {
+    ThrowTyped(env, "INVALID_ARGUMENT", std::string(what) + ": the last argument must be a handle from its prepare call");
+  }
+  Prepared<T>* p = v.As<Napi::External<Prepared<T>>>().Data();
+  if (!p->engine) ThrowTyped(env, "INVALID_ARGUMENT", std::string(what) + ": this handle was adopted already");
+  return std::move(p->engine);
+}
+
+}  // namespace spanguard
+
+namespace spanguard {
+
+/// A source cut at `end` (at most the source's own next id): a catch-up over it indexes one
+/// slice of the backlog, so a long catch-up can yield to the event loop between slices.
+class SliceSource final : public SpanSource {
+ public:
+  SliceSource(const SpanSource& source, uint64_t end) : source_(source), end_(std::min(end, source.next_id())) {}
+  uint64_t first_id() const override { return source_.first_id(); }
+  uint64_t next_id() const override { return end_; }
+  bool Read(uint64_t id, SpanView* out) const override { return id < end_ && source_.Read(id, out); }
+
+ private:
+  const SpanSource& source_;
+  uint64_t end_;
+};
+
+/// The end of a catch-up slice: at most `limit` ids past where the index stands (its high
+/// water, or the source's first id), and no more records than it takes to reach `max_bytes`
+/// of text and metadata (at least one record: indexing costs grow with the bytes, and one
+/// long tool output costs what hundreds of short turns do). Undefined means no bound. A bad
+/// bound is INVALID_ARGUMENT.
+inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
+                         const SpanSource& source) {
+  auto bound = [&](const Napi::Value& v, const char* name) -> double {
+    if (v.IsUndefined()) return INFINITY;
+    const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
+      ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
+    }
+    return l;
+  };
+  const double l = bound(limit, "limit");
+  const double b = bound(max_bytes, "maxBytes");
+  const uint64_t from = std::max(high_water, source.first_id());
+  uint64_t end = l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
+  if (std::isfinite(b)) {
+    double bytes = 0;
+    SpanView view;
+    for (uint64_t id = from; id < end; ++id) {
+      if (source.Read(id, &view)) bytes += static_cast<double>(view.text_len) + view.meta_len;
+      if (bytes >= b) {
+        end = id + 1;
+        break;
+      }
+    }
+  }
+  return end;
+}
+
+}  // namespace spanguard

@@ -1,0 +1,184 @@
+// Work on the thread pool (native/napi/background.h): a log, a lexical index and a vector
+// index opened by `prepare*` on the pool and adopted by their constructors; index saves with
+// `saveAsync`; catch-ups cut to one slice by a limit. `_testing.background()` counts the jobs
+// run and how many ran off the JS thread.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpanguardError } from '../../src/errors.js';
+import {
+  addon,
+  openLexicalIndex,
+  openSpanLog,
+  openVectorIndex,
+  type NativeSpanLog,
+  type NativeSpanLogOptions,
+  type PreparedHandle,
+} from '../../src/native.js';
+
+interface BackgroundTesting {
+  background(): { jobs: number; offThread: number };
+}
+const a = addon();
+const testing = (a as unknown as { _testing: BackgroundTesting })._testing;
+const LOG: NativeSpanLogOptions = { readOnly: false, durability: 0, segmentBytes: 1 << 20, maxTextBytes: 1 << 20 };
+const VEC = { dims: 64, scalar: 'f32' as const };
+
+const dirs: string[] = [];
+const logs: NativeSpanLog[] = [];
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-bg-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(async () => {
+  for (const l of logs.splice(0)) await l.close().catch(() => {});
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+async function filledLog(dir: string, n: number): Promise<NativeSpanLog> {
+  const log = await openSpanLog(dir, LOG);
+  logs.push(log);
+  await log.append({
+    kinds: new Uint8Array(n).fill(1),
+    flags: new Uint8Array(n),
+    roles: new Uint8Array(n).fill(2),
+    turnStart: Float64Array.from({ length: n }, (_, i) => i),
+    turnEnd: Float64Array.from({ length: n }, (_, i) => i),
+    timestamps: new Float64Array(n),
+    tokens: new Uint32Array(n),
+    texts: Array.from({ length: n }, (_, i) => `turn ${i} mentions the word zebra${i % 7} and more`),
+    metas: new Array<string | null>(n).fill(null),
+  });
+  return log;
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+}
+
+describe('opening on the thread pool: prepare* runs off the JS thread and the constructor adopts what it built', () => {
+  it('a log, a lexical index and a vector index open through the pool and work', async () => {
+    const dir = tmp();
+    const before = testing.background();
+    const log = await filledLog(path.join(dir, 'log'), 10);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const after = testing.background();
+    expect(after.jobs - before.jobs).toBe(3);
+    expect(after.offThread - before.offThread).toBe(3);
+    expect(log.nextId() - log.firstId()).toBe(10);
+    expect(lex.catchUp(log)).toBe(10);
+    expect(vec.catchUp(log, new a.Embedder(64))).toBe(10);
+    vec.close();
+  });
+
+  it('a handle is adopted once; another type of handle or a plain value is refused', async () => {
+    const dir = tmp();
+    fs.mkdirSync(path.join(dir, 'log'));
+    const h = await a.prepareSpanLog(path.join(dir, 'log'), LOG);
+    logs.push(new a.SpanLog(path.join(dir, 'log'), LOG, h));
+    expect(() => new a.SpanLog(path.join(dir, 'log'), LOG, h)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/adopted already/) }));
+    const lexHandle = await a.prepareLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(() => new a.VectorIndex(path.join(dir, 'vector'), VEC, lexHandle)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => new a.LexicalIndex(path.join(dir, 'x.idx'), {} as PreparedHandle)).toThrow(SpanguardError);
+    // The lexical handle is still whole: its own constructor takes it.
+    expect(new a.LexicalIndex(path.join(dir, 'lexical.idx'), lexHandle).highWater()).toBe(0);
+  });
+
+  it('bad options reject before anything is queued; an engine failure rejects with its typed error', async () => {
+    const before = testing.background().jobs;
+    expect(await rejection(a.prepareSpanLog('', LOG))).toMatchObject({ code: 'INVALID_OPTIONS' });
+    expect(await rejection(a.prepareVectorIndex(tmp(), { dims: 3, scalar: 'f32' }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(testing.background().jobs).toBe(before);
+    // A second writer of the same log: the lock is refused on the pool, as the constructor refuses it.
+    const dir = tmp();
+    await filledLog(dir, 1);
+    expect(await rejection(openSpanLog(dir, LOG))).toMatchObject({ code: 'LOCKED' });
+  });
+});
+
+describe('saveAsync: an index saves on the thread pool and cannot change until the save settles', () => {
+  it('lexical: add and catchUp are refused while it saves; the saved file loads', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 50);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    lex.catchUp(log);
+    const before = testing.background().offThread;
+    const saved = lex.saveAsync();
+    expect(() => lex.catchUp(log)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/being saved/) }));
+    expect(() => lex.add(Float64Array.of(51), Uint8Array.of(1), Float64Array.of(0), Float64Array.of(0), ['x'])).toThrow(/being saved/);
+    expect(lex.search('zebra3', 5, 1, NaN, NaN).ids.length).toBeGreaterThan(0); // reads go on
+    await saved;
+    expect(testing.background().offThread - before).toBe(1);
+    expect(lex.catchUp(log)).toBe(0);
+    const again = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(again.stats().loadedFrom).toBe('file');
+    expect(again.highWater()).toBe(log.nextId());
+  });
+
+  it('vector: add, catchUp and close are refused while it saves; search goes on', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 50);
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const emb = new a.Embedder(64);
+    vec.catchUp(log, emb);
+    const saved = vec.saveAsync();
+    expect(() => vec.catchUp(log, emb)).toThrow(/being saved/);
+    expect(() => vec.close()).toThrow(/being saved/);
+    expect(vec.search(emb.embed(['zebra3']), 3, 1).ids.length).toBe(3);
+    await saved;
+    vec.close();
+    const again = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    expect(again.highWater()).toBe(log.nextId());
+    again.close();
+  });
+});
+
+describe('catchUp(log, limit, maxBytes) indexes one slice: at most `limit` ids past the high water, `maxBytes` of text', () => {
+  it('lexical and vector advance by the limit, then to the end', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 100);
+    const first = log.firstId();
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(lex.catchUp(log, 30)).toBe(30);
+    expect(lex.highWater()).toBe(first + 30);
+    expect(lex.catchUp(log, 30)).toBe(30);
+    expect(lex.catchUp(log, Infinity)).toBe(40);
+    expect(lex.highWater()).toBe(log.nextId());
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const emb = new a.Embedder(64);
+    expect(vec.catchUp(log, emb, 25)).toBe(25);
+    expect(vec.highWater()).toBe(first + 25);
+    expect(vec.catchUp(log, emb)).toBe(75);
+    vec.close();
+  });
+
+  it('maxBytes stops a slice at the record that reaches that many bytes of text (at least one record)', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 100);
+    const first = log.firstId();
+    const len = Buffer.byteLength(log.get(first)!.text) + Buffer.byteLength(log.get(first + 1)!.text);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(lex.catchUp(log, Infinity, len)).toBe(2);
+    expect(lex.catchUp(log, Infinity, 1)).toBe(1);
+    expect(lex.catchUp(log, 5, 1 << 20)).toBe(5); // the id limit binds first
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    expect(vec.catchUp(log, new a.Embedder(64), Infinity, len + 1)).toBe(3);
+    vec.close();
+  });
+
+  it('a bad limit is INVALID_ARGUMENT and indexes nothing', async () => {
+    const log = await filledLog(tmp(), 5);
+    const lex = await openLexicalIndex(path.join(tmp(), 'lexical.idx'));
+    for (const bad of [0, -1, 1.5, NaN, '3' as unknown as number]) {
+      expect(() => lex.catchUp(log, bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+      expect(() => lex.catchUp(log, Infinity, bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
+    expect(lex.highWater()).toBe(0);
+  });
+});
