@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { addon, DurabilityCode, openSpanLog, RecordFlag, RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
+import { DurabilityCode, openSpanLog, RecordFlag, RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import type { GuardEvent, RetentionEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
@@ -18,8 +18,8 @@ import { search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, FactCache, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
 import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
+import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
-import { dirBytes } from './store/disk.js';
 import { engineContextOf, searchContextOf, type EngineContext } from './store/context.js';
 import type { Hit, SearchOptions, SearchResult, Span, SpanStoreOptions, StoreStats, TurnInput } from './store/types.js';
 import type { ReplicaStatus, Shipper } from './replica/index.js';
@@ -435,27 +435,7 @@ export class SpanStore {
 
   stats(): StoreStats {
     this.assertOpen();
-    const ls = this.log.stats();
-    const lex = this.lexical.stats();
-    const raw = Number(lex.rawDocs ?? 0);
-    const summary = Number(lex.summaryDocs ?? 0);
-    return {
-      dir: this.dir,
-      spans: { raw, summary, event: ls.nextId - ls.firstId - raw - summary },
-      nextId: ls.nextId,
-      bytesOnDisk: dirBytes(this.dir),
-      durability: this.options.durability,
-      readOnly: this.options.readOnly,
-      lexical: lex,
-      vector: this.vector.stats(),
-      simd: addon().simdIsa(),
-      passes: this.state.passes,
-      evicted: this.state.evicted.size,
-      anchors: this.state.anchors.length,
-      pinnedFacts: this.state.pins.length + this.state.anchors.length,
-      recoveries: ls.recoveries,
-      indexLag: this.indexes.lag,
-    };
+    return collectStats(this.dir, this.log, this.lexical, this.vector, this.options, this.state, this.indexes.lag);
   }
 
   /** Waits for in-flight appends, checkpoints the indexes, flushes and closes the log. Idempotent. */
