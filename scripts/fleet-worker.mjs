@@ -23,7 +23,15 @@ async function run({ session, prefix, dir, restore, fromTurn, turns, durability,
   const replica = { objectStore, prefix, intervalMs, retryBaseMs: 20, retryMaxMs: 1000 };
   if (restore) {
     fs.rmSync(dir, { recursive: true, force: true });
-    await restoreReplica(dir, replica);
+    try {
+      await restoreReplica(dir, replica);
+    } catch (e) {
+      // Killed before its open claimed the first manifest: the session never shipped, so
+      // nothing of it can be in the bucket (under `replicated` nothing was acknowledged
+      // either); it starts again from an empty store.
+      if (!(e?.code === 'REPLICA_MISMATCH' && /no manifest in the bucket/.test(e.message))) throw e;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
   const store = await SpanStore.open(dir, { durability, replica });
   const mine = [];
