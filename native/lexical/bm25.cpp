@@ -36,7 +36,8 @@ static void SelectTerms(const LexicalIndex::Namespace& n, std::vector<uint32_t>*
   const uint64_t docs = n.doc_count();
   if (terms->size() < kSelectMinTerms || docs < kSelectMinDocs) return;
   auto common = [&](uint32_t id) { return uint64_t(n.terms[id].df) * kSelectCommonShare > docs; };
-  const size_t rare = static_cast<size_t>(std::count_if(terms->begin(), terms->end(), [&](uint32_t id) { return !common(id); }));
+  const size_t rare =
+      static_cast<size_t>(std::count_if(terms->begin(), terms->end(), [&](uint32_t id) { return !common(id); }));
   if (rare < kSelectMinKept) return;
   terms->erase(std::remove_if(terms->begin(), terms->end(), common), terms->end());
 }

@@ -125,7 +125,8 @@ void LoadAffix(LexicalIndex::Namespace* n, BodyReader* r) {
     if (count > 0) std::memcpy(arr->data(), r->Take(uint64_t(count) * 4), size_t(count) * 4);
     std::fill(seen.begin(), seen.end(), 0);
     for (const uint32_t id : *arr) {
-      if (id >= count || (seen[id / 64] >> (id % 64) & 1) != 0) r->Fail("affix array is not a permutation of the terms");
+      if (id >= count || (seen[id / 64] >> (id % 64) & 1) != 0)
+        r->Fail("affix array is not a permutation of the terms");
       seen[id / 64] |= uint64_t(1) << (id % 64);
     }
   }

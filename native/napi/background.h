@@ -99,7 +99,8 @@ class BackgroundJob : public Napi::AsyncWorker {
   }
 
  private:
-  BackgroundJob(Napi::Env env, const char* name) : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
+  BackgroundJob(Napi::Env env, const char* name)
+      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
 
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference receiver_;
@@ -134,7 +135,8 @@ std::unique_ptr<T> AdoptPrepared(Napi::Env env, const Napi::Value& v, const napi
   if (v.IsUndefined()) return nullptr;
   bool ok = false;
   if (!v.IsExternal() || napi_check_object_type_tag(env, v, &tag, &ok) != napi_ok || !ok) {
-    ThrowTyped(env, "INVALID_ARGUMENT", std::string(what) + ": the last argument must be a handle from its prepare call");
+    ThrowTyped(env, "INVALID_ARGUMENT",
+               std::string(what) + ": the last argument must be a handle from its prepare call");
   }
   Prepared<T>* p = v.As<Napi::External<Prepared<T>>>().Data();
   if (!p->engine) ThrowTyped(env, "INVALID_ARGUMENT", std::string(what) + ": this handle was adopted already");
@@ -177,7 +179,8 @@ inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Va
   const double l = bound(limit, "limit");
   const double b = bound(max_bytes, "maxBytes");
   const uint64_t from = std::max(high_water, source.first_id());
-  uint64_t end = l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
+  uint64_t end =
+      l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
   if (std::isfinite(b)) {
     double bytes = 0;
     SpanView view;

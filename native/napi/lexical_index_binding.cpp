@@ -363,13 +363,13 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       saving_ = true;
       LexicalIndex* index = index_.get();
       return BackgroundJob::Queue(
-          env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; },
-          Value());
+          env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
     });
   }
 
   void Writable(Napi::Env env) const {
-    if (saving_) ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
+    if (saving_)
+      ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
   }
 
   // ids(kind) → Float64Array of the span ids held in that namespace, ascending.

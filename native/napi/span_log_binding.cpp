@@ -126,8 +126,8 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       std::string dir;
       const SpanLogOptions opts = ParseOptions(info, &dir);
       // A log prepared on the thread pool (prepareSpanLog) is adopted, not opened again.
-      std::unique_ptr<SpanLog> prepared = AdoptPrepared<SpanLog>(
-          env, info.Length() > 2 ? info[2] : env.Undefined(), kPreparedSpanLogTag, "SpanLog");
+      std::unique_ptr<SpanLog> prepared =
+          AdoptPrepared<SpanLog>(env, info.Length() > 2 ? info[2] : env.Undefined(), kPreparedSpanLogTag, "SpanLog");
       max_text_bytes_cached_ = opts.max_text_bytes;
       BuildSpanFactory(env, info.This().As<Napi::Object>());
       BuildColumnKeys(env);

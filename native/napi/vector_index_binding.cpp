@@ -47,81 +47,80 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
          InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"), InstanceMethod<&VectorIndexWrap::Add>("add"),
          InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::Save>("save"),
-         InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"),
-         InstanceMethod<&VectorIndexWrap::Stats>("stats"), InstanceMethod<&VectorIndexWrap::Ids>("ids"),
-         InstanceMethod<&VectorIndexWrap::Close>("close")});
+         InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
+         InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close")});
   }
 
   /// (dir, options) as the constructor and prepareVectorIndex take them.
   static VectorIndexOptions ParseOptions(const Napi::CallbackInfo& info, std::string* dir_out) {
-      Napi::Env env = info.Env();
-      if (info.Length() < 1 || !info[0].IsString()) Invalid(env, "VectorIndex: dir must be a string");
-      std::string dir = info[0].As<Napi::String>().Utf8Value();
-      if (dir.empty()) Invalid(env, "VectorIndex: dir must not be empty");
-      VectorIndexOptions opts;
-      opts.exact_below = kDefaultExactBelow;
-      if (info.Length() >= 2 && !info[1].IsUndefined()) {
-        if (!info[1].IsObject()) Invalid(env, "VectorIndex: options must be an object");
-        Napi::Object o = info[1].As<Napi::Object>();
-        Napi::Value dims = o.Get("dims");
-        if (!dims.IsUndefined()) {
-          double d = dims.IsNumber() ? dims.As<Napi::Number>().DoubleValue() : -1;
-          if (!(d >= Embedder::kMinDims && d <= Embedder::kMaxDims) || d != std::floor(d)) {
-            Invalid(env, "VectorIndex: dims must be an integer in [8, 4096]");
-          }
-          opts.dims = static_cast<uint32_t>(d);
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) Invalid(env, "VectorIndex: dir must be a string");
+    std::string dir = info[0].As<Napi::String>().Utf8Value();
+    if (dir.empty()) Invalid(env, "VectorIndex: dir must not be empty");
+    VectorIndexOptions opts;
+    opts.exact_below = kDefaultExactBelow;
+    if (info.Length() >= 2 && !info[1].IsUndefined()) {
+      if (!info[1].IsObject()) Invalid(env, "VectorIndex: options must be an object");
+      Napi::Object o = info[1].As<Napi::Object>();
+      Napi::Value dims = o.Get("dims");
+      if (!dims.IsUndefined()) {
+        double d = dims.IsNumber() ? dims.As<Napi::Number>().DoubleValue() : -1;
+        if (!(d >= Embedder::kMinDims && d <= Embedder::kMaxDims) || d != std::floor(d)) {
+          Invalid(env, "VectorIndex: dims must be an integer in [8, 4096]");
         }
-        Napi::Value scalar = o.Get("scalar");
-        if (!scalar.IsUndefined()) {
-          std::string s = scalar.IsString() ? scalar.As<Napi::String>().Utf8Value() : "";
-          if (s == "f32") opts.scalar = VectorScalar::kF32;
-          else if (s == "f16") opts.scalar = VectorScalar::kF16;
-          else if (s == "i8") opts.scalar = VectorScalar::kI8;
-          else Invalid(env, "VectorIndex: scalar must be 'f32', 'f16' or 'i8'");
-        }
-        Napi::Value eb = o.Get("exactBelow");
-        if (!eb.IsUndefined()) {
-          double e = eb.IsNumber() ? eb.As<Napi::Number>().DoubleValue() : -1;
-          if (!(e >= 0) || (std::isfinite(e) && e != std::floor(e))) {
-            Invalid(env, "VectorIndex: exactBelow must be a non-negative integer (or Infinity)");
-          }
-          opts.exact_below = std::isfinite(e) && e < 1.8e19 ? static_cast<uint64_t>(e) : ~0ull;
-        }
-        auto size_opt = [&](const char* name, size_t* out, double lo, double hi) {
-          Napi::Value v = o.Get(name);
-          if (v.IsUndefined()) return;
-          double x = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-          if (!(x >= lo && x <= hi) || x != std::floor(x)) {
-            Invalid(env, std::string("VectorIndex: ") + name + " must be an integer in [" + std::to_string((int)lo) +
-                             ", " + std::to_string((int)hi) + "]");
-          }
-          *out = static_cast<size_t>(x);
-        };
-        Napi::Value ro = o.Get("readOnly");
-        if (!ro.IsUndefined()) {
-          if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
-          opts.read_only = ro.As<Napi::Boolean>().Value();
-        }
-        Napi::Value ann = o.Get("ann");
-        if (!ann.IsUndefined()) {
-          std::string a = ann.IsString() ? ann.As<Napi::String>().Utf8Value() : "";
-          if (a == "binary") opts.ann = VectorAnn::kBinary;
-          else if (a == "hnsw") opts.ann = VectorAnn::kHnsw;
-          else Invalid(env, "VectorIndex: ann must be 'binary' or 'hnsw'");
-        }
-        size_opt("rerankMin", &opts.rerank_min, 1, 1e7);
-        Napi::Value share = o.Get("rerankShare");
-        if (!share.IsUndefined()) {
-          double x = share.IsNumber() ? share.As<Napi::Number>().DoubleValue() : -1;
-          if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: rerankShare must be a number in [0, 1]");
-          opts.rerank_share = x;
-        }
-        size_opt("connectivity", &opts.connectivity, 2, 256);
-        size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
-        size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
+        opts.dims = static_cast<uint32_t>(d);
       }
-      *dir_out = std::move(dir);
-      return opts;
+      Napi::Value scalar = o.Get("scalar");
+      if (!scalar.IsUndefined()) {
+        std::string s = scalar.IsString() ? scalar.As<Napi::String>().Utf8Value() : "";
+        if (s == "f32") opts.scalar = VectorScalar::kF32;
+        else if (s == "f16") opts.scalar = VectorScalar::kF16;
+        else if (s == "i8") opts.scalar = VectorScalar::kI8;
+        else Invalid(env, "VectorIndex: scalar must be 'f32', 'f16' or 'i8'");
+      }
+      Napi::Value eb = o.Get("exactBelow");
+      if (!eb.IsUndefined()) {
+        double e = eb.IsNumber() ? eb.As<Napi::Number>().DoubleValue() : -1;
+        if (!(e >= 0) || (std::isfinite(e) && e != std::floor(e))) {
+          Invalid(env, "VectorIndex: exactBelow must be a non-negative integer (or Infinity)");
+        }
+        opts.exact_below = std::isfinite(e) && e < 1.8e19 ? static_cast<uint64_t>(e) : ~0ull;
+      }
+      auto size_opt = [&](const char* name, size_t* out, double lo, double hi) {
+        Napi::Value v = o.Get(name);
+        if (v.IsUndefined()) return;
+        double x = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+        if (!(x >= lo && x <= hi) || x != std::floor(x)) {
+          Invalid(env, std::string("VectorIndex: ") + name + " must be an integer in [" + std::to_string((int)lo) +
+                           ", " + std::to_string((int)hi) + "]");
+        }
+        *out = static_cast<size_t>(x);
+      };
+      Napi::Value ro = o.Get("readOnly");
+      if (!ro.IsUndefined()) {
+        if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
+        opts.read_only = ro.As<Napi::Boolean>().Value();
+      }
+      Napi::Value ann = o.Get("ann");
+      if (!ann.IsUndefined()) {
+        std::string a = ann.IsString() ? ann.As<Napi::String>().Utf8Value() : "";
+        if (a == "binary") opts.ann = VectorAnn::kBinary;
+        else if (a == "hnsw") opts.ann = VectorAnn::kHnsw;
+        else Invalid(env, "VectorIndex: ann must be 'binary' or 'hnsw'");
+      }
+      size_opt("rerankMin", &opts.rerank_min, 1, 1e7);
+      Napi::Value share = o.Get("rerankShare");
+      if (!share.IsUndefined()) {
+        double x = share.IsNumber() ? share.As<Napi::Number>().DoubleValue() : -1;
+        if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: rerankShare must be a number in [0, 1]");
+        opts.rerank_share = x;
+      }
+      size_opt("connectivity", &opts.connectivity, 2, 256);
+      size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
+      size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
+    }
+    *dir_out = std::move(dir);
+    return opts;
   }
 
   explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
@@ -132,7 +131,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       // An index opened on the thread pool (prepareVectorIndex) is adopted, not opened again.
       index_ = AdoptPrepared<VectorIndex>(env, info.Length() > 2 ? info[2] : env.Undefined(), kPreparedVectorTag,
                                           "VectorIndex");
-      if (index_ && index_->dims() != opts.dims) Invalid(env, "VectorIndex: the handle was prepared with other options");
+      if (index_ && index_->dims() != opts.dims)
+        Invalid(env, "VectorIndex: the handle was prepared with other options");
       if (!index_) index_ = std::make_unique<VectorIndex>(dir, opts);
       dims_ = opts.dims;
     });
@@ -168,7 +168,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   /// The engine for a call that changes it (or closes it): refused while a save runs.
   VectorIndex& writable(Napi::Env env) {
     VectorIndex& ix = live(env);
-    if (saving_) ThrowTyped(env, "INVALID_ARGUMENT", "the vector index is being saved; it cannot change until the save settles");
+    if (saving_)
+      ThrowTyped(env, "INVALID_ARGUMENT", "the vector index is being saved; it cannot change until the save settles");
     return ix;
   }
 
