@@ -29,7 +29,7 @@ async function run({ session, prefix, dir, restore, fromTurn, turns, durability,
       // Killed before its open claimed the first manifest: the session never shipped, so
       // nothing of it can be in the bucket (under `replicated` nothing was acknowledged
       // either); it starts again from an empty store.
-      if (!(e?.code === 'REPLICA_MISMATCH' && /no manifest in the bucket/.test(e.message))) throw e;
+      if (!(e?.code === 'REPLICA_MISMATCH' && e.details?.empty === true)) throw e;
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }

@@ -18,8 +18,9 @@ export function fencedError(prefix: string, mine: { epoch: number; owner: string
   );
 }
 
-export function mismatch(prefix: string, why: string): SpanguardError {
-  return new SpanguardError(ErrorCode.REPLICA_MISMATCH, `replica ${prefix}: ${why}`, { prefix });
+/** REPLICA_MISMATCH; `empty`: the bucket holds no manifest under `prefix` (nothing was ever shipped there). */
+export function mismatch(prefix: string, why: string, empty = false): SpanguardError {
+  return new SpanguardError(ErrorCode.REPLICA_MISMATCH, `replica ${prefix}: ${why}`, { prefix, ...(empty ? { empty: true } : {}) });
 }
 
 export function unavailable(e: unknown): SpanguardError {
@@ -75,7 +76,7 @@ export async function claimManifest(store: ObjectStore, prefix: string, owner: s
     const cur = await readManifest(store, prefix);
     let next: Manifest;
     if (cur === null) {
-      if (logDir === null) throw mismatch(prefix, 'no manifest in the bucket: nothing to restore');
+      if (logDir === null) throw mismatch(prefix, 'no manifest in the bucket: nothing to restore', true);
       const segs = listSegments(logDir);
       const id = localIdentity(logDir, segs);
       if (id === null) throw mismatch(prefix, 'the local log has no segment yet');

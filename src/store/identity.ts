@@ -238,17 +238,28 @@ export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, 
     if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
     if (lex.extra.length > 0) out.push(`lexical index holds ${lex.extra.length} ${name} id(s) the log does not (first ${lex.extra.slice(0, 5).join(', ')})`);
     const vec = diff(below(vector.highWater()), vector.ids(kind));
-    const missing = vec.missing.length > 0 ? log.getMany(Float64Array.from(vec.missing)).filter((r) => !r || (r.text.length > 0 && hasFeatures(embedder, r.text))) : [];
+    const missing = vec.missing.length > 0 ? withFeatures(embedder, log.getMany(Float64Array.from(vec.missing))) : [];
     if (missing.length > 0) out.push(`vector index lacks ${missing.length} ${name} span(s) of the log with text (first ${missing.slice(0, 5).map((r) => r?.id).join(', ')})`);
     if (vec.extra.length > 0) out.push(`vector index holds ${vec.extra.length} ${name} id(s) the log does not (first ${vec.extra.slice(0, 5).join(', ')})`);
   }
   return out;
 }
 
-/** Whether a text embeds to a non-zero vector (always assumed when the model is the host's). */
-function hasFeatures(embedder: NativeEmbedder | null, text: string): boolean {
-  if (embedder === null) return true;
-  return embedder.embed([text]).some((x) => x !== 0);
+/**
+ * The spans the vector index should hold: unreadable ones (reported as missing) and those
+ * whose text embeds to a non-zero vector, all embedded in one call (every text counts when
+ * the model is the host's, which the check cannot recompute).
+ */
+function withFeatures(embedder: NativeEmbedder | null, spans: (NativeSpan | undefined)[]): (NativeSpan | undefined)[] {
+  const texted = spans.filter((r) => !r || r.text.length > 0);
+  if (embedder === null) return texted;
+  const readable = texted.filter((r): r is NativeSpan => r !== undefined);
+  const v = readable.length > 0 ? embedder.embed(readable.map((r) => r.text)) : new Float32Array(0);
+  const zero = new Set<NativeSpan>();
+  readable.forEach((r, i) => {
+    if (v.subarray(i * embedder.dims, (i + 1) * embedder.dims).every((x) => x === 0)) zero.add(r);
+  });
+  return texted.filter((r) => !r || !zero.has(r));
 }
 
 /** The number of ids below `hw` in an ascending array. */

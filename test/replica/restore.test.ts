@@ -12,6 +12,12 @@ import { bucket, rgwMissing, storesClosedAfterEach, tmpDir, turn } from './helpe
 const openStore = storesClosedAfterEach();
 
 describe.skipIf(rgwMissing)('restore from the bucket alone', () => {
+  it('a prefix nothing was ever shipped under: REPLICA_MISMATCH with details.empty, and nothing written', async () => {
+    const b = await bucket();
+    const dir = tmpDir('empty');
+    await expect(restoreReplica(dir, { objectStore: b, prefix: 'sess/never' })).rejects.toMatchObject({ code: 'REPLICA_MISMATCH', details: { prefix: 'sess/never', empty: true } });
+    expect(fs.existsSync(path.join(dir, 'log'))).toBe(false);
+  });
   it('spans, ids, events, verdict and audits survive; the restored store continues the ids', async () => {
     const b = await bucket();
     const a = await openStore(tmpDir('src'), b, 'sess/r', { segmentBytes: 16384, durability: 'replicated' });
