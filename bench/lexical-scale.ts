@@ -4,9 +4,11 @@
 // then the generator). It isolates the lexical tier from embedding and fusion, and it reuses
 // one built log + index between runs (the build is minutes on this machine).
 //
-//   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/lexical-scale.js [spans] [cacheDir]
+//   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/lexical-scale.js [spans] [cacheDir] [auto|gen]
 //
-// Defaults: 10^6 spans, cache in $TMPDIR/spanguard-lexscale-<spans>. Query sets: the natural
+// Defaults: 10^6 spans, cache in $TMPDIR/spanguard-lexscale-<spans>[-gen], data `auto` (real
+// turns, then the generator); `gen` takes every span from the generator, whose prose is
+// made of ~70 common words: the quotes of common words only, at any scale. Query sets: the natural
 // questions (../shared/data/natural-questions, 5–20 words), 400 quotes of 60–200 characters
 // cut at word boundaries from the spans, and 400 three-word queries. Each set is run once to
 // warm up, then timed per call; p50/p99/max and the slowest queries are printed. The first
@@ -20,7 +22,8 @@ import { loadData } from './data.js';
 import { rng } from './lib.js';
 
 const n = Number(process.argv[2] ?? 1e6);
-const cache = process.argv[3] ?? path.join(os.tmpdir(), `spanguard-lexscale-${n}`);
+const mode = process.argv[4] === 'gen' ? 'gen' : 'auto';
+const cache = process.argv[3] || path.join(os.tmpdir(), `spanguard-lexscale-${n}${mode === 'gen' ? '-gen' : ''}`);
 const logDir = path.join(cache, 'log');
 const file = path.join(cache, 'lexical.idx');
 
@@ -37,7 +40,7 @@ function pct(xs: number[]): { p50: number; p99: number; max: number } {
 const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(0)} µs`);
 
 async function build(): Promise<string[]> {
-  const data = loadData(n);
+  const data = loadData(n, mode);
   const texts = data.spans.map((s) => s.text);
   if (!fs.existsSync(file)) {
     fs.rmSync(cache, { recursive: true, force: true });
@@ -137,8 +140,13 @@ async function main(): Promise<void> {
     console.log(
       `${name} (${set.length}): phrase p50 ${fmt(ph.p50)} p99 ${fmt(ph.p99)} max ${fmt(ph.max)} | bm25 p50 ${fmt(bm.p50)} p99 ${fmt(bm.p99)} max ${fmt(bm.max)} | both p50 ${fmt(both.p50)} p99 ${fmt(both.p99)}`,
     );
-    for (const x of [...res].sort((p, q) => q.phrase + q.bm25 - p.phrase - p.bm25).slice(0, 3)) {
-      console.log(`   slow: phrase ${fmt(x.phrase)} bm25 ${fmt(x.bm25)}  ${JSON.stringify(x.q.slice(0, 100))}`);
+    for (const [by, key] of [
+      ['phrase', (x: (typeof res)[number]) => x.phrase],
+      ['bm25', (x: (typeof res)[number]) => x.bm25],
+    ] as const) {
+      for (const x of [...res].sort((p, q) => key(q) - key(p)).slice(0, 3)) {
+        console.log(`   slowest ${by}: phrase ${fmt(x.phrase)} bm25 ${fmt(x.bm25)}  ${JSON.stringify(x.q.slice(0, 100))}`);
+      }
     }
   }
   await log.close();

@@ -42,6 +42,71 @@ static void SelectTerms(const LexicalIndex::Namespace& n, std::vector<uint32_t>*
   terms->erase(std::remove_if(terms->begin(), terms->end(), common), terms->end());
 }
 
+// Whether the top k is cheaper term at a time (Accumulate) than document at a time. A doc
+// the document-at-a-time pass reaches costs a step over every essential cursor, a block
+// bound and a probe of every other term (tens of ns for a dozen terms); a posting added into
+// an accumulator costs a few ns. MaxScore prunes by leaving terms out of the essential set,
+// so when the terms still essential after the threshold seed hold nearly as many postings
+// as all the terms together, pruning cannot pay for its per-doc cost: a quote made only of
+// words a third of the documents share (no bound can exclude a doc holding eight of them)
+// walks every list either way.
+bool LexicalIndex::PreferAccumulate(const Namespace& n, const Scratch& sc, size_t first_essential) {
+  const size_t nterms = sc.cursors.size();
+  if (nterms < kAccumulateMinTerms || n.doc_count() < kAccumulateMinDocs) return false;
+  uint64_t all = 0, essential = 0;
+  for (size_t i = 0; i < nterms; ++i) {
+    const uint64_t df = n.terms[sc.cursors[i].term_id].df;
+    all += df;
+    if (i >= first_essential) essential += df;
+  }
+  return essential * kAccumulateShare >= all && all >= n.doc_count() / kAccumulateMinShareOfDocs;
+}
+
+// Term at a time: every term's postings, in the fixed term order (the cursors' order, as the
+// document-at-a-time pass sums them), added into one double per document; then one pass over
+// the documents touched keeps the top k (a bounded heap) and clears the accumulators for the
+// next query. Scores are the same sums in the same order, so hits and ties are identical to
+// the other pass. Turn filters are applied in the final pass.
+void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float norm_a, float norm_b, double turn_min,
+                              double turn_max, std::vector<LexicalHit>* hits) {
+  const uint32_t docs = n.doc_count();
+  std::vector<double>& acc = sc.accumulators;
+  if (acc.size() < docs) acc.resize(docs, 0.0);  // zero between queries: the final pass clears what it read
+  uint32_t lo = kEnd, hi = 0;
+  for (PostingCursor& c : sc.cursors) {
+    if (c.doc == kEnd) continue;
+    lo = std::min(lo, c.doc);
+    const float idf = c.idf;
+    for (; c.doc != kEnd; c.Next()) {
+      const uint32_t d = c.doc;
+      const float tf = static_cast<float>(c.tf);
+      const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
+      acc[d] += idf * tf * (kK1 + 1) / (tf + norm);
+      hi = std::max(hi, d);
+    }
+  }
+  const bool filter_min = !std::isnan(turn_min);
+  const bool filter_max = !std::isnan(turn_max);
+  auto& heap = *hits;
+  heap.reserve(k);
+  for (uint32_t d = lo; d <= hi && lo != kEnd; ++d) {
+    const double total = acc[d];
+    if (total == 0) continue;  // every contribution is > 0: untouched
+    acc[d] = 0;
+    if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max)) continue;
+    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
+    if (heap.size() < k) {
+      heap.push_back(hit);
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    } else if (Worse(hit, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), Worse);
+      heap.back() = hit;
+      std::push_heap(heap.begin(), heap.end(), Worse);
+    }
+  }
+  std::sort_heap(heap.begin(), heap.end(), Worse);
+}
+
 void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
                           std::vector<LexicalHit>* hits) {
   hits->clear();
@@ -148,6 +213,12 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   }
   size_t first_essential = 0;
   while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;
+
+  if (PreferAccumulate(n, sc, first_essential)) {
+    ++bm25_accumulated_;
+    Accumulate(n, sc, k, norm_a, norm_b, turn_min, turn_max, hits);
+    return;
+  }
 
   for (;;) {
     uint32_t d = kEnd;

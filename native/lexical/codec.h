@@ -113,6 +113,13 @@ constexpr size_t kSelectMinTerms = 6;
 constexpr uint64_t kSelectMinDocs = 4096;
 constexpr uint64_t kSelectCommonShare = 16;
 constexpr size_t kSelectMinKept = 1;
+// BM25 term at a time (bm25.cpp PreferAccumulate): when the terms still essential after the
+// threshold seed hold at least 1/kAccumulateShare of the query's postings, and the query's
+// postings are at least 1/kAccumulateMinShareOfDocs of the documents.
+constexpr size_t kAccumulateMinTerms = 2;
+constexpr uint64_t kAccumulateMinDocs = 4096;
+constexpr uint64_t kAccumulateShare = 2;
+constexpr uint64_t kAccumulateMinShareOfDocs = 4;
 
 // Skip entry j sits at posting (j + 1) * 64: decoding resumes at docs_off/pos_off with
 // doc_before as the previous doc. It also carries the statistics of the block it closes,

@@ -214,8 +214,11 @@ LexicalStats LexicalIndex::Stats() const {
   s.raw_tokens = raw_->total_tokens;
   s.summary_tokens = summary_->total_tokens;
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
-  s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes();
+  s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double);
   s.phrase_fallback_scans = phrase_fallback_scans_;
+  s.phrase_postings_decoded = phrase_postings_decoded_;
+  s.phrase_positions_decoded = phrase_positions_decoded_;
+  s.bm25_accumulated = bm25_accumulated_;
   s.affix_sorted_terms = uint64_t(raw_->affix_sorted) + summary_->affix_sorted;
   return s;
 }

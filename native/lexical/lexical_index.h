@@ -39,6 +39,12 @@ struct LexicalStats {
   uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
   uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
+  /// Postings and positions of phrases' interior words decoded by phrase queries (the work
+  /// the positional intersection does: postings skipped over and positions passed unread
+  /// are not counted).
+  uint64_t phrase_postings_decoded = 0;
+  uint64_t phrase_positions_decoded = 0;
+  uint64_t bm25_accumulated = 0;  ///< BM25 queries answered term at a time (PreferAccumulate)
   /// Terms (both namespaces) covered by the phrase path's sorted affix arrays: all of them
   /// after a save or a load of a version 3 file, 0 until the first phrase query otherwise.
   uint64_t affix_sorted_terms = 0;
@@ -132,6 +138,11 @@ class LexicalIndex {
   struct Scratch;     // query-time buffers (postings.h)
   class PhraseQuery;  // one Phrase() call in named steps (phrase.cpp)
 
+  // BM25 term at a time, for queries pruning cannot help (bm25.cpp).
+  static bool PreferAccumulate(const Namespace& n, const Scratch& sc, size_t first_essential);
+  static void Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float norm_a, float norm_b, double turn_min,
+                         double turn_max, std::vector<LexicalHit>* hits);
+
   void Load();
   void Reset();
   Namespace& ns(RecordKind kind);
@@ -145,6 +156,9 @@ class LexicalIndex {
   Namespace* raw_ = nullptr;
   Namespace* summary_ = nullptr;
   uint64_t phrase_fallback_scans_ = 0;
+  uint64_t phrase_postings_decoded_ = 0;
+  uint64_t phrase_positions_decoded_ = 0;
+  uint64_t bm25_accumulated_ = 0;
 
   // Reused scratch (no allocation on the hot path once grown).
   TokenStream stream_;

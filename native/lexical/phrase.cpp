@@ -349,11 +349,37 @@ class LexicalIndex::PhraseQuery {
     return false;
   }
 
-  // Reads every interior cursor's positions at its current doc; false if a stream is bad.
-  bool ReadAllPositions() {
-    bool ok = true;
-    for (size_t i = 0; i < m_ && ok; ++i) ok = sc_.phrase_cursors[i].ReadPositions(&sc_.phrase_positions[i]);
-    return ok;
+  // Whether doc `d`, where the driver sits, holds every interior word at its offset from one
+  // common start. The words are checked one at a time, rarest first: each cursor is moved
+  // to d, its positions read, and the starts the words so far agree on are narrowed; the
+  // first word absent or out of line ends the check. A phrase of common words thus seeks
+  // the lists of its later words only at the few docs where the earlier ones line up, and
+  // never decodes the rest of their postings or positions. On success every word's
+  // positions are in sc_.phrase_positions. `*next` gets the lowest doc a match may still
+  // be at (a cursor found past d: kEnd when one ran out).
+  bool Holds(uint32_t d, uint32_t* next) {
+    *next = d + 1;
+    std::vector<uint32_t>& starts = sc_.phrase_starts;
+    if (!sc_.phrase_cursors[0].ReadPositions(&sc_.phrase_positions[0])) return false;
+    starts.clear();
+    for (const uint32_t p : sc_.phrase_positions[0]) {
+      if (p >= constraints_[0].offset) starts.push_back(p - constraints_[0].offset);
+    }
+    for (size_t i = 1; i < m_ && !starts.empty(); ++i) {
+      PostingCursor& c = sc_.phrase_cursors[i];
+      c.Advance(d);
+      if (c.doc != d) {
+        *next = c.doc;
+        return false;
+      }
+      if (!c.ReadPositions(&sc_.phrase_positions[i])) return false;
+      const std::vector<uint32_t>& pos = sc_.phrase_positions[i];
+      const uint32_t offset = constraints_[i].offset;
+      starts.erase(std::remove_if(starts.begin(), starts.end(),
+                                  [&](uint32_t base) { return !std::binary_search(pos.begin(), pos.end(), base + offset); }),
+                   starts.end());
+    }
+    return !starts.empty();
   }
 
   void Walk() {
@@ -385,43 +411,41 @@ class LexicalIndex::PhraseQuery {
         bits = sc_.bitmap[w];
       }
       const uint32_t d = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
-      uint32_t next = d + 1;
-      bool all = true;
-      for (size_t i = 0; i < m_; ++i) {
-        PostingCursor& c = sc_.phrase_cursors[i];
-        c.Advance(d);
-        if (c.doc == kEnd) return;
-        if (c.doc != d) {
-          all = false;
-          next = std::max(next, c.doc);
-        }
+      PostingCursor& driver = sc_.phrase_cursors[0];
+      driver.Advance(d);
+      if (driver.doc == kEnd) return;
+      if (driver.doc != d) {
+        target = driver.doc;
+        continue;
       }
-      target = next;
-      if (!all) continue;
-      if (ReadAllPositions() && Accept(d)) return;
+      uint32_t next;
+      if (Holds(d, &next) && Accept(d)) return;
+      if (next == kEnd) return;
+      target = std::max(d + 1, next);
     }
   }
 
-  // Walks the driver (rarest interior word) and advances the others to each of its docs;
-  // with a filter, only docs marked in sc_.bitmap.
+  // Walks the driver (rarest interior word) and checks each of its docs (Holds), jumping to
+  // where a commoner word's cursor stands when that is further; with a filter, only docs
+  // marked in sc_.bitmap.
   void WalkDriver() {
     const bool filter = filters_ > 0;
     PostingCursor& driver = sc_.phrase_cursors[0];
-    for (; driver.doc != kEnd; driver.Next()) {
-      if (filter && ((sc_.bitmap[driver.doc >> 6] >> (driver.doc & 63)) & 1) == 0) continue;
+    while (driver.doc != kEnd) {
       const uint32_t d = driver.doc;
-      bool all = true;
-      for (size_t i = 1; i < m_; ++i) {
-        sc_.phrase_cursors[i].Advance(d);
-        if (sc_.phrase_cursors[i].doc != d) {
-          all = false;
-          if (sc_.phrase_cursors[i].doc == kEnd) return;
-          break;
-        }
+      if (filter && ((sc_.bitmap[d >> 6] >> (d & 63)) & 1) == 0) {
+        driver.Next();
+        continue;
       }
-      if (!all) continue;
-      if (!ReadAllPositions()) continue;
-      if (Accept(d)) return;
+      uint32_t next;
+      if (Holds(d, &next) && Accept(d)) return;
+      if (next == kEnd) return;
+      // A commoner word's cursor past d: no doc before it can match (leapfrog).
+      if (next > d + 1) {
+        driver.Advance(next);
+      } else {
+        driver.Next();
+      }
     }
   }
 
@@ -492,6 +516,10 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
   query.FindAffixes();
   if (query.has_constraints()) {
     query.ByPositions();
+    for (size_t i = 0; i < scratch_->phrase_constraints.size(); ++i) {
+      phrase_postings_decoded_ += scratch_->phrase_cursors[i].postings_decoded;
+      phrase_positions_decoded_ += scratch_->phrase_cursors[i].positions_decoded;
+    }
   } else if (query.has_affixes()) {
     query.ByAffixes();
   } else if (best_partial >= 0) {

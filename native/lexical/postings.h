@@ -2,6 +2,7 @@
 // query-time scratch that BM25 and phrase queries reuse.
 #pragma once
 
+#include <cstring>
 #include <vector>
 
 #include "lexical/dictionary.h"
@@ -27,7 +28,15 @@ struct PostingCursor {
   uint32_t doc = kEnd;      // current doc, kEnd when exhausted
   uint32_t tf = 0;
   uint32_t pos_unread = 0;     // positions of the current doc not consumed yet
+  // Positions of the postings passed since pos_p was last placed, not decoded: a walk that
+  // reads the positions of few of its docs (a phrase's words, most docs ruled out by the
+  // doc stream alone) skips them in one pass when it next needs some (SkipVarints).
+  uint64_t pos_pending = 0;
   uint32_t decoded_count = 0;  // postings decoded so far (the current one is decoded_count - 1)
+  // Work done, for stats(): postings and positions this cursor actually decoded (postings
+  // passed by a skip jump and positions passed by SkipVarints are not counted).
+  uint64_t postings_decoded = 0;
+  uint64_t positions_decoded = 0;
   bool with_positions = false;
   // BM25 per-term constants.
   float idf = 0;
@@ -55,17 +64,29 @@ struct PostingCursor {
     Next();
   }
 
-  bool SkipPositions(uint32_t n) {
-    while (n-- > 0) {
-      uint32_t ignored;
-      if (!GetVarint(pos_p, pos_end, &ignored)) return false;
+  /// Moves pos_p past `n` varints without decoding them: a varint ends at each byte below
+  /// 0x80, so 8 bytes at a time are passed by counting those. False when the stream ends
+  /// first (pos_p is then left at pos_end).
+  bool SkipVarints(uint64_t n) {
+    const uint8_t* q = pos_p;
+    while (n > 0 && pos_end - q >= 8) {
+      uint64_t w;
+      std::memcpy(&w, q, 8);
+      const uint64_t ends = static_cast<uint64_t>(__builtin_popcountll(~w & 0x8080808080808080ULL));
+      if (ends >= n) break;  // the n-th end is in this word: finish byte by byte
+      n -= ends;
+      q += 8;
     }
-    return true;
+    for (; n > 0 && q < pos_end; ++q) {
+      if (*q < 0x80) --n;
+    }
+    pos_p = q;
+    return n == 0;
   }
 
   bool Next() {
-    if (with_positions && pos_unread > 0) {
-      if (!SkipPositions(pos_unread)) return Finish();
+    if (with_positions) {
+      pos_pending += pos_unread;
       pos_unread = 0;
     }
     if (p >= end) return Finish();
@@ -85,6 +106,7 @@ struct PostingCursor {
     tf = count;
     pos_unread = count;
     ++decoded_count;
+    ++postings_decoded;
     return true;
   }
 
@@ -112,6 +134,7 @@ struct PostingCursor {
         p = docs_base + k.docs_off;
         pos_p = pos_base + k.pos_off;
         pos_unread = 0;
+        pos_pending = 0;
         decoded = k.doc_before;
         decoded_count = s * kSkipEvery;  // skips[s - 1] sits at posting s * 64
       }
@@ -143,6 +166,15 @@ struct PostingCursor {
   /// Decodes the current doc's positions into `out` (replaces its contents).
   bool ReadPositions(std::vector<uint32_t>* out) {
     out->clear();
+    if (pos_pending > 0) {
+      const bool ok = SkipVarints(pos_pending);
+      pos_pending = 0;
+      if (!ok) {
+        pos_unread = 0;
+        Finish();
+        return false;
+      }
+    }
     uint32_t position = 0;
     for (uint32_t i = 0; i < pos_unread; ++i) {
       uint32_t delta;
@@ -154,6 +186,7 @@ struct PostingCursor {
       position += delta;
       out->push_back(position);
     }
+    positions_decoded += pos_unread;
     pos_unread = 0;
     return true;
   }
@@ -183,8 +216,10 @@ struct LexicalIndex::Scratch {
   std::vector<float> contrib;               // per query term, for the current doc
   std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
   std::vector<float> seed_scores;
+  std::vector<double> accumulators;  // term-at-a-time BM25: one per doc, zero between queries
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
+  std::vector<uint32_t> phrase_starts;  // phrase starts the interior words checked so far agree on
   std::vector<PhraseConstraint> phrase_constraints;
   std::vector<uint64_t> bitmap;
   std::vector<uint64_t> bitmap2;

@@ -408,6 +408,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       num("postingsBytes", s.postings_bytes);
       num("memoryBytes", s.memory_bytes);
       num("phraseFallbackScans", s.phrase_fallback_scans);
+      num("phrasePostingsDecoded", s.phrase_postings_decoded);
+      num("phrasePositionsDecoded", s.phrase_positions_decoded);
+      num("bm25Accumulated", s.bm25_accumulated);
       num("affixSortedTerms", s.affix_sorted_terms);
       out.Set("tokenizerVersion", Napi::Number::New(env, kTokenizerVersion));
       return out;

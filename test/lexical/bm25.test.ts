@@ -270,3 +270,58 @@ describe('query-term selection for sentence-long queries', () => {
     expect([...small.search(long, 20, 1, NaN, NaN).ids]).not.toEqual([...small.search('rare7 rare9', 20, 1, NaN, NaN).ids]);
   });
 });
+
+describe('term at a time when pruning cannot help', () => {
+  // 8,000 docs of 30 words every doc may hold (each in ~3/4 of the docs), and a rare word per
+  // 20 docs: a query of common words only leaves every term essential, so the index adds the
+  // terms' postings into per-document sums instead of walking the documents one by one.
+  const rand = rng(31);
+  const common = Array.from({ length: 30 }, (_, i) => `c${i.toString(36)}word`);
+  const texts = Array.from({ length: 8000 }, (_, i) => {
+    const words = Array.from({ length: 10 + Math.floor(rand() * 50) }, () => common[Math.floor(rand() * common.length)]!);
+    words.splice(Math.floor(rand() * words.length), 0, `rare${i % 400}`);
+    return words.join(' ');
+  });
+  const ix = fresh();
+  addDocs(ix, asDocs(texts));
+  const c = corpus(ix, texts);
+  const accumulated = () => ix.stats().bm25Accumulated as number;
+  const expectOracle = (q: string, k: number, lo = NaN, hi = NaN) => {
+    const want = oracle(ix, c, q, k, (id) => Number.isNaN(lo) || (id >= lo && id <= hi));
+    const got = ix.search(q, k, 1, lo, hi);
+    expect(got.ids.length, q).toBe(want.length);
+    for (let i = 0; i < want.length; i++) {
+      expect(got.scores[i], q).toBeCloseTo(want[i]!.score, 3);
+      const tie = (j: number) => j >= 0 && j < want.length && Math.abs(want[i]!.score - want[j]!.score) < 1e-4;
+      if (!tie(i - 1) && !tie(i + 1)) expect(got.ids[i], q).toBe(want[i]!.id);
+    }
+  };
+
+  it('a query of common words only is answered term at a time, with the exhaustive top k (any k, with and without turn windows)', () => {
+    const ks = [1, 10, 50, 200];
+    for (let qi = 0; qi < 24; qi++) {
+      const q = Array.from({ length: 2 + (qi % 11) }, () => common[Math.floor(rand() * common.length)]!).join(' ');
+      const lo = qi % 3 === 2 ? Math.floor(rand() * 6000) : NaN;
+      const hi = Number.isNaN(lo) ? NaN : lo + 100 + Math.floor(rand() * 1500);
+      const before = accumulated();
+      expectOracle(q, ks[qi % ks.length]!, lo, hi);
+      expect(accumulated(), q).toBe(before + 1);
+    }
+  });
+
+  it('the per-document sums start from zero for every query (the same query twice, then another, give the same answers)', () => {
+    const q = `${common[1]} ${common[2]} ${common[3]}`;
+    const first = ix.search(q, 25, 1, NaN, NaN);
+    const again = ix.search(q, 25, 1, NaN, NaN);
+    expect([...again.ids]).toEqual([...first.ids]);
+    expect([...again.scores]).toEqual([...first.scores]);
+    expectOracle(`${common[4]} ${common[5]}`, 25);
+  });
+
+  it('a query with a rare word stays document at a time (pruning pays there)', () => {
+    const before = accumulated();
+    expectOracle(`rare17 ${common[0]} ${common[1]}`, 10);
+    expectOracle('rare250', 10);
+    expect(accumulated()).toBe(before);
+  });
+});

@@ -189,3 +189,46 @@ describe('phrase pruning by partial end words (sorted prefix/suffix term ranges)
     expect(phrase(ix, src(), 'w599alimit in module599b')).toEqual([docs.length - 1]);
   });
 });
+
+describe('phrase of common words: interior words checked one at a time', () => {
+  // 5,000 docs, each the same 12 words in a shuffled order: every word is in every doc, and
+  // a phrase of several of them is held in order by few docs.
+  const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+  const rand = rng(5);
+  const texts = Array.from({ length: 5000 }, (_, i) => {
+    const w = [...words];
+    for (let j = w.length - 1; j > 0; j--) {
+      const k = Math.floor(rand() * (j + 1));
+      [w[j], w[k]] = [w[k]!, w[j]!];
+    }
+    return i === 3210 ? `start ${words.join(' ')} end` : w.join(' ');
+  });
+  const docs = asDocs(texts);
+  const { ix, src } = indexOf(docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+
+  it('equals a brute-force substring scan (whole words, cut words, limits)', () => {
+    for (let i = 0; i < 150; i++) {
+      const text = texts[Math.floor(rand() * texts.length)]!;
+      const start = Math.floor(rand() * (text.length - 12));
+      const p = text.slice(start, start + 8 + Math.floor(rand() * Math.min(60, text.length - start - 8)));
+      expect(phrase(ix, src, p), JSON.stringify(p)).toEqual(brute(p));
+      const limit = 1 + Math.floor(rand() * 5);
+      expect(phrase(ix, src, p, 1, limit), JSON.stringify(p)).toEqual(brute(p).slice(0, limit));
+    }
+    const whole = ` ${words.join(' ')} `;
+    expect(phrase(ix, src, whole)).toEqual(brute(whole));
+    expect(phrase(ix, src, whole)).toContain(3210);
+  });
+
+  it('decodes the commoner words only where the rarer ones line up: well under every posting and position of the words', () => {
+    const whole = ` ${words.join(' ')} `;
+    const postings = ix.stats().phrasePostingsDecoded as number;
+    const positions = ix.stats().phrasePositionsDecoded as number;
+    expect(phrase(ix, src, whole)).toEqual(brute(whole));
+    // 12 words × 5,000 docs: 60,000 postings and as many positions in their lists.
+    const all = words.length * texts.length;
+    expect((ix.stats().phrasePostingsDecoded as number) - postings).toBeLessThan(all / 2);
+    expect((ix.stats().phrasePositionsDecoded as number) - positions).toBeLessThan(all / 4);
+  });
+});
