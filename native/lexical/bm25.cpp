@@ -49,7 +49,8 @@ static void SelectTerms(const LexicalIndex::Namespace& n, std::vector<uint32_t>*
 // so when the terms still essential after the threshold seed hold nearly as many postings
 // as all the terms together, pruning cannot pay for its per-doc cost: a quote made only of
 // words a third of the documents share (no bound can exclude a doc holding eight of them)
-// walks every list either way.
+// walks every list either way. With fewer than 4 terms it does not: MaxScore soon leaves
+// one of them out of the walk, which beats adding every posting.
 bool LexicalIndex::PreferAccumulate(const Namespace& n, const Scratch& sc, size_t first_essential) {
   const size_t nterms = sc.cursors.size();
   if (nterms < kAccumulateMinTerms || n.doc_count() < kAccumulateMinDocs) return false;
@@ -73,17 +74,37 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
   std::vector<double>& acc = sc.accumulators;
   if (acc.size() < docs) acc.resize(docs, 0.0);  // zero between queries: the final pass clears what it read
   uint32_t lo = kEnd, hi = 0;
-  for (PostingCursor& c : sc.cursors) {
-    if (c.doc == kEnd) continue;
-    lo = std::min(lo, c.doc);
+  const uint32_t* doc_len = n.doc_len.data();
+  double* sums = acc.data();
+  for (const PostingCursor& c : sc.cursors) {
+    // The whole doc stream from its start, decoded in place (the cursor's Next() also keeps
+    // positions and skips, which a full walk does not need); bounds-checked as it is.
+    const Term& t = n.terms[c.term_id];
+    const uint8_t* p = t.docs.data;
+    const uint8_t* const end = p + t.docs.size;
     const float idf = c.idf;
-    for (; c.doc != kEnd; c.Next()) {
-      const uint32_t d = c.doc;
-      const float tf = static_cast<float>(c.tf);
-      const float norm = norm_a + norm_b * static_cast<float>(n.doc_len[d]);
-      acc[d] += idf * tf * (kK1 + 1) / (tf + norm);
-      hi = std::max(hi, d);
+    uint32_t d = kEnd;  // the first delta is doc + 1
+    bool first = true;
+    while (p < end) {
+      uint32_t delta, tf;
+      if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) {
+        delta = p[0];
+        tf = p[1];
+        p += 2;
+      } else if (!GetVarint(p, end, &delta) || !GetVarint(p, end, &tf)) {
+        break;
+      }
+      if (delta == 0 || tf == 0) break;
+      d += delta;
+      if (d >= docs) break;
+      if (first) {
+        lo = std::min(lo, d);
+        first = false;
+      }
+      const float ftf = static_cast<float>(tf);
+      sums[d] += idf * ftf * (kK1 + 1) / (ftf + (norm_a + norm_b * static_cast<float>(doc_len[d])));
     }
+    if (!first) hi = std::max(hi, d >= docs ? docs - 1 : d);
   }
   const bool filter_min = !std::isnan(turn_min);
   const bool filter_max = !std::isnan(turn_max);

@@ -113,10 +113,11 @@ constexpr size_t kSelectMinTerms = 6;
 constexpr uint64_t kSelectMinDocs = 4096;
 constexpr uint64_t kSelectCommonShare = 16;
 constexpr size_t kSelectMinKept = 1;
-// BM25 term at a time (bm25.cpp PreferAccumulate): when the terms still essential after the
-// threshold seed hold at least 1/kAccumulateShare of the query's postings, and the query's
-// postings are at least 1/kAccumulateMinShareOfDocs of the documents.
-constexpr size_t kAccumulateMinTerms = 2;
+// BM25 term at a time (bm25.cpp PreferAccumulate): a query of at least kAccumulateMinTerms
+// terms whose terms still essential after the threshold seed hold at least
+// 1/kAccumulateShare of its postings, which are at least 1/kAccumulateMinShareOfDocs of the
+// documents. With 2 or 3 terms MaxScore soon leaves one out of the walk and stays cheaper.
+constexpr size_t kAccumulateMinTerms = 4;
 constexpr uint64_t kAccumulateMinDocs = 4096;
 constexpr uint64_t kAccumulateShare = 2;
 constexpr uint64_t kAccumulateMinShareOfDocs = 4;

@@ -276,10 +276,10 @@ describe('term at a time when pruning cannot help', () => {
   // 20 docs: a query of common words only leaves every term essential, so the index adds the
   // terms' postings into per-document sums instead of walking the documents one by one.
   const rand = rng(31);
-  const common = Array.from({ length: 30 }, (_, i) => `c${i.toString(36)}word`);
+  const common = Array.from({ length: 30 }, (_, i) => `qx${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}z`);
   const texts = Array.from({ length: 8000 }, (_, i) => {
     const words = Array.from({ length: 10 + Math.floor(rand() * 50) }, () => common[Math.floor(rand() * common.length)]!);
-    words.splice(Math.floor(rand() * words.length), 0, `rare${i % 400}`);
+    words.splice(Math.floor(rand() * words.length), 0, `rare${String.fromCharCode(97 + (i % 20))}${String.fromCharCode(97 + Math.floor((i % 400) / 20))}`);
     return words.join(' ');
   });
   const ix = fresh();
@@ -297,10 +297,12 @@ describe('term at a time when pruning cannot help', () => {
     }
   };
 
-  it('a query of common words only is answered term at a time, with the exhaustive top k (any k, with and without turn windows)', () => {
+  it('a query of 4 or more common words only is answered term at a time, with the exhaustive top k (any k, with and without turn windows)', () => {
     const ks = [1, 10, 50, 200];
     for (let qi = 0; qi < 24; qi++) {
-      const q = Array.from({ length: 2 + (qi % 11) }, () => common[Math.floor(rand() * common.length)]!).join(' ');
+      const words = new Set<string>();
+      while (words.size < 4 + (qi % 10)) words.add(common[Math.floor(rand() * common.length)]!);
+      const q = [...words].join(' ');
       const lo = qi % 3 === 2 ? Math.floor(rand() * 6000) : NaN;
       const hi = Number.isNaN(lo) ? NaN : lo + 100 + Math.floor(rand() * 1500);
       const before = accumulated();
@@ -310,18 +312,25 @@ describe('term at a time when pruning cannot help', () => {
   });
 
   it('the per-document sums start from zero for every query (the same query twice, then another, give the same answers)', () => {
-    const q = `${common[1]} ${common[2]} ${common[3]}`;
+    const q = `${common[1]} ${common[2]} ${common[3]} ${common[6]}`;
     const first = ix.search(q, 25, 1, NaN, NaN);
     const again = ix.search(q, 25, 1, NaN, NaN);
     expect([...again.ids]).toEqual([...first.ids]);
     expect([...again.scores]).toEqual([...first.scores]);
-    expectOracle(`${common[4]} ${common[5]}`, 25);
+    expectOracle(`${common[4]} ${common[5]} ${common[7]} ${common[8]} ${common[9]}`, 25);
+  });
+
+  it('a query of fewer than 4 terms stays document at a time (MaxScore soon leaves one out of the walk)', () => {
+    const before = accumulated();
+    expectOracle(`${common[4]} ${common[5]} ${common[7]}`, 10);
+    expectOracle(`${common[10]} ${common[11]}`, 50);
+    expect(accumulated()).toBe(before);
   });
 
   it('a query with a rare word stays document at a time (pruning pays there)', () => {
     const before = accumulated();
-    expectOracle(`rare17 ${common[0]} ${common[1]}`, 10);
-    expectOracle('rare250', 10);
+    expectOracle(`rarehb ${common[0]} ${common[1]}`, 10);
+    expectOracle('rarekm', 10);
     expect(accumulated()).toBe(before);
   });
 });

@@ -226,9 +226,11 @@ describe('phrase of common words: interior words checked one at a time', () => {
     const postings = ix.stats().phrasePostingsDecoded as number;
     const positions = ix.stats().phrasePositionsDecoded as number;
     expect(phrase(ix, src, whole)).toEqual(brute(whole));
-    // 12 words × 5,000 docs: 60,000 postings and as many positions in their lists.
+    // 12 words × 5,000 docs: 60,000 postings and as many positions in their lists. The two
+    // rarest words are read at every doc (2 × 5,000 positions); the third word lines up in
+    // 1 doc of 12, and the positions of the postings passed on the way are never decoded.
     const all = words.length * texts.length;
     expect((ix.stats().phrasePostingsDecoded as number) - postings).toBeLessThan(all / 2);
-    expect((ix.stats().phrasePositionsDecoded as number) - positions).toBeLessThan(all / 4);
+    expect((ix.stats().phrasePositionsDecoded as number) - positions).toBeLessThan(2.5 * texts.length);
   });
 });
