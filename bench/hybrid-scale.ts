@@ -1,0 +1,161 @@
+/**
+ * Hybrid `store.search` at 10^6 spans, end to end as an agent calls it: the exact-phrase path,
+ * BM25, the vector tier, fusion and the judging of the candidates, one public call per query
+ * (the query embedded inside it by the store's built-in embedder).
+ *
+ *   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/hybrid-scale.js [spans] [corpora] [cacheDir]
+ *
+ * Defaults: 10^6 spans, both corpora, stores cached in $TMPDIR/spanguard-hybrid-<spans>-<corpus>
+ * (an ingest is minutes here; a cached store is reopened). Corpora:
+ *
+ *  - `repeat`: the real turns of bench/data.ts (≈1.6·10^5 pieces of ~400 characters) repeated
+ *    until N, each copy with a distinct suffix word (` copy<k>`): a realistic vocabulary, and
+ *    every quote held verbatim by several spans;
+ *  - `auto`: bench/data.ts as the main bench takes it: the real turns, then its generator,
+ *    whose prose is made of ~70 common words (the quotes no rare word narrows).
+ *
+ * Query sets per corpus: the natural questions (../shared/data/natural-questions, 5–20 words)
+ * and 400 quotes of 60–200 characters cut at word boundaries from the spans (seeded). Each set
+ * is timed with tinybench after a warm-up; p50/p99 go to bench/results/bench-<N>-hybrid.json,
+ * which bench/results.ts renders into RESULTS.md with the machine and the date. A check counts
+ * the quotes that come back with a span holding them verbatim.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SpanStore, type TurnInput } from '../src/index.js';
+import { addon, packageRoot } from '../src/native.js';
+import { loadData, naturalQuestions, type BenchSpan } from './data.js';
+import { check, figure, fmtValue, latencyAsync, machine, makeCtx, cleanup, peakRss, rng, status, table, type Ctx } from './lib.js';
+import { writeResults } from './results.js';
+
+const n = Number(process.argv[2] ?? 1e6);
+const corpora = (process.argv[3] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
+const cacheRoot = process.argv[4] ?? os.tmpdir();
+const QUOTES = 400;
+
+/** The spans of one corpus (see the header). */
+function spansOf(corpus: 'repeat' | 'auto'): { spans: BenchSpan[]; detail: string } {
+  if (corpus === 'auto') {
+    const d = loadData(n);
+    return { spans: d.spans, detail: `${d.real} real + ${d.generated} generated spans (${d.sources.join(', ')})` };
+  }
+  const d = loadData(n);
+  const base = d.spans.slice(0, d.real);
+  if (base.length === 0) throw new Error('no real turns under ../shared/data: the repeat corpus needs them');
+  const spans: BenchSpan[] = [];
+  for (let i = 0; i < n; i++) {
+    const copy = Math.floor(i / base.length);
+    const s = base[i % base.length]!;
+    spans.push({ turn: i + 1, role: s.role, text: copy === 0 ? s.text : `${s.text} copy${copy}` });
+  }
+  return { spans, detail: `${base.length} real pieces repeated to ${n}, each copy with a distinct suffix word (${d.sources.filter((x) => x !== 'generator').join(', ')})` };
+}
+
+/** Opens the cached store of this corpus, or ingests it through the public API. */
+async function storeOf(ctx: Ctx, corpus: 'repeat' | 'auto', spans: BenchSpan[]): Promise<SpanStore> {
+  const dir = path.join(cacheRoot, `spanguard-hybrid-${n}-${corpus}`);
+  const done = path.join(dir, 'ingested');
+  if (fs.existsSync(done)) {
+    const t0 = performance.now();
+    const store = await SpanStore.open(dir, { durability: 'none' });
+    ctx.log(`${corpus}: reopened the cached store in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    return store;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  const store = await SpanStore.open(dir, { durability: 'none' });
+  const turns: TurnInput[] = spans.map((s) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100 }));
+  const t0 = performance.now();
+  for (let i = 0; i < turns.length; i += 5000) await store.appendMany(turns.slice(i, i + 5000));
+  await store.checkpoint();
+  fs.writeFileSync(done, '');
+  ctx.log(`${corpus}: ingested ${spans.length} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return store;
+}
+
+/** 60–200-character quotes cut at word boundaries from spans of at least 220 characters. */
+function quotesOf(spans: BenchSpan[]): string[] {
+  const r = rng(7);
+  const out: string[] = [];
+  while (out.length < QUOTES) {
+    const t = spans[Math.floor(r() * spans.length)]!.text;
+    if (t.length < 220) continue;
+    const len = 60 + Math.floor(r() * 141);
+    let s = Math.floor(r() * (t.length - len));
+    const ws = t.indexOf(' ', s);
+    if (ws >= 0 && ws < s + 20) s = ws + 1;
+    const q = t.slice(s, s + len).trim();
+    if (q.length >= 60) out.push(q);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const ctx = makeCtx(n, false);
+  const start = machine();
+  const t0 = performance.now();
+  const questions = naturalQuestions().map((q) => q.question);
+  ctx.info.corpora = {};
+  try {
+    for (const corpus of corpora) {
+      const { spans, detail } = spansOf(corpus);
+      (ctx.info.corpora as Record<string, string>)[corpus] = detail;
+      ctx.log(`${corpus}: ${detail}`);
+      const store = await storeOf(ctx, corpus, spans);
+      const quotes = quotesOf(spans);
+      for (const [key, what, qs] of [
+        ['natural', 'natural questions (5–20 words)', questions],
+        ['quotes', 'quotes of 60–200 characters', quotes],
+      ] as const) {
+        if (qs.length === 0) continue;
+        let i = 0;
+        const lat = await latencyAsync(Math.max(QUOTES, qs.length), () => store.search(qs[i++ % qs.length]!, { k: 10 }));
+        figure(ctx, {
+          group: 'retrieval',
+          key: `hybrid.${corpus}.${key}`,
+          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : 'real turns then the generator'}: ${what} (${qs.length})`,
+          value: lat.p50,
+          p99: lat.p99,
+          unit: 'µs',
+          better: 'lower',
+          note: `${lat.n} calls after a warm-up; target at 10^6: p50 ≤ 5 ms, p99 ≤ 50 ms`,
+        });
+        ctx.log(`${corpus} ${key}: p50 ${fmtValue(lat.p50, 'µs')} p99 ${fmtValue(lat.p99, 'µs')}`);
+      }
+      let found = 0;
+      const nq = 200;
+      for (const q of quotes.slice(0, nq)) {
+        const res = await store.search(q, { k: 10 });
+        if (!res.miss && res.hits.some((h) => h.kind === 'raw' && h.text.includes(q))) found++;
+      }
+      check(ctx, `${corpus}: hybrid search returns a verbatim span for near-exact quotes (≥ 0.99)`, found / nq >= 0.99, `${found}/${nq} quotes of 60–200 characters came back verbatim`);
+      await store.close();
+    }
+  } finally {
+    cleanup(ctx);
+  }
+  const end = machine();
+  const out = {
+    command: `node build/bench-dist/bench/hybrid-scale.js ${process.argv.slice(2).join(' ')}`.trim(),
+    scale: n,
+    quick: false,
+    sections: ['hybrid'],
+    machineStart: start,
+    machineEnd: end,
+    simd: addon().simdIsa(),
+    wallSeconds: +((performance.now() - t0) / 1000).toFixed(1),
+    peakRssMiB: +(peakRss() / 2 ** 20).toFixed(0),
+    figures: ctx.figures,
+    checks: ctx.checks,
+    info: ctx.info,
+  };
+  const results = path.join(packageRoot, 'bench', 'results');
+  fs.mkdirSync(results, { recursive: true });
+  fs.writeFileSync(path.join(results, `bench-${n.toExponential(0).replace('+', '')}-hybrid.json`), JSON.stringify(out, null, 2));
+  writeResults(results, path.join(packageRoot, 'bench', 'RESULTS.md'));
+  console.log(`\n${table(ctx.figures)}\n`);
+  for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
+  console.log(`wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average ${(start.loadavg as number[]).join(' ')} → ${(end.loadavg as number[]).join(' ')}`);
+}
+
+await main();
