@@ -114,7 +114,8 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
     const double total = acc[d];
     if (total == 0) continue;  // every contribution is > 0: untouched
     acc[d] = 0;
-    if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max)) continue;
+    if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max))
+      continue;
     const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
     if (heap.size() < k) {
       heap.push_back(hit);

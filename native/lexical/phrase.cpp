@@ -375,9 +375,10 @@ class LexicalIndex::PhraseQuery {
       if (!c.ReadPositions(&sc_.phrase_positions[i])) return false;
       const std::vector<uint32_t>& pos = sc_.phrase_positions[i];
       const uint32_t offset = constraints_[i].offset;
-      starts.erase(std::remove_if(starts.begin(), starts.end(),
-                                  [&](uint32_t base) { return !std::binary_search(pos.begin(), pos.end(), base + offset); }),
-                   starts.end());
+      starts.erase(
+          std::remove_if(starts.begin(), starts.end(),
+                         [&](uint32_t base) { return !std::binary_search(pos.begin(), pos.end(), base + offset); }),
+          starts.end());
     }
     return !starts.empty();
   }

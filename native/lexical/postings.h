@@ -27,7 +27,7 @@ struct PostingCursor {
   uint32_t decoded = kEnd;  // last decoded doc (-1 before the first)
   uint32_t doc = kEnd;      // current doc, kEnd when exhausted
   uint32_t tf = 0;
-  uint32_t pos_unread = 0;     // positions of the current doc not consumed yet
+  uint32_t pos_unread = 0;  // positions of the current doc not consumed yet
   // Positions of the postings passed since pos_p was last placed, not decoded: a walk that
   // reads the positions of few of its docs (a phrase's words, most docs ruled out by the
   // doc stream alone) skips them in one pass when it next needs some (SkipVarints).
