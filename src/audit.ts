@@ -148,7 +148,12 @@ export class Auditor {
 export interface AgentFind {
   /** The agent's recall returns the span (or, for a fact stated in more spans than it returns, only spans stating it verbatim). */
   found: boolean;
-  /** The first hit's span id and whether it states the fact verbatim (divergence is measured against it). */
+  /**
+   * The first hit's span id and whether it states the fact verbatim (divergence is measured
+   * against it). When the span itself is among the fact's exact-phrase answers, every hit
+   * the agent gets states the fact (topHolds) and topId is the span: which stating span
+   * ranks first changes neither the verdict nor the divergence (0 either way).
+   */
   topId: number | null;
   topHolds: boolean;
 }
@@ -159,18 +164,32 @@ export interface AgentFind {
  *
  * Provably equal shortcuts: search ranks every span holding the whole query verbatim above
  * every other candidate (the exact tier) and never calls such a query a miss. So when the
- * exact-phrase path finds the fact in at most RECALL_K spans and this span is one of them,
- * search returns it; when it finds the fact in more, search's hits all state it, and a fact
- * the agent gets back verbatim from a span that says the same thing passes. One phrase
- * lookup answers either way; otherwise (the span not among few exact matches, or none) the
- * real search runs.
+ * span is one of the fact's exact-phrase answers, search returns it (at most RECALL_K
+ * answers) or RECALL_K spans that all state it (more): the agent gets the fact back either
+ * way. That membership is asked for every fact in one crossing (`phraseHas`: the postings
+ * seeked to the span, its text verified), not per fact. A span that is not among them (lost
+ * or re-keyed by the index, or a fact under 3 chars) takes the long way: the fact's first
+ * RECALL_K + 1 exact answers (more than RECALL_K: every hit states it), else the real search.
  */
 export async function agentFinds(store: EngineContext, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
+  // Search reads the query trimmed, so the hits are judged by the trimmed fact too.
+  const trimmed = facts.map((f) => f.fact.trim());
+  const phrased = trimmed.flatMap((t, i) => (t.length >= 3 ? [i] : []));
+  const has =
+    phrased.length === 0
+      ? new Uint8Array(0)
+      : store.lexical.phraseHas(store.log, phrased.map((i) => trimmed[i]!), Float64Array.from(phrased, (i) => facts[i]!.spanId), RecordKind.raw);
+  const held = new Set(phrased.filter((_, j) => has[j] === 1));
   const out: AgentFind[] = [];
-  for (const { fact, spanId } of facts) {
-    const trimmed = fact.trim();
-    if (trimmed.length >= 3) {
-      const ids = store.lexical.phrase(store.log, trimmed, RecordKind.raw, RECALL_K + 1);
+  for (let i = 0; i < facts.length; i++) {
+    const { spanId } = facts[i]!;
+    const fact = trimmed[i]!;
+    if (held.has(i)) {
+      out.push({ found: true, topId: spanId, topHolds: true });
+      continue;
+    }
+    if (fact.length >= 3) {
+      const ids = store.lexical.phrase(store.log, fact, RecordKind.raw, RECALL_K + 1);
       if (ids.length <= RECALL_K && ids.includes(spanId)) {
         out.push({ found: true, topId: spanId, topHolds: true });
         continue;
@@ -182,10 +201,9 @@ export async function agentFinds(store: EngineContext, facts: readonly { fact: s
         continue;
       }
     }
-    // Search reads the query trimmed, so the hits are judged by the trimmed fact too.
-    const r = await store.search(trimmed, { k: RECALL_K, kinds: ['raw'] });
+    const r = await store.search(fact, { k: RECALL_K, kinds: ['raw'] });
     const top = r.hits[0];
-    const holds = (h: { text: string }) => h.text.includes(trimmed);
+    const holds = (h: { text: string }) => h.text.includes(fact);
     const found = !r.miss && (r.hits.some((h) => h.spanId === spanId && holds(h)) || (r.hits.length === RECALL_K && r.hits.every(holds)));
     out.push({ found, topId: top?.spanId ?? null, topHolds: top ? holds(top) : false });
   }

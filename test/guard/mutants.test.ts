@@ -38,7 +38,7 @@ function stub(o: StubOptions = {}) {
   const evicted = new IdSet();
   for (const id of o.evicted ?? []) evicted.add(id);
   const span = o.span ?? ((id: number) => ({ kind: RecordKind.raw, role: ROLE_CODES.assistant!, text: `fact number ${id} is stated here` }));
-  const calls = { phrase: [] as { text: string; limit: number }[], search: [] as { q: string; opts: unknown }[], events: [] as unknown[] };
+  const calls = { phrase: [] as { text: string; limit: number }[], phraseHas: [] as { texts: string[]; ids: number[] }[], search: [] as { q: string; opts: unknown }[], events: [] as unknown[] };
   const store = {
     state: { pins: o.pins ?? [], anchors: o.anchors ?? [], evicted, passes: o.passes ?? 0 },
     options: { auditSample: o.auditSample ?? 8 },
@@ -47,6 +47,11 @@ function stub(o: StubOptions = {}) {
       phrase: (_log: unknown, text: string, _kind: number, limit: number) => {
         calls.phrase.push({ text, limit });
         return (o.phrase?.(text) ?? []).slice(0, limit);
+      },
+      // Membership in the same answers, over every answer (not cut at a limit).
+      phraseHas: (_log: unknown, texts: string[], ids: Float64Array, _kind: number) => {
+        calls.phraseHas.push({ texts, ids: [...ids] });
+        return Uint8Array.from(texts, (t, i) => ((o.phrase?.(t) ?? []).includes(ids[i]!) ? 1 : 0));
       },
     },
     search: async (q: string, opts: unknown) => {
@@ -214,21 +219,48 @@ describe("audit: the agent's recall — a fact stated in at most RECALL_K spans 
     return { r: (await agentFinds(store, [{ fact, spanId }]))[0]!, calls };
   };
   const hit = (spanId: number, text = 'x the fact here y') => ({ spanId, text });
-  it('the trimmed fact is looked up as a phrase, one more than RECALL_K deep', async () => {
+  it("the span among the trimmed fact's exact-phrase answers: found, every fact asked in one batch, no other lookup", async () => {
     const { r, calls } = await finds({ phrase: () => [3, 7] });
     expect(r).toEqual({ found: true, topId: 7, topHolds: true });
-    expect(calls.phrase).toEqual([{ text: 'the fact here', limit: RECALL_K + 1 }]);
+    expect(calls.phraseHas).toEqual([{ texts: ['the fact here'], ids: [7] }]);
+    expect(calls.phrase).toEqual([]);
     expect(calls.search).toEqual([]);
+    const many = stub({ phrase: (t) => (t === 'b fact' ? [] : [Number(/\d+/.exec(t)![0])]) });
+    const r2 = await agentFinds(many.store, [
+      { fact: ' fact 4 ', spanId: 4 },
+      { fact: 'ab', spanId: 5 },
+      { fact: 'b fact', spanId: 6 },
+      { fact: 'fact 8', spanId: 9 },
+    ]);
+    expect(many.calls.phraseHas).toEqual([{ texts: ['fact 4', 'b fact', 'fact 8'], ids: [4, 6, 9] }]);
+    expect(r2.map((x) => x.found)).toEqual([true, false, false, false]);
+    // Only those the batch did not vouch for take the long way, one more than RECALL_K deep.
+    expect(many.calls.phrase).toEqual([{ text: 'b fact', limit: RECALL_K + 1 }, { text: 'fact 8', limit: RECALL_K + 1 }]);
+    expect(many.calls.search.map((c) => c.q)).toEqual(['ab', 'b fact', 'fact 8']);
   });
-  it('exactly RECALL_K spans stating it, this one among them: found by phrase', async () => {
-    const { r, calls } = await finds({ phrase: () => range(3, 3 + RECALL_K - 1).concat([7]) });
+  it('no fact of 3+ chars: no batch is asked', async () => {
+    const { calls } = await finds({ phrase: () => [7] }, ' ab ');
+    expect(calls.phraseHas).toEqual([]);
+  });
+  it('more than RECALL_K spans stating it, this one among them: found', async () => {
+    const { r, calls } = await finds({ phrase: () => [11, 12, 7, 13, 14, 15, 16, 17] });
     expect(r).toEqual({ found: true, topId: 7, topHolds: true });
     expect(calls.search).toEqual([]);
   });
-  it('more than RECALL_K spans stating it: found, the first of them on top, whether or not this one is among them', async () => {
-    const { r, calls } = await finds({ phrase: () => [11, 12, 7, 13, 14, 15, 16, 17] });
+  it('this span not among the answers, at most RECALL_K answers: search decides; more: found, the first of them on top', async () => {
+    const few = await finds({ phrase: () => range(20, 20 + RECALL_K - 1) });
+    expect(few.calls.phrase).toEqual([{ text: 'the fact here', limit: RECALL_K + 1 }]);
+    expect(few.calls.search).toHaveLength(1);
+    const { r, calls } = await finds({ phrase: () => [11, 12, 13, 14, 15, 16, 17] });
     expect(r).toEqual({ found: true, topId: 11, topHolds: true });
     expect(calls.search).toEqual([]);
+  });
+  it('a span the batch does not vouch for is still found when the lookup returns it among at most RECALL_K answers', async () => {
+    // Both read the same answers, so this needs them to disagree: the lookup then decides.
+    const { store } = stub({ phrase: (t) => (t === 'the fact here' ? [7] : []) });
+    (store as unknown as { lexical: { phraseHas: () => Uint8Array } }).lexical.phraseHas = () => new Uint8Array([0]);
+    const [r] = await agentFinds(store, [{ fact: 'the fact here', spanId: 7 }]);
+    expect(r).toEqual({ found: true, topId: 7, topHolds: true });
   });
   it('RECALL_K spans stating it without this one: search decides', async () => {
     const { r, calls } = await finds({ phrase: () => range(20, 20 + RECALL_K) });
@@ -240,7 +272,8 @@ describe("audit: the agent's recall — a fact stated in at most RECALL_K spans 
     expect(short.calls.phrase).toEqual([]);
     expect(short.calls.search).toHaveLength(1);
     const three = await finds({ phrase: () => [7] }, 'abc');
-    expect(three.calls.phrase).toHaveLength(1);
+    expect(three.calls.phraseHas).toHaveLength(1);
+    expect(three.calls.search).toEqual([]);
     expect(three.r.found).toBe(true);
   });
   it('search: found when not a miss and this span is a hit stating the fact', async () => {
@@ -431,6 +464,13 @@ describe('guard: a receipt says where the pass spent its time, in microseconds',
   });
 });
 
+/** The exact-phrase path finds nothing (both its lookups): the agent's search alone decides. */
+const blindPhrase = (s: Store) => {
+  const lex = s.lexical;
+  const blind: Record<string, unknown> = { phrase: () => new Float64Array(0), phraseHas: (_l: unknown, ps: string[]) => new Uint8Array(ps.length) };
+  s.lexical = new Proxy(lex, { get: (t, p) => (typeof p === 'string' && p in blind ? blind[p] : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+};
+
 describe('guard rule 4: each evicted anchor is probed; a divergent first hit is refused or spilled', () => {
   it('only anchors are probed; an anchor with no text holds no value to lose', async () => {
     const { s, ids } = await pools(5, {}, [{ role: 'user', text: '', anchor: true }]);
@@ -440,8 +480,7 @@ describe('guard rule 4: each evicted anchor is probed; a divergent first hit is 
   const divergent = async (policy: 'refuse' | 'spill') => {
     const { s, ids, anchorIds } = await pools(2, { maxDivergence: 0, policy });
     const other = ids[0]!;
-    const lex = s.lexical;
-    s.lexical = new Proxy(lex, { get: (t, p) => (p === 'phrase' ? () => new Float64Array(0) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+    blindPhrase(s);
     s.search = (async () => ({ miss: false, hits: [{ spanId: other, text: s.get(other)!.text }, { spanId: anchorIds[0]!, text: poolFact(0) }] })) as never;
     const d = 1 - dot(await s.embedQuery([poolFact(0), s.get(other)!.text]));
     return { s, ids, anchor: anchorIds[0]!, d, run: () => guardOf(s).compact({ evict: ids.slice(0, 2), summary: summary(1, 2) }) };
@@ -466,8 +505,7 @@ describe('guard rule 4: each evicted anchor is probed; a divergent first hit is 
   });
   it('an unverified anchor is named in the refusal, ten at most', async () => {
     const { s, ids, anchorIds } = await pools(6);
-    const lex = s.lexical;
-    s.lexical = new Proxy(lex, { get: (t, p) => (p === 'phrase' ? () => new Float64Array(0) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)) });
+    blindPhrase(s);
     s.search = (async () => ({ miss: true, hits: [] })) as never;
     const err = await guardOf(s).compact({ evict: ids.slice(0, 12), summary: summary(1, 12) }).catch((e) => e);
     expect(err).toBeInstanceOf(CompactionRefusedError);
