@@ -7,8 +7,8 @@
  *  - the cost of one pass at scale N as a window makes it: 10 consecutive turns evicted, the
  *    summary covering exactly them, with 0, 1 and 5 anchors among them, so the probe cost per
  *    anchor is the difference: the guard's own work (the receipt's timing: checks by id,
- *    anchor probes, grounding, hit-rate monitor, event record) and compact() end to end
- *    (which adds appending and indexing the summary); and, as a labelled extra row, a pass
+ *    anchor probes, hit-rate monitor, event record), grounding beside it, and compact() end
+ *    to end (which adds appending and indexing the summary); and, as a labelled extra row, a pass
  *    of 10 ids far apart, whose summary range spans most of the session;
  *  - audit cost per pinned fact (100 host pins + the store's own sample), and verdict().
  *
@@ -143,7 +143,7 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   const PASSES = ctx.quick ? 30 : 120;
   let spilled = 0;
   // Every receipt says where its pass's time went: the guard's own work (checks by id,
-  // anchor probes, grounding, hit-rate monitor, event record) apart from the summary's append+index.
+  // anchor probes, hit-rate monitor, event record), grounding, and the summary's append+index.
   let timings: PassTiming[] = [];
   const evictedIds: number[] = [];
   const pass = async (st: SpanStore, evict: number[]) => {
@@ -154,7 +154,9 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     evictedIds.push(...rec.evicted);
     timings.push(rec.timing);
   };
-  const guardWork = (t: PassTiming) => t.check + t.anchors + t.grounding + t.monitor + t.record;
+  // The guard's work as the receipt defines it (check + anchors + monitor + record); grounding
+  // is reported beside it, in its own row and in each row's parts.
+  const guardWork = (t: PassTiming) => t.check + t.anchors + t.monitor + t.record;
   type Variant = { n: number; wall: { p50: number; p99: number }; guard: { p50: number; p99: number }; anchorsUs: number; summaryUs: number; recordUs: number; monitorUs: number; checkUs: number; groundingUs: number };
   const WARMUP = 5;
   const run = async (st: SpanStore, ks: number[], pick: (k: number) => number[] | null) => {
@@ -194,7 +196,8 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   const what = '10 consecutive turns evicted (a contiguous pass)';
   const v0 = v[0];
   if (v0) {
-    figure(ctx, { group: 'guard', key: 'pass.guard', label: `a pass's guard work: ${what}, 0 anchors (receipt timing: check + anchors + grounding + monitor + record)`, value: v0.guard.p50, p99: v0.guard.p99, unit: 'µs', better: 'lower', growth: true, note: `target < 50 µs; ${parts(v0)}` });
+    figure(ctx, { group: 'guard', key: 'pass.guard', label: `a pass's guard work: ${what}, 0 anchors (receipt timing: check + anchors + monitor + record)`, value: v0.guard.p50, p99: v0.guard.p99, unit: 'µs', better: 'lower', growth: true, note: `target < 50 µs; ${parts(v0)}` });
+    figure(ctx, { group: 'guard', key: 'pass.grounding', label: `grounding of the summary: ${what}, 0 anchors (besides the guard work above)`, value: v0.groundingUs, unit: 'µs', better: 'lower', note: 'every value the summary states looked up in the 10 evicted spans' });
     figure(ctx, { group: 'guard', key: 'pass.perSpan', label: 'guard work per evicted span (0 anchors)', value: v0.guard.p50 / 10, unit: 'µs', better: 'lower' });
     figure(ctx, { group: 'guard', key: 'pass.0', label: `compact() end to end: ${what}, 0 anchors`, value: v0.wall.p50, p99: v0.wall.p99, unit: 'µs', better: 'lower', growth: true, note: `incl. the summary's append + lexical + vector indexing (p50 ${v0.summaryUs.toFixed(0)} µs)` });
   }

@@ -221,7 +221,7 @@ export class CompactionGuard {
     // stated fact (a raw hit: rule 4 just verified it) and a never-stated perturbation of it
     // (a miss unless the summary states it). A summary that writes plausible wrong values
     // for the turns it replaces moves these, however large the session-wide set.
-    const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw), new Map(probed.map((p) => [p.id, p.probe])));
+    const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw), new Map(probed.map((p) => [p.id, p.probe])), evictRaw);
     const probes = [...this.probeSet, ...local];
     const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
     const before = probes.length === 0 ? null : hitsOf(probes);
@@ -323,7 +323,7 @@ export class CompactionGuard {
    * namespace never changes, rule 4 verified it at eviction and audits check it since) and
    * its first perturbation when the transcript never states it.
    */
-  private localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts: ReadonlyMap<number, string> = new Map()): Probe[] {
+  private localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts: ReadonlyMap<number, string> = new Map(), evictedIds?: readonly number[]): Probe[] {
     const store = this.store;
     const anchors = store.state.anchors;
     // An anchor's turn, read once (a get copies the whole text out of the log).
@@ -344,8 +344,21 @@ export class CompactionGuard {
       }
       return lo;
     };
-    const a = lowerBound(turnStart);
-    const b = lowerBound(turnEnd + 1);
+    // A pass that evicts raw spans bounds the range by id without reading an anchor: turns
+    // never go backwards, so an anchor with an id at or past the first evicted one is at or
+    // past turnStart, and one at or before the last evicted one is at or before turnEnd.
+    // One turn read at each edge confirms the bound; otherwise (a re-summary, or turns
+    // shared across the edge) the bisection decides.
+    let a = -1;
+    let b = -1;
+    if (evictedIds !== undefined && evictedIds.length > 0) {
+      const i = firstAtLeast(anchors, Math.min(...evictedIds));
+      if (i === 0 || turnOf(i - 1) < turnStart) a = i;
+      const j = firstAtLeast(anchors, Math.max(...evictedIds) + 1);
+      if (j === anchors.length || turnOf(j) > turnEnd) b = j;
+    }
+    if (a < 0) a = lowerBound(turnStart);
+    if (b < 0) b = lowerBound(turnEnd + 1);
     const out: Probe[] = [];
     const global = new Set(this.probeSet.map((p) => p.query));
     // The anchors the summary speaks for: evicted by this pass or under the summaries it
@@ -441,4 +454,16 @@ export class CompactionGuard {
       }
     }
   }
+}
+
+/** The first index of ascending `ids` holding an id ≥ `id` (ids.length when none). */
+function firstAtLeast(ids: readonly number[], id: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

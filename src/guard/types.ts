@@ -28,7 +28,7 @@ export interface CompactionReceipt {
   hitRateBefore: number | null;
   hitRateAfter: number | null;
   eventId: number;
-  /** Where the pass's time went, in µs. The guard's own work is `check + anchors + grounding + monitor + record`; `summary` is the store appending and indexing the new summary, which a pass costs with or without a guard. */
+  /** Where the pass's time went, in µs. The guard's own work is `check + anchors + monitor + record`, with `grounding` beside it; `summary` is the store appending and indexing the new summary, which a pass costs with or without a guard. */
   timing: PassTiming;
 }
 

@@ -732,3 +732,65 @@ describe("guard monitor: the hit rate over the session-wide set and over the pas
     expect(eventsOf(s, 'degrade')).toEqual([]);
   });
 });
+
+describe("guard monitor: a pass evicting raw spans bounds its local probes' range by their ids, checked by one turn at each edge", () => {
+  const pair = (i: number) => [
+    { query: poolFact(i), positive: true, numbers: [], raw: true, summary: false },
+    { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], raw: false, summary: false },
+  ];
+  /** Turns 1 filler; 2: pools 0 and 1, a filler; 3: pools 2 and 3; 4 to 7: fillers. */
+  const shared = async () => {
+    const s = await Store.open(tmpDir(), { durability: 'none', hitRateProbes: 1 });
+    open.push(s);
+    const turns = [
+      { turn: 1, ...filler(0) },
+      { turn: 2, role: 'assistant', text: poolFact(0) },
+      { turn: 2, role: 'assistant', text: poolFact(1) },
+      { turn: 2, ...filler(1) },
+      { turn: 3, role: 'assistant', text: poolFact(2) },
+      { turn: 3, role: 'assistant', text: poolFact(3) },
+      ...[4, 5, 6, 7].map((turn, i) => ({ turn, ...filler(2 + i) })),
+    ];
+    const ids = await s.appendMany(turns);
+    return { s, ids, g: guardOf(s) };
+  };
+  it('an anchor evicted earlier with the same first turn, before the first evicted id, is spoken for', async () => {
+    const { s, ids, g } = await shared();
+    await s.compact({ evict: [ids[1]!], summary: summary(2, 2) });
+    g.resetProbes(); // no session-wide set: every anchor spoken for gives its pair
+    const evict = [ids[2]!, ids[3]!];
+    const local = g.localProbes(2, 2, new Set(evict), new Map(), evict);
+    expect(local).toEqual([0, 1].flatMap(pair));
+    expect(local).toEqual(g.localProbes(2, 2, new Set(evict)));
+  });
+  it('an anchor evicted earlier with the same last turn, past the last evicted id, is spoken for', async () => {
+    const { s, ids, g } = await shared();
+    await s.compact({ evict: [ids[5]!], summary: summary(3, 3) });
+    g.resetProbes(); // no session-wide set: every anchor spoken for gives its pair
+    const evict = [ids[4]!];
+    const local = g.localProbes(3, 3, new Set(evict), new Map(), evict);
+    expect(local).toEqual([2, 3].flatMap(pair));
+    expect(local).toEqual(g.localProbes(3, 3, new Set(evict)));
+  });
+  it('bounded by ids, the range costs one turn read at each edge, not a bisection over every anchor', async () => {
+    // 40 anchors, each after a filler: anchor k at turn 2k + 2.
+    const many = async () => {
+      const s = await Store.open(tmpDir(), { durability: 'none', hitRateProbes: 1 });
+      open.push(s);
+      const turns = QUEUES.flatMap((q, k) => [filler(k), { role: 'assistant', text: `The ${q} pool keeps ${20 + k} workers busy.` }]);
+      const ids = await s.appendMany(turns.map((t, i) => ({ ...t, turn: i + 1 })));
+      return { s, ids, g: guardOf(s) };
+    };
+    const reads = async (hinted: boolean) => {
+      const { s, ids, g } = await many();
+      // Anchors 20 and 21 (turns 42 and 44) and the filler between them.
+      const evict = ids.slice(41, 44);
+      const get = vi.spyOn(s.log, 'get');
+      const local = g.localProbes(42, 44, new Set(evict), new Map(), hinted ? evict : undefined);
+      expect(local.filter((p) => p.positive).map((p) => p.query)).toEqual([`The ${QUEUES[20]} pool keeps 40 workers busy.`, `The ${QUEUES[21]} pool keeps 41 workers busy.`]);
+      return get.mock.calls.filter(([id]) => !evict.includes(id as number)).length;
+    };
+    expect(await reads(true)).toBe(2);
+    expect(await reads(false)).toBeGreaterThan(4);
+  });
+});

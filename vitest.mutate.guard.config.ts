@@ -1,0 +1,45 @@
+import path from 'node:path';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The tests the guard's mutation run (stryker.guard.config.mjs) runs against each mutant of
+// src/guard.ts and src/guard/anchors.ts: the guard's, the verdict's and the audit's rule
+// tests, nothing else. A mutant of the guard is reached only through compact() and the
+// acceptance rule, which these folders exercise; the search, window and scenario tests the
+// whole-run config (vitest.mutate.config.ts) adds would be run for every guard mutant their
+// sessions happen to compact in, and make the run hours long.
+const FILES = [
+  // Cheapest first: Stryker bails at the first failing test. Seconds: one run of the file alone.
+  'test/verdict/verdict.test.ts', // < 1 s
+  'test/verdict/mutants.test.ts', // < 1 s
+  'test/audit/audit.test.ts', // ~1 s
+  'test/guard/retention-set.test.ts', // ~1 s
+  'test/guard/grounding-guard.test.ts', // ~1 s
+  'test/guard/caller-data.test.ts', // ~5 s
+  'test/guard/hit-rate.test.ts', // ~10 s
+  'test/guard/guard.test.ts', // ~10 s
+  'test/guard/mutants.test.ts', // ~10 s
+  'test/guard/grounding.test.ts', // ~17 s (one 600-turn window)
+];
+
+const rank = (spec: TestSpecification): number => {
+  const rel = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
+  const i = FILES.indexOf(rel);
+  return i === -1 ? -1 : i;
+};
+
+class CheapFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return [...files].sort((a, b) => rank(a) - rank(b));
+  }
+}
+
+export default defineConfig({
+  test: {
+    include: ['test/guard/*.test.ts', 'test/verdict/*.test.ts', 'test/audit/*.test.ts'],
+    exclude: [...configDefaults.exclude],
+    sequence: { sequencer: CheapFirst },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
