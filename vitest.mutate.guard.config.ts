@@ -2,12 +2,16 @@ import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-// The tests the guard's mutation run (stryker.guard.config.mjs) runs against each mutant of
-// src/guard.ts and src/guard/anchors.ts: the guard's, the verdict's and the audit's rule
-// tests, nothing else. A mutant of the guard is reached only through compact() and the
-// acceptance rule, which these folders exercise; the search, window and scenario tests the
-// whole-run config (vitest.mutate.config.ts) adds would be run for every guard mutant their
-// sessions happen to compact in, and make the run hours long.
+// The tests the guard's mutation runs (stryker.guard.config.mjs) run against each mutant.
+// src/guard.ts: the guard's, the verdict's and the audit's rule tests, nothing else — a
+// mutant of the guard is reached only through compact(), which these folders exercise; the
+// search, window and scenario tests the whole-run config (vitest.mutate.config.ts) adds
+// would be run for every guard mutant their sessions happen to compact in. Left out too:
+// test/guard/grounding.test.ts, whose subject is src/grounding.ts (the guard's grounding
+// rule is grounding-guard.test.ts) and whose 600-turn window (~15 s) would run for every
+// guard mutant that survives the other files.
+// src/guard/anchors.ts (the id checks and the anchor acceptance rule): the tests that state
+// those rules, directly and through compact().
 const FILES = [
   // Cheapest first: Stryker bails at the first failing test. Seconds: one run of the file alone.
   'test/verdict/verdict.test.ts', // < 1 s
@@ -19,8 +23,13 @@ const FILES = [
   'test/guard/hit-rate.test.ts', // ~10 s
   'test/guard/guard.test.ts', // ~10 s
   'test/guard/mutants.test.ts', // ~10 s
-  'test/guard/grounding.test.ts', // ~17 s (one 600-turn window)
 ];
+
+const TESTS: Record<string, string[]> = {
+  guard: ['test/guard/*.test.ts', 'test/verdict/*.test.ts', 'test/audit/*.test.ts'],
+  anchors: ['test/guard/mutants.test.ts', 'test/guard/caller-data.test.ts', 'test/guard/guard.test.ts'],
+};
+const target = process.env.SPANGUARD_MUTATE ?? 'guard';
 
 const rank = (spec: TestSpecification): number => {
   const rel = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
@@ -36,8 +45,8 @@ class CheapFirst extends BaseSequencer {
 
 export default defineConfig({
   test: {
-    include: ['test/guard/*.test.ts', 'test/verdict/*.test.ts', 'test/audit/*.test.ts'],
-    exclude: [...configDefaults.exclude],
+    include: TESTS[target] ?? TESTS.guard!,
+    exclude: [...configDefaults.exclude, 'test/guard/grounding.test.ts'],
     sequence: { sequencer: CheapFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// Per-file mutation scores from the last `npm run mutate` (reports/mutation/mutation.json):
-// killed + timed out over every mutant a test could reach or not (no coverage counts against).
+// Per-file mutation scores from the last `npm run mutate` (reports/mutation/mutation.json), or
+// from the report named on the command line (`npm run mutate:guard` writes
+// reports/mutation/guard/mutation.json): killed + timed out over every mutant a test could
+// reach or not (no coverage counts against).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const file = path.join(root, 'reports', 'mutation', 'mutation.json');
+const file = process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, 'reports', 'mutation', 'mutation.json');
 if (!fs.existsSync(file)) {
-  console.error(`no ${path.relative(root, file)}: run npm run mutate first`);
+  console.error(`no ${path.relative(root, file)}: run npm run mutate (or mutate:guard) first`);
   process.exit(2);
 }
 const report = JSON.parse(fs.readFileSync(file, 'utf8'));

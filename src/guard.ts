@@ -308,14 +308,6 @@ export class CompactionGuard {
     return Math.max(0, 1 - dot);
   }
 
-  /** Probes that hit (raw or summary), or null while the set is empty. */
-  private probeHits(): number | null {
-    if (this.probeSet.length === 0) return null;
-    let hits = 0;
-    for (const p of this.probeSet) if (p.raw || p.summary) hits++;
-    return hits;
-  }
-
   /**
    * Probes for the anchors the new summary speaks for (at most LOCAL_PROBES, evenly spaced
    * over them): the raw anchors this pass evicts, or, for a re-summary, the evicted raw
