@@ -5,7 +5,8 @@ import { ErrorCode, SpanguardError } from '../errors.js';
 export function checkIds(name: string, ids: unknown): number[] {
   if (!Array.isArray(ids)) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} must be an array of span ids`);
   for (const id of ids)
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+    // (Number.isSafeInteger is false for anything but a number.)
+    if (!Number.isSafeInteger(id) || (id as number) < 0)
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} contains ${String(id)}, which is not a span id`);
   if (new Set(ids).size !== ids.length) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${name} names an id twice`);
   return ids as number[];
