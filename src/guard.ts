@@ -339,11 +339,12 @@ export class CompactionGuard {
     // A pass that evicts raw spans bounds the range by id without reading an anchor: turns
     // never go backwards, so an anchor with an id at or past the first evicted one is at or
     // past turnStart, and one at or before the last evicted one is at or before turnEnd.
-    // One turn read at each edge confirms the bound; otherwise (a re-summary, or turns
-    // shared across the edge) the bisection decides.
+    // One turn read at each edge confirms the bound; otherwise (turns shared across the
+    // edge) the bisection decides. (No raw id, a re-summary: the bounds are the ends of the
+    // anchor list, kept only when that one read shows every anchor outside the range.)
     let a = -1;
     let b = -1;
-    if (evictedIds !== undefined && evictedIds.length > 0) {
+    if (evictedIds !== undefined) {
       const i = firstAtLeast(anchors, Math.min(...evictedIds));
       if (i === 0 || turnOf(i - 1) < turnStart) a = i;
       const j = firstAtLeast(anchors, Math.max(...evictedIds) + 1);

@@ -792,5 +792,15 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
     };
     expect(await reads(true)).toBe(2);
     expect(await reads(false)).toBeGreaterThan(4);
+    // A pass before the first anchor: both bounds at index 0, from the one read of that anchor.
+    const { s, ids, g } = await many();
+    const get = vi.spyOn(s.log, 'get');
+    expect(g.localProbes(1, 1, new Set([ids[0]!]), new Map(), [ids[0]!])).toEqual([]);
+    expect(get.mock.calls.filter(([id]) => id !== ids[0]).length).toBe(1);
+    // No raw id (a re-summary): the bounds hold only if one read shows every anchor outside.
+    get.mockClear();
+    expect(g.localProbes(1, 1, new Set(), new Map(), [])).toEqual([]);
+    expect(g.localProbes(200, 300, new Set(), new Map(), [])).toEqual([]);
+    expect(g.localProbes(42, 44, new Set(), new Map(), []).length).toBe(0);
   });
 });
