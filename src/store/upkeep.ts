@@ -168,6 +168,34 @@ export class Indexes {
     }
   }
 
+  /**
+   * rebuild() for a repair of an open store: the old files are removed and the empty vector
+   * index is created on the thread pool (fs.promises, openVectorIndex), so the event loop
+   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked. Only
+   * the old vector index's close (its memory released) stays on the JS thread. A reader
+   * replaces in memory as rebuild() does.
+   */
+  async replace(name: IndexName): Promise<void> {
+    if (this.options.readOnly) return this.rebuild(name);
+    if (name === 'lexical') {
+      const file = path.join(this.indexDir, 'lexical.idx');
+      await fs.promises.rm(file, { force: true });
+      this.lexical = new (addon().LexicalIndex)(file);
+      return;
+    }
+    // The old index answers searches until the new one takes its place: its files are
+    // unlinked under it (its lock and mapping stay on the old inode), the empty one is
+    // created beside it, and only then is the old one closed.
+    const vdir = path.join(this.indexDir, 'vector');
+    for (const f of await fs.promises.readdir(vdir)) await fs.promises.rm(path.join(vdir, f), { force: true, recursive: true });
+    const fresh = await openVectorIndex(vdir, vectorOptions(this.options));
+    // A save started meanwhile (a checkpoint) holds the old index until it settles.
+    while (this.saving !== null) await this.saving.catch(() => {});
+    const old = this.vector;
+    this.vector = fresh;
+    old.close();
+  }
+
   /** Closes the vector index and removes a reader's private one; the lexical index holds no descriptor or lock. Idempotent. */
   release(): void {
     this.vector.close();
@@ -347,7 +375,7 @@ export class Indexes {
   }
 
   /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
-  agreement(): string[] {
+  agreement(): Promise<string[]> {
     return indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
   }
 
