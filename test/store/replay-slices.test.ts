@@ -96,7 +96,7 @@ describe("the open's replay reads the log in slices that let the event loop run"
     await store.pin(first.text.slice(0, 20), first.id);
     const seen: number[] = [];
     const loop = loopTurns();
-    let trail;
+    let trail: Awaited<ReturnType<typeof readTrailInSlices>> | undefined;
     try {
       trail = await readTrailInSlices(slowLog(store.log, seen, loop.count), new ScanSlicer(FIRST_SLICE));
     } finally {
