@@ -96,6 +96,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                            InstanceMethod<&SpanLogWrap::Flush>("flush"),
                            InstanceMethod<&SpanLogWrap::Verify>("verify"),
                            InstanceMethod<&SpanLogWrap::Stats>("stats"),
+                           InstanceMethod<&SpanLogWrap::ReleaseResident>("releaseResident"),
                            InstanceMethod<&SpanLogWrap::Close>("close"),
                        });
   }
@@ -766,6 +767,15 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(double));
       return out;
+    });
+  }
+
+  /// Drops the resident pages of the sealed segments' read mappings (SpanLog::ReleaseResident);
+  /// the bytes of mapping advised.
+  Napi::Value ReleaseResident(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value {
+      return Napi::Number::New(env, static_cast<double>(LiveLog(env)->ReleaseResident()));
     });
   }
 
