@@ -432,17 +432,53 @@ export async function withLoopDelay<T>(fn: () => Promise<T> | T): Promise<[T, Lo
  * included). The timer fires between the phase's awaits, so a phase that never yields is
  * sampled before and after only.
  */
-export async function withRssPeak<T>(fn: () => Promise<T> | T, everyMs = 100): Promise<[T, { peak: number; before: number }]> {
+export async function withRssPeak<T>(fn: () => Promise<T> | T, everyMs = 100): Promise<[T, { peak: number; before: number; atPeak: Resident }]> {
   const before = process.memoryUsage.rss();
   let peak = before;
-  const t = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-  }, everyMs);
+  let atPeak = resident();
+  const sample = () => {
+    const rss = process.memoryUsage.rss();
+    if (rss <= peak) return;
+    peak = rss;
+    atPeak = resident();
+  };
+  const t = setInterval(sample, everyMs);
   try {
     const r = await fn();
-    peak = Math.max(peak, process.memoryUsage.rss());
-    return [r, { peak, before }];
+    sample();
+    return [r, { peak, before, atPeak }];
   } finally {
     clearInterval(t);
   }
+}
+
+/** What the resident set is made of, in MiB: anonymous memory (JS heap, native allocations) and file pages mapped (the log's segments, mapped index files). */
+export interface Resident {
+  rssMiB: number;
+  /** Anonymous resident pages: the JS heap, array buffers and every native allocation. */
+  anonMiB: number;
+  /** Resident pages of mapped files. */
+  fileMiB: number;
+  /** The JS heap in use, and memory held by ArrayBuffers and external strings. */
+  heapMiB: number;
+  externalMiB: number;
+}
+
+/** This process's resident set by kind (/proc/self/status; file and anon are NaN where it is not available). */
+export function resident(): Resident {
+  const kib = (key: string, text: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
+  let status = '';
+  try {
+    status = fs.readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // Not Linux: only the heap figures.
+  }
+  const m = process.memoryUsage();
+  return {
+    rssMiB: m.rss / 2 ** 20,
+    anonMiB: kib('RssAnon', status),
+    fileMiB: kib('RssFile', status) + kib('RssShmem', status),
+    heapMiB: m.heapUsed / 2 ** 20,
+    externalMiB: m.external / 2 ** 20,
+  };
 }

@@ -35,8 +35,14 @@ async function median(reps: number, fn: () => Promise<number>): Promise<{ p50: n
   return { p50: pct(xs, 0.5), max: Math.max(...xs) };
 }
 
-export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut): Promise<void> {
+export async function runOpen(ctx: Ctx, n: number, log: AppendOut | undefined, s?: SearchOut): Promise<void> {
   const reps = ctx.quick ? 3 : 7;
+  if (log !== undefined) await runOpenLog(ctx, n, log, reps);
+  if (s !== undefined) await runOpenStore(ctx, s, reps);
+}
+
+/** The raw log: a clean open and an open after a torn tail. */
+async function runOpenLog(ctx: Ctx, n: number, log: AppendOut, reps: number): Promise<void> {
   const clean = await median(reps, async () => {
     const [l, ms] = await wall(() => openLog(log.logDir, 0));
     await l.close();
@@ -72,8 +78,10 @@ export async function runOpen(ctx: Ctx, n: number, log: AppendOut, s?: SearchOut
     `last batch ${tornGone ? 'dropped' : 'STILL RETURNED'}, the record before it ${prevKept ? 'intact' : 'NOT intact'}, ${st.recoveries.length} recovery reported (${st.recoveries.map((x) => `${x.droppedBytes} bytes at ${x.offset}`).join(', ')})`,
   );
   figure(ctx, { group: 'open', key: 'open.torn', label: 'open after a torn tail (truncate + log it)', value: tornMs, unit: 'ms', better: 'lower' });
+}
 
-  if (!s) return; // --only log,open: no store was built
+/** The whole store: open, and the event loop while opening, repairing, rebuilding and closing. */
+async function runOpenStore(ctx: Ctx, s: SearchOut, reps: number): Promise<void> {
   const store = await median(reps, async () => {
     const [st2, ms] = await wall(() => SpanStore.open(s.storeDir, { durability: 'none' }));
     await st2.close();

@@ -25,6 +25,10 @@ export interface LoadWindow {
   eldP99: number;
   eldMax: number;
   rssMiB: number;
+  /** The JS heap in use at the window's end (the rest of the RSS is native: indexes, mapped log). */
+  heapMiB?: number;
+  /** Records in the store's log at the window's end (what the indexes grow with). */
+  spans?: number;
 }
 
 export interface LoadInfo {
@@ -103,13 +107,13 @@ function loadSection(l: LoadInfo): string[] {
     '',
     `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with searches and compactions interleaved, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
     '',
-    '| window end (s) | appends/s | searches/s | compactions/s | event-loop delay p50 / p99 / max (ms) | RSS (MiB) |',
-    '|---|---|---|---|---|---|',
+    '| window end (s) | appends/s | searches/s | compactions/s | event-loop delay p50 / p99 / max (ms) | RSS (MiB) | JS heap (MiB) | spans in the store |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const w of l.windows) {
     const len = w.seconds ?? l.windowSeconds;
     const per = (x: number) => (x / len).toFixed(x / len >= 100 ? 0 : 1);
-    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${w.rssMiB.toFixed(0)} |`);
+    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${w.rssMiB.toFixed(0)} | ${w.heapMiB?.toFixed(0) ?? '—'} | ${w.spans ?? '—'} |`);
   }
   return out;
 }

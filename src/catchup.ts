@@ -119,3 +119,48 @@ export async function catchUpInSlices(
     }
   }
 }
+
+/** Fewest ids one slice of a log scan reads. */
+const MIN_SCAN_IDS = 256;
+/** Most ids one slice of a log scan reads. */
+const MAX_SCAN_IDS = 1 << 20;
+
+/**
+ * A full pass over the log's ids (the open's replay: the anchors, the event trail) in slices
+ * of ids that let the event loop run: at 10^6 spans one scan reads every record header of
+ * hundreds of MB of mapped segments (page faults on a cold log) — seconds in one call. The
+ * slice adapts like {@link SliceSizer}: about {@link SLICE_MS} per call, the loop let run
+ * once that much work has gone by.
+ */
+export class ScanSlicer {
+  private ranSince = performance.now();
+
+  /** `ids`: the first slice, in ids (the cost of a read is not measured yet). */
+  constructor(private ids = 8192) {}
+
+  /**
+   * Calls `read(from, count)` over [from, to) in slices, in order; between slices, once
+   * SLICE_MS of work has gone by since the loop last ran, lets it run.
+   */
+  async run(from: number, to: number, read: (from: number, count: number) => void): Promise<void> {
+    for (let at = from; at < to; ) {
+      const count = Math.min(this.ids, to - at);
+      const t0 = performance.now();
+      read(at, count);
+      const ms = performance.now() - t0;
+      at += count;
+      if (count === this.ids) {
+        const scale = Math.min(4, Math.max(0.25, SLICE_MS / Math.max(ms, 0.05)));
+        this.ids = Math.min(MAX_SCAN_IDS, Math.max(MIN_SCAN_IDS, Math.round(this.ids * scale)));
+      }
+      await this.pause();
+    }
+  }
+
+  /** Lets the loop run when SLICE_MS of work has gone by since it last ran. */
+  async pause(): Promise<void> {
+    if (performance.now() - this.ranSince < SLICE_MS) return;
+    await yieldToLoop();
+    this.ranSince = performance.now();
+  }
+}

@@ -169,6 +169,12 @@ export interface NativeSpanLog {
   scan(fromId: number, limit: number, kindMask?: number): NativeSpan[];
   /** Ids in [fromId, fromId + limit) of the kinds in `kindMask` whose flags include `flags`; no texts copied. */
   scanIds(fromId: number, limit: number, kindMask: number, flags: number): Float64Array;
+  /**
+   * Drops this process's resident pages of every sealed segment's read mapping (madvise
+   * MADV_DONTNEED): the pages stay in the page cache and a later read faults its page back.
+   * Returns the bytes of mapping advised.
+   */
+  releaseResident(): number;
   firstId(): number;
   /** One past the last id written. */
   nextId(): number;

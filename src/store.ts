@@ -17,9 +17,10 @@ import { Auditor, type AuditReport } from './audit.js';
 import { search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, FactCache, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
-import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
+import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, readTrailInSlices, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
 import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
+import { ScanSlicer } from './catchup.js';
 import { engineContextOf, searchContextOf, type EngineContext } from './store/context.js';
 import type { Hit, SearchOptions, SearchResult, Span, SpanStoreOptions, StoreStats, TurnInput } from './store/types.js';
 import type { ReplicaStatus, Shipper } from './replica/index.js';
@@ -142,13 +143,19 @@ export class SpanStore {
 
   /** The open-time replay: the guard state from the log, the derived files checked, the trail applied, what was found recorded. */
   private async replay(): Promise<void> {
-    restoreSpans(this.state, this.log);
-    const events = [...readTrail(this.log)];
+    // Both read every record of the log: in slices that let the host's event loop run.
+    const slicer = new ScanSlicer();
+    await restoreSpans(this.state, this.log, slicer);
+    const events = await readTrailInSlices(this.log, slicer);
     const disagreements = events.flatMap((r) => (r.error === undefined ? [] : [r.error]));
     for (const r of events) if (r.event?.type === 'store') this.storeId ??= r.event.storeId;
     const derived = this.indexes.checkDerived(this.storeId);
     disagreements.push(...derived.disagreements);
-    for (const r of events) if (r.event) applyEvent(this, r.id, r.event);
+    for (let i = 0; i < events.length; i++) {
+      const r = events[i]!;
+      if (r.event) applyEvent(this, r.id, r.event);
+      if ((i & 1023) === 1023) await slicer.pause();
+    }
     this.lastVerdictState = this.monitor.verdict().state;
     const retention = retentionChange(events, this.options, this.state.passes);
     // A long backlog is caught up after open resolves (backgroundCatchUpAbove); a short one now.
@@ -385,15 +392,15 @@ export class SpanStore {
     this.assertWritable();
     // Between slices of a running catch-up and saves, never inside one; the rebuild goes in slices too.
     await this.indexes.idle();
-    this.indexes.rebuild('lexical');
-    this.indexes.rebuild('vector');
+    await this.indexes.replace('lexical');
+    await this.indexes.replace('vector');
     await this.indexes.join();
     // The monitor's probes were measured against the old indexes: measure them afresh.
     this.guard.resetProbes();
     const report = await this.auditor.check(true);
     // Only an audit that checked something, and a fact from an evicted span when any was
     // evicted, can vouch for the rebuilt indexes — and only indexes that agree with the log.
-    const agree = this.indexes.agreement().length === 0;
+    const agree = (await this.indexes.agreement()).length === 0;
     const vouches = agree && report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
     await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: vouches });
     if (report.passed) await this.auditor.record(report);
@@ -407,7 +414,7 @@ export class SpanStore {
    */
   async verifyIndexes(): Promise<string[]> {
     this.assertOpen();
-    const disagreements = this.indexes.agreement();
+    const disagreements = await this.indexes.agreement();
     if (disagreements.length > 0 && !this.options.readOnly)
       await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; ').slice(0, 2000), spanIds: [] });
     return disagreements;

@@ -842,6 +842,16 @@ void SpanLog::Release() {
   }
 }
 
+uint64_t SpanLog::ReleaseResident() const {
+  uint64_t advised = 0;
+  for (size_t i = 0; i + 1 < segments_.size(); ++i) {
+    const Segment& s = segments_[i];
+    if (s.map == nullptr || s.map_len == 0) continue;
+    if (::madvise(const_cast<uint8_t*>(s.map), s.map_len, MADV_DONTNEED) == 0) advised += s.map_len;
+  }
+  return advised;
+}
+
 uint64_t SpanLog::bytes() const {
   uint64_t b = 0;
   for (const Segment& s : segments_) b += s.size;

@@ -454,6 +454,13 @@ class SpanLog final : public SpanSource {
   Durability durability() const { return options_.durability; }
   size_t segment_count() const { return segments_.size(); }
   uint64_t bytes() const;
+  /// Drops this process's resident pages of every mapped segment but the last
+  /// (madvise MADV_DONTNEED on the read mappings). Reads map every record they touch, so a
+  /// catch-up that reads a 10^6-span log leaves all of it resident (hundreds of MB of RSS);
+  /// the pages stay in the page cache, and a later read faults its page back in. Spans read
+  /// before stay valid (the mapping is kept: only its page-table entries go). Returns the
+  /// bytes of mapping advised.
+  uint64_t ReleaseResident() const;
   const std::vector<TornTailRecovery>& recoveries() const { return recoveries_; }
   const std::string& dir() const { return dir_; }
 

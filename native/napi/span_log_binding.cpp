@@ -2,18 +2,15 @@
 // The JS side of append (reading the columns, making and settling the promises of group
 // commit) is TypeScript: src/native.ts installs it on this class's prototype.
 //
-// Group commit: an append is validated, given its ids and encoded into the log's staging
-// buffer on the main thread; it waits in `pending_` (log/sync_waiters.h; its promise made and kept by the JS
-// append wrapper, or a napi deferred for flush() and the native-only form). In the next check phase
-// (setImmediate) every staged append of the burst is written with one pwrite and one
-// fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
-// alive while promises wait) — or, for a burst of SyncWaiters::kSyncOnCallerAt or more, runs
-// right there on the main thread; its one completion settles every append it covers (one
-// JS call for a run of wrapper-made promises). At most
-// one fdatasync is in flight per log; appends that land while it runs share the next one.
-// Every read path (ReadLog, UnwrapSpanSource) writes staged records first, so reads see
-// every assigned id. `sync` mode fdatasyncs on the main thread inside append: lowest
-// latency, no thread hop, and a failure surfaces on the very call that wrote.
+// Group commit: an append is validated, given its ids and encoded into the log's staging buffer on the main thread;
+// it waits in `pending_` (log/sync_waiters.h; its promise made and kept by the JS append wrapper, or a napi deferred
+// for flush() and the native-only form). In the next check phase (setImmediate) every staged append of the burst is
+// written with one pwrite and one fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
+// alive while promises wait) — or, for a burst of SyncWaiters::kSyncOnCallerAt or more, runs right there on the main
+// thread; its one completion settles every append it covers (one JS call for a run of wrapper-made promises). At most
+// one fdatasync is in flight per log; appends that land while it runs share the next one. Every read path (ReadLog,
+// UnwrapSpanSource) writes staged records first, so reads see every assigned id. `sync` mode fdatasyncs on the main
+// thread inside append: lowest latency, no thread hop, and a failure surfaces on the very call that wrote.
 #include <napi.h>
 
 #include <algorithm>
@@ -96,6 +93,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
                            InstanceMethod<&SpanLogWrap::Flush>("flush"),
                            InstanceMethod<&SpanLogWrap::Verify>("verify"),
                            InstanceMethod<&SpanLogWrap::Stats>("stats"),
+                           InstanceMethod<&SpanLogWrap::ReleaseResident>("releaseResident"),
                            InstanceMethod<&SpanLogWrap::Close>("close"),
                        });
   }
@@ -593,8 +591,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   // one: the wrapper writes the seven numbers (read in JIT-compiled code) into this log's
   // scratch row_ and passes the text and meta values, saving the typed-array lookups, seven
   // number conversions and two array reads a one-span append would otherwise make (64
-  // concurrent one-span appenders are the group-commit case). Everything is checked exactly
-  // as Append checks it.
+  // concurrent one-span appenders are the group-commit case). Everything is checked exactly as Append checks it.
   Napi::Value AppendOne(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
@@ -769,6 +766,11 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     });
   }
 
+  Napi::Value ReleaseResident(const Napi::CallbackInfo& info) {  // SpanLog::ReleaseResident: the bytes advised
+    Napi::Env env = info.Env();
+    return Guard(env, [&]() -> Napi::Value { return Napi::Number::New(env, double(LiveLog(env)->ReleaseResident())); });
+  }
+
   Napi::Value FirstId(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return Guard(
@@ -931,8 +933,7 @@ void SyncWorker::OnOK() {
   try {
     wrap_->OnSyncDone(Env(), target_, err_);
   } catch (...) {
-    // Never let an exception escape a libuv callback; the promises stay rejected/resolved
-    // as far as they got.
+    // Never let an exception escape a libuv callback; the promises stay rejected/resolved as far as they got.
   }
 }
 

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ScanSlicer } from '../catchup.js';
 import { RecordKind, type NativeEmbedder, type NativeLexicalIndex, type NativeSpan, type NativeSpanLog, type NativeVectorIndex } from '../native.js';
 
 export const IDENTITY_FILE = 'identity.json';
@@ -225,19 +226,34 @@ export function vectorFileProblems(vector: NativeVectorIndex, storeId: string | 
  * model, whose vectors the check cannot recompute: then any text counts). Returns the
  * disagreements, empty when they agree. `verify` and `repair` both call it.
  */
-export function indexAgreement(log: NativeSpanLog, lexical: NativeLexicalIndex, vector: NativeVectorIndex, embedder: NativeEmbedder | null): string[] {
+export async function indexAgreement(
+  log: NativeSpanLog,
+  lexical: NativeLexicalIndex,
+  vector: NativeVectorIndex,
+  embedder: NativeEmbedder | null,
+  slicer = new ScanSlicer(),
+): Promise<string[]> {
   const out: string[] = [];
-  const first = log.firstId();
-  const n = log.nextId() - first;
+  // The log's raw and summary ids, read in slices that let the event loop run (every record
+  // of the log is read: seconds at 10^6 spans in one call).
+  const logIds: Record<number, number[]> = { [RecordKind.raw]: [], [RecordKind.summary]: [] };
+  const end = log.nextId();
+  await slicer.run(log.firstId(), end, (at, count) => {
+    for (const kind of [RecordKind.raw, RecordKind.summary]) for (const id of log.scanIds(at, count, 1 << kind, 0)) logIds[kind]!.push(id);
+  });
+  // Ids appended while the slices ran ([end, the log's next id now)) are not compared; an
+  // index id past the log's end still is (the log lost what the index saw).
+  const now = log.nextId();
+  const held = (ids: Float64Array) => (now === end ? ids : ids.filter((id) => id < end || id >= now));
   for (const [name, kind] of [['raw', RecordKind.raw], ['summary', RecordKind.summary]] as const) {
     // Each index is compared over the ids it says it covers (below its high water): a
     // reader's vector index stays where the writer last saved it.
-    const inLog = log.scanIds(first, n, 1 << kind, 0);
+    const inLog = Float64Array.from(logIds[kind]!);
     const below = (hw: number) => inLog.subarray(0, upperBound(inLog, hw));
-    const lex = diff(below(lexical.highWater()), lexical.ids(kind));
+    const lex = diff(below(lexical.highWater()), held(lexical.ids(kind)));
     if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
     if (lex.extra.length > 0) out.push(`lexical index holds ${lex.extra.length} ${name} id(s) the log does not (first ${lex.extra.slice(0, 5).join(', ')})`);
-    const vec = diff(below(vector.highWater()), vector.ids(kind));
+    const vec = diff(below(vector.highWater()), held(vector.ids(kind)));
     const missing = vec.missing.length > 0 ? withFeatures(embedder, log.getMany(Float64Array.from(vec.missing))) : [];
     if (missing.length > 0) out.push(`vector index lacks ${missing.length} ${name} span(s) of the log with text (first ${missing.slice(0, 5).map((r) => r?.id).join(', ')})`);
     if (vec.extra.length > 0) out.push(`vector index holds ${vec.extra.length} ${name} id(s) the log does not (first ${vec.extra.slice(0, 5).join(', ')})`);

@@ -8,6 +8,7 @@ import { RecordFlag, RecordKind, type AppendColumns, type NativeSpan, type Nativ
 import type { GuardEvent, RetentionEvent } from '../events.js';
 import type { HitRateMonitor, VerdictMonitor } from '../verdict.js';
 import type { Resolved } from './options.js';
+import { ScanSlicer } from '../catchup.js';
 
 /** Records read from the log per scan. */
 export const SCAN_CHUNK = 4096;
@@ -130,17 +131,30 @@ export function applyRecords(t: TrailTarget, log: NativeSpanLog, from: number, t
 /**
  * The open-time part of the guard state the events do not hold: the anchors (ids only; no
  * raw text is copied) and the last turn. Turns never go backwards, so the last raw record
- * holds the highest turn.
+ * holds the highest turn. The anchors' scan reads every record of the log: it goes in
+ * slices that let the event loop run (src/catchup.ts ScanSlicer).
  */
-export function restoreSpans(state: GuardState, log: NativeSpanLog): void {
+export async function restoreSpans(state: GuardState, log: NativeSpanLog, slicer = new ScanSlicer()): Promise<void> {
   const next = log.nextId();
   const first = log.firstId();
-  for (const id of log.scanIds(first, next - first, 1 << RecordKind.raw, RecordFlag.anchor)) state.anchors.push(id);
+  await slicer.run(first, next, (at, n) => {
+    for (const id of log.scanIds(at, n, 1 << RecordKind.raw, RecordFlag.anchor)) state.anchors.push(id);
+  });
   for (let hi = next; hi > first && state.lastTurn < 0; hi -= SCAN_CHUNK) {
     const lo = Math.max(first, hi - SCAN_CHUNK);
     const ids = log.scanIds(lo, hi - lo, 1 << RecordKind.raw, 0);
     if (ids.length > 0) state.lastTurn = log.get(ids[ids.length - 1]!)!.turnEnd;
+    await slicer.pause();
   }
+}
+
+/** The whole event trail, oldest first, read in slices that let the event loop run (the open's replay). */
+export async function readTrailInSlices(log: NativeSpanLog, slicer = new ScanSlicer()): Promise<TrailRecord[]> {
+  const out: TrailRecord[] = [];
+  await slicer.run(log.firstId(), log.nextId(), (at, n) => {
+    for (const r of log.scan(at, n, 1 << RecordKind.event)) out.push(parseEvent(r));
+  });
+  return out;
 }
 
 /**

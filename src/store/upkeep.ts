@@ -38,6 +38,9 @@ import type { IndexLag } from './types.js';
 
 export type IndexName = 'lexical' | 'vector';
 
+/** Ids indexed between two releases of the log's resident pages (Indexes.releaseRead). */
+export const RELEASE_EVERY = 65_536;
+
 /** `indexLag.code` while an open's catch-up runs in the background. */
 export const CATCHING_UP = 'CATCHING_UP';
 
@@ -60,6 +63,8 @@ export class Indexes {
   private stopped = false;
   /** The index saves running on the thread pool, or null: catch-up slices wait for them. */
   private saving: Promise<void> | null = null;
+  /** The log's next id when its sealed segments' pages were last released (releaseRead). */
+  private releasedAt = 0;
   /** Slice sizes learnt per index (src/catchup.ts). */
   private readonly sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
   /**
@@ -168,6 +173,34 @@ export class Indexes {
     }
   }
 
+  /**
+   * rebuild() for a repair of an open store: the old files are removed and the empty vector
+   * index is created on the thread pool (fs.promises, openVectorIndex), so the event loop
+   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked. Only
+   * the old vector index's close (its memory released) stays on the JS thread. A reader
+   * replaces in memory as rebuild() does.
+   */
+  async replace(name: IndexName): Promise<void> {
+    if (this.options.readOnly) return this.rebuild(name);
+    if (name === 'lexical') {
+      const file = path.join(this.indexDir, 'lexical.idx');
+      await fs.promises.rm(file, { force: true });
+      this.lexical = new (addon().LexicalIndex)(file);
+      return;
+    }
+    // The old index answers searches until the new one takes its place: its files are
+    // unlinked under it (its lock and mapping stay on the old inode), the empty one is
+    // created beside it, and only then is the old one closed.
+    const vdir = path.join(this.indexDir, 'vector');
+    for (const f of await fs.promises.readdir(vdir)) await fs.promises.rm(path.join(vdir, f), { force: true, recursive: true });
+    const fresh = await openVectorIndex(vdir, vectorOptions(this.options));
+    // A save started meanwhile (a checkpoint) holds the old index until it settles.
+    while (this.saving !== null) await this.saving.catch(() => {});
+    const old = this.vector;
+    this.vector = fresh;
+    old.close();
+  }
+
   /** Closes the vector index and removes a reader's private one; the lexical index holds no descriptor or lock. Idempotent. */
   release(): void {
     this.vector.close();
@@ -257,6 +290,7 @@ export class Indexes {
   private async run(): Promise<void> {
     try {
       await this.catchUpOrThrow();
+      this.releaseRead();
       if (!this.stopped || this.lag?.code === CATCHING_UP) this.lag = null;
     } catch (e) {
       const err = e as { code?: unknown; message?: unknown };
@@ -268,6 +302,20 @@ export class Indexes {
         message: String(err.message ?? e),
       };
     }
+  }
+
+  /**
+   * Every record a catch-up indexes is read through the log's mappings, which leaves the
+   * whole log resident in this process (at 10^6 spans, hundreds of MB of RSS) though nothing
+   * reads it again but the odd search: once the indexes have read RELEASE_EVERY more ids,
+   * the sealed segments' pages are dropped from the resident set (they stay in the page
+   * cache; NativeSpanLog.releaseResident).
+   */
+  private releaseRead(): void {
+    const next = this.log.nextId();
+    if (next - this.releasedAt < RELEASE_EVERY) return;
+    this.releasedAt = next;
+    this.log.releaseResident();
   }
 
   /** The lag as the error `catchUp()` rejects with, or null. */
@@ -347,7 +395,7 @@ export class Indexes {
   }
 
   /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
-  agreement(): string[] {
+  agreement(): Promise<string[]> {
     return indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
   }
 

@@ -1,0 +1,149 @@
+// The passes over every record of the log that open, verify and repair make (the anchors'
+// scan, the event trail, the log/index agreement check) go in slices that let the event loop
+// run (src/catchup.ts ScanSlicer): at 10^6 spans one such pass is seconds of page faults and
+// header reads in a single call. The log here is made slow on purpose (a proxy whose scans
+// cost time per id read), and the tests count the loop's turns between the scan calls: a
+// count, not a timing, so a loaded machine does not change the answer.
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpanStore } from '../../src/index.js';
+import { ScanSlicer } from '../../src/catchup.js';
+import type { NativeSpanLog } from '../../src/native.js';
+import { newGuardState, readTrailInSlices, restoreSpans } from '../../src/store/trail.js';
+import { indexAgreement } from '../../src/store/identity.js';
+import { realTurns, tmpDir } from '../helpers/data.js';
+
+const SPANS = 6000;
+/** What the proxy makes one id read cost, in milliseconds of busy wait: a full pass ≈ 300 ms. */
+const MS_PER_ID = 0.05;
+/** The first slice the tests' slicers read (the log here is smaller than the default first slice). */
+const FIRST_SLICE = 256;
+
+const open: SpanStore[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close().catch(() => {});
+});
+
+/** A store of SPANS real turns (every 50th an anchor-looking decision) with a few events recorded. */
+async function filledStore(): Promise<SpanStore> {
+  const s = await SpanStore.open(tmpDir(), { durability: 'none' });
+  open.push(s);
+  const turns = realTurns(SPANS).map((t, i) => ({ turn: t.turn, role: t.role, text: i % 50 === 0 ? `Decision: we keep the okapi ledger ${i}` : t.text }));
+  for (let i = 0; i < turns.length; i += 2000) await s.appendMany(turns.slice(i, i + 2000));
+  await s.checkpoint();
+  return s;
+}
+
+/** The loop's turns, counted by a self-renewing immediate, while `work` runs. */
+function loopTurns(): { count: () => number; stop: () => void } {
+  let n = 0;
+  let on = true;
+  const tick = () => {
+    n++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return { count: () => n, stop: () => (on = false) };
+}
+
+/**
+ * `log` with scan and scanIds slowed to MS_PER_ID per id asked for, and the loop-turn count
+ * at each of those calls recorded in `seen`.
+ */
+function slowLog(log: NativeSpanLog, seen: number[], turns: () => number): NativeSpanLog {
+  const slow = (count: number) => {
+    const until = performance.now() + count * MS_PER_ID;
+    while (performance.now() < until);
+  };
+  return new Proxy(log, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop !== 'scan' && prop !== 'scanIds') return typeof v === 'function' ? v.bind(target) : v;
+      return (from: number, count: number, ...rest: number[]) => {
+        seen.push(turns());
+        slow(Math.min(count, Math.max(0, target.nextId() - from)));
+        return (v as (...a: number[]) => unknown).call(target, from, count, ...rest);
+      };
+    },
+  });
+}
+
+/** How many times the loop ran between the first and the last scan call. */
+function turnsBetween(seen: number[]): number {
+  return seen.length === 0 ? 0 : seen[seen.length - 1]! - seen[0]!;
+}
+
+describe("the open's replay reads the log in slices that let the event loop run", () => {
+  it('restoreSpans: the anchors come back complete, and the loop ran many times during the scan', async () => {
+    const store = await filledStore();
+    const seen: number[] = [];
+    const loop = loopTurns();
+    const state = newGuardState();
+    try {
+      await restoreSpans(state, slowLog(store.log, seen, loop.count), new ScanSlicer(FIRST_SLICE));
+    } finally {
+      loop.stop();
+    }
+    expect(state.anchors).toEqual(store.state.anchors);
+    expect(state.anchors.length).toBeGreaterThanOrEqual(SPANS / 50);
+    expect(state.lastTurn).toBe(store.state.lastTurn);
+    // ~300 ms of scanning in ~8 ms slices: dozens of turns; one call would leave none.
+    expect(turnsBetween(seen)).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it('readTrailInSlices: every event record, in order, with the loop run between slices', async () => {
+    const store = await filledStore();
+    const first = store.get(1)!;
+    await store.pin(first.text.slice(0, 20), first.id);
+    const seen: number[] = [];
+    const loop = loopTurns();
+    let trail: Awaited<ReturnType<typeof readTrailInSlices>> | undefined;
+    try {
+      trail = await readTrailInSlices(slowLog(store.log, seen, loop.count), new ScanSlicer(FIRST_SLICE));
+    } finally {
+      loop.stop();
+    }
+    expect(trail.map((r) => r.event)).toEqual(store.events().map((e) => e.event));
+    expect(trail.some((r) => r.event?.type === 'pin')).toBe(true);
+    expect(turnsBetween(seen)).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+});
+
+describe('the log/index agreement check (verifyIndexes, repair) reads the log in slices', () => {
+  it('finds agreement on a caught-up store, with the loop run between slices', async () => {
+    const store = await filledStore();
+    const seen: number[] = [];
+    const loop = loopTurns();
+    let found: string[];
+    try {
+      found = await indexAgreement(slowLog(store.log, seen, loop.count), store.lexical, store.vector, store.embedderNative, new ScanSlicer(FIRST_SLICE));
+    } finally {
+      loop.stop();
+    }
+    expect(found).toEqual([]);
+    expect(turnsBetween(seen)).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it('spans appended while the check runs are not reported as index ids the log lacks', async () => {
+    const store = await filledStore();
+    const seen: number[] = [];
+    const loop = loopTurns();
+    let appended = false;
+    const log = slowLog(store.log, seen, loop.count);
+    // Appends land between the check's slices, each indexed at once.
+    const appender = (async () => {
+      for (let i = 0; i < 20; i++) {
+        await store.append({ turn: SPANS + 10 + i, role: 'user', text: `appended during the check: wombat ${i}` });
+        appended = true;
+      }
+    })();
+    let found: string[];
+    try {
+      found = await indexAgreement(log, store.lexical, store.vector, store.embedderNative, new ScanSlicer(FIRST_SLICE));
+    } finally {
+      loop.stop();
+    }
+    await appender;
+    expect(appended).toBe(true);
+    expect(found).toEqual([]);
+  }, 120_000);
+});
