@@ -167,6 +167,29 @@ export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; s
   }
 }
 
+/**
+ * Rule 2b of src/support.ts: whether a qualifier of what the question asks for (`word`) is
+ * held by no candidate and by no span where the question is. A question whose names some
+ * candidate holds is where the best of those candidates is, within FRAME_TURNS turns ("In
+ * the catch_all_view task, what nginx config…": nginx printed in another task does not hold
+ * it); a question without held names is anywhere in the namespace.
+ */
+function nowhereInFrame(ctx: SearchContext, js: readonly { span: Span; support: Support }[], a: QueryAnalysis, word: string, kind: number, tmin: number, tmax: number): boolean {
+  if (js.some((j) => j.support.terms.matched.includes(word))) return false;
+  let lo = tmin;
+  let hi = tmax;
+  let best: { span: Span; n: number } | null = null;
+  for (const j of js) {
+    const n = a.framing.filter((f) => j.support.names.matched.includes(f)).length;
+    if (n > 0 && (best === null || n > best.n)) best = { span: j.span, n };
+  }
+  if (best !== null) {
+    lo = Number.isNaN(tmin) ? best.span.turnStart - FRAME_TURNS : Math.max(tmin, best.span.turnStart - FRAME_TURNS);
+    hi = Number.isNaN(tmax) ? best.span.turnEnd + FRAME_TURNS : Math.min(tmax, best.span.turnEnd + FRAME_TURNS);
+  }
+  return ctx.lexical.search(word, 1, kind, lo, hi).ids.length === 0;
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -284,6 +307,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       a,
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
+      (word) => nowhereInFrame(ctx, js, a, word, kind, tmin, tmax),
     );
   };
   const rawDecision = decide(RecordKind.raw);
