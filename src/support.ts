@@ -20,9 +20,10 @@
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
  *    Rule 2b: the words that qualify what a question asks for ("which pydantic model", "what
  *    nginx config": QueryAnalysis.qualifiers) are names written in lower case. One that no
- *    candidate holds, and that the index finds in no span where the question is (within
- *    FRAME_TURNS of the best candidate holding its names; anywhere when it names none), is a
- *    miss: the question presumes a thing the transcript never had there.
+ *    candidate holds, and that the index finds in no span where the question is (anywhere
+ *    when it names nothing; else within FRAME_TURNS of the best candidate holding its names,
+ *    unless the word is common elsewhere: search.ts RARE_SHARE), is a miss: the question
+ *    presumes a thing the transcript never had there.
  * 3. The party. When the query attributes a claim to a party ("did I say 179 books?"), a
  *    candidate that holds the claim must have been said by that party; when only the other
  *    party's turns hold it, the answer is a miss and the hits' support says who said it.

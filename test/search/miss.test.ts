@@ -143,7 +143,7 @@ describe('rule 2b: the qualifiers of the thing a question asks for must be held 
   describe('the question is where its names are, within FRAME_TURNS turns', () => {
     const task = (i: number) => `The FooWidget renderer config test ${i} still drops the alpha channel of the renderer output.`;
     const nginx = { role: 'tool', text: 'nginx: the configuration file /etc/nginx/nginx.conf syntax is ok' } as const;
-    const withStore = async (nginxAt: 'near' | 'far', fn: (s: SpanStore) => Promise<void>) => {
+    const withStore = async (nginxAt: 'near' | 'far' | 'far, often', fn: (s: SpanStore) => Promise<void>) => {
       const d = tmpDir('spanguard-miss-frame-');
       const s = await SpanStore.open(d, { durability: 'none' });
       try {
@@ -152,6 +152,7 @@ describe('rule 2b: the qualifiers of the thing a question asks for must be held 
         if (nginxAt === 'near') turns.push({ turn: turns.length + 1, ...nginx });
         for (const f of realTurns(3 * FRAME_TURNS)) turns.push({ turn: turns.length + 1, role: f.role, text: f.text });
         if (nginxAt === 'far') turns.push({ turn: turns.length + 1, ...nginx });
+        if (nginxAt === 'far, often') for (let i = 0; i < 3; i++) turns.push({ turn: turns.length + 1, ...nginx });
         await s.appendMany(turns);
         await fn(s);
       } finally {
@@ -167,6 +168,11 @@ describe('rule 2b: the qualifiers of the thing a question asks for must be held 
         // The index holds nginx, in a turn no candidate of the question is: the rule asked it where.
         expect((await s.search('nginx')).miss).toBe(false);
         expect(r.hits).toEqual([]);
+      });
+    });
+    it('a qualifier far from the task but common in the transcript (RARE_SHARE) is the question\'s wording: answered', async () => {
+      await withStore('far, often', async (s) => {
+        expect((await s.search(q)).miss).toBe(false);
       });
     });
     it('the same qualifier stated within the task is held', async () => {
