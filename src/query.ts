@@ -51,12 +51,6 @@ export interface QueryAnalysis {
   claim: string[];
   /** Identifiers without digits and names: each must be held by some candidate. */
   framing: string[];
-  /**
-   * The words that say which thing a question asks for, when it names its kind: "which
-   * pydantic model", "what cron schedule", "how many pytest-xdist workers" hold `pydantic`,
-   * `cron`, `pytest` and `xdist` (see askedQualifiers). Lower-cased content terms.
-   */
-  qualifiers: string[];
   party: Party | null;
   time: TimeRange | null;
   /** "day 12", "session 3": a numbered period named in the question, matched against fields. */
@@ -149,48 +143,6 @@ export function parseParty(text: string, speakers: ReadonlySet<string> = new Set
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu;
 
-/**
- * Words that qualify a thing by degree, order or judgement, not by naming it ("which exact
- * release", "the first run", "what wrong date"): a question's wording, not a fact it presumes.
- */
-const GENERIC_QUALIFIERS = new Set(
-  (
-    'actual accurate big biggest best correct current default different early earlier entire exact extra final first full ' +
-    'general initial large largest last late later latest little long main major minor new next old original overall ' +
-    'particular previous primary prior real recent right same second short single small smallest specific third total ' +
-    'true typical usual whole worst wrong'
-  ).split(' '),
-);
-
-/** An interrogative determiner and the words after it, up to the first word that is not content or the first mark. */
-const ASKED_KIND = /\b(?:which|what|how\s+many|how\s+much)\s+((?:[\p{L}\p{N}][\p{L}\p{N}_.'’-]*)(?:[ \t]+[\p{L}\p{N}][\p{L}\p{N}_.'’-]*)*)/giu;
-
-/**
- * The qualifiers of the thing a question asks for: in "which pydantic model validates…",
- * "what cron schedule did…", "how many pytest-xdist workers do…" the content words between
- * the question word and the last content word of that run (the kind of thing asked, which a
- * question may word differently from its evidence: "release" for "version"). A qualifier
- * names what the question presumes was there (pydantic, cron, xdist); words of degree or
- * order (GENERIC_QUALIFIERS), values and names (held by rule 2 already) are left out.
- */
-export function askedQualifiers(query: string, exclude: ReadonlySet<string> = new Set()): string[] {
-  const out: string[] = [];
-  for (const m of query.matchAll(ASKED_KIND)) {
-    const words: string[] = [];
-    for (const w of m[1]!.split(/[ \t]+/)) {
-      const word = w.replace(/['’](?:s|d|ll|m|re|ve|t)$/iu, '').replace(/[.'’-]+$/u, '');
-      const lower = word.toLowerCase();
-      if (lower.length === 0 || QUESTION_STOP.has(lower)) break;
-      words.push(lower);
-      if (word !== w.replace(/['’](?:s|d|ll|m|re|ve|t)$/iu, '') && /[.]$/.test(w)) break;
-    }
-    for (const w of words.slice(0, -1))
-      for (const part of w.split(/[-'’]/u))
-        if (part.length >= 2 && !/\d/.test(part) && !QUESTION_STOP.has(part) && !GENERIC_QUALIFIERS.has(part) && !exclude.has(part) && !out.includes(part)) out.push(part);
-  }
-  return out;
-}
-
 /** A question (not a statement quoted from the transcript): ends with `?` or opens with a question word. */
 export function isQuestion(query: string): boolean {
   const q = query.trim();
@@ -252,8 +204,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
   const claim = [...profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v)), ...profile.digitIds.filter((v) => !timeValues.has(v)), ...profile.quoted.map((q) => q.toLowerCase())];
   const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
   const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
-  const termSet = new Set(terms.map((t) => t.term));
-  const qualifiers = question ? askedQualifiers(query, new Set([...framing, ...names])).filter((q) => termSet.has(q)) : [];
   return {
     query,
     profile,
@@ -261,7 +211,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     names,
     claim,
     framing,
-    qualifiers,
     party: question ? parseParty(query, speakers) : null,
     time,
     period,

@@ -167,38 +167,6 @@ export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; s
   }
 }
 
-/**
- * A word held by at most this share of a namespace's spans (one span at least) is rare there: the name of a
- * tool or a setting that a transcript mentions in a few places ("nginx" in 7 turns of 41,326),
- * not a word of its ordinary vocabulary ("summary", "helper": hundreds).
- */
-const RARE_SHARE = 1 / 1000;
-
-/**
- * Rule 2b of src/support.ts: whether a qualifier of what the question asks for (`word`) is
- * held by no candidate and by no span where the question is. A question whose names no
- * candidate holds is anywhere in the namespace: the word must be in no span. A question whose
- * names some candidate holds is where the best of those candidates is, within FRAME_TURNS
- * turns ("In the catch_all_view task, what nginx config…"): a rare word printed only in other
- * tasks does not hold it there; a common word (RARE_SHARE) found elsewhere is taken as the
- * question's wording, not a thing it presumes.
- */
-function nowhereInFrame(ctx: SearchContext, js: readonly { span: Span; support: Support }[], a: QueryAnalysis, word: string, kind: number, tmin: number, tmax: number): boolean {
-  if (js.some((j) => j.support.terms.matched.includes(word))) return false;
-  let best: { span: Span; n: number } | null = null;
-  for (const j of js) {
-    const n = a.framing.filter((f) => j.support.names.matched.includes(f)).length;
-    if (n > 0 && (best === null || n > best.n)) best = { span: j.span, n };
-  }
-  const anywhere = ctx.lexical.search(word, 1, kind, tmin, tmax).ids.length === 0;
-  if (best === null || anywhere) return anywhere;
-  const lo = Number.isNaN(tmin) ? best.span.turnStart - FRAME_TURNS : Math.max(tmin, best.span.turnStart - FRAME_TURNS);
-  const hi = Number.isNaN(tmax) ? best.span.turnEnd + FRAME_TURNS : Math.min(tmax, best.span.turnEnd + FRAME_TURNS);
-  if (ctx.lexical.search(word, 1, kind, lo, hi).ids.length > 0) return false;
-  const rare = Math.ceil(ctx.lexical.ids(kind).length * RARE_SHARE);
-  return ctx.lexical.search(word, rare + 1, kind, tmin, tmax).ids.length <= rare;
-}
-
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -316,7 +284,6 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       a,
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
-      (word) => nowhereInFrame(ctx, js, a, word, kind, tmin, tmax),
     );
   };
   const rawDecision = decide(RecordKind.raw);

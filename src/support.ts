@@ -18,12 +18,6 @@
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
- *    Rule 2b: the words that qualify what a question asks for ("which pydantic model", "what
- *    nginx config": QueryAnalysis.qualifiers) are names written in lower case. One that no
- *    candidate holds, and that the index finds in no span where the question is (anywhere
- *    when it names nothing; else within FRAME_TURNS of the best candidate holding its names,
- *    unless the word is common elsewhere: search.ts RARE_SHARE), is a miss: the question
- *    presumes a thing the transcript never had there.
  * 3. The party. When the query attributes a claim to a party ("did I say 179 books?"), a
  *    candidate that holds the claim must have been said by that party; when only the other
  *    party's turns hold it, the answer is a miss and the hits' support says who said it.
@@ -398,7 +392,7 @@ export interface MissDecision {
  * The miss decision over every candidate's support (rules 1–4 of this file's header).
  * `exact`: some candidate holds the whole query verbatim.
  */
-export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean, nowhere: (word: string) => boolean = () => false): MissDecision {
+export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean): MissDecision {
   // `supports` arrive best first (search's rerank order).
   if (exact) return { miss: false };
   if (supports.length === 0) return { miss: true, reason: 'no-candidates' };
@@ -420,11 +414,6 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
   const top = supports.slice(0, FRAMING_DEPTH);
   const absent = a.framing.filter((n) => top.every((s) => s.names.missing.includes(n)));
   if (absent.length > 0) return { miss: true, reason: 'name-not-stated', detail: absent.join(', ') };
-  // Rule 2b: the qualifiers of the thing asked for ("which pydantic model") are names written
-  // in lower case; one held by no candidate and by no span where the question is (`nowhere`,
-  // asked of the index by search) presumes something the transcript never had.
-  const unheld = a.qualifiers.filter((w) => supports.every((s) => !s.terms.matched.includes(w)) && nowhere(w));
-  if (unheld.length > 0) return { miss: true, reason: 'name-not-stated', detail: unheld.join(', ') };
   if (specific && a.party && !supports.some((s) => s.claim && s.speaker?.match)) {
     const by = supports.find((s) => s.claim)?.speaker?.said;
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };

@@ -2,7 +2,7 @@
 // of the honest-miss match (src/match.ts) that the other search tests leave unchecked: found
 // by `npm run mutate` (docs/MUTATION.md). One describe per rule, on the pure functions.
 import { describe, expect, it } from 'vitest';
-import { analyzeQuery, askedQualifiers, isQuestion, parseParty, parseTime } from '../../src/query.js';
+import { analyzeQuery, isQuestion, parseParty, parseTime } from '../../src/query.js';
 import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, profileQuery } from '../../src/match.js';
 import { answersText, decideMiss, FRAME_TURNS, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
 import { frameClaims } from '../../src/search.js';
@@ -14,25 +14,6 @@ const day = (y: number, m: number, d: number) => ({ from: Date.UTC(y, m - 1, d),
 describe("query: a word's normal form is the lexical index's (Porter2 stem)", () => {
   it('a word of letters is stemmed as the index stems it', () => {
     expect(analyzeQuery('What about running?').terms).toEqual([{ term: 'running', norm: 'run' }]);
-  });
-});
-
-describe('query: the qualifiers of what a question asks for are the words before the thing it names', () => {
-  it('the words between the question word and the last content word of the run', () => {
-    expect(askedQualifiers('Which pydantic model did we define?')).toEqual(['pydantic']);
-    expect(askedQualifiers('What cron schedule did we set for the nightly run?')).toEqual(['cron']);
-    expect(askedQualifiers('How many pytest-xdist workers do we run the specs with?')).toEqual(['pytest', 'xdist']);
-  });
-  it('one word asked for has no qualifier; words of degree or order, values and excluded names are not qualifiers', () => {
-    expect(askedQualifiers('Which model did Gemini fall back to?')).toEqual([]);
-    expect(askedQualifiers('What exact interpreter release was reported?')).toEqual(['interpreter']);
-    expect(askedQualifiers('Which Python 3.8.12 docker image did the agent pull?')).toEqual(['python', 'docker']);
-    expect(askedQualifiers('Which Vagrant box do we use?', new Set(['vagrant']))).toEqual([]);
-  });
-  it('analyzeQuery keeps the qualifiers of a question that are its content terms, and none of a statement', () => {
-    expect(analyzeQuery('Which Vagrant box do we use?').qualifiers).toEqual([]);
-    expect(analyzeQuery('Which nginx config did the agent use?').qualifiers).toEqual(['nginx']);
-    expect(analyzeQuery('the nginx config was reloaded').qualifiers).toEqual([]);
   });
 });
 
