@@ -120,6 +120,14 @@ export interface QueryProfile {
    * one side only; a statement (a quoted fact) on both.
    */
   contextSides: RegExp[][];
+  /** How many contexts there are, known without compiling them. */
+  readonly contextCount: number;
+  /**
+   * Removes the contexts whose pattern source `drop` accepts (the first one only, unless
+   * `all`), before or after they are compiled: a context is dropped by its text, so dropping
+   * one compiles nothing.
+   */
+  dropContexts(drop: (source: string) => boolean, all: boolean): void;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -283,6 +291,19 @@ export function profileQuery(query: string): QueryProfile {
     },
     get contextSides(): RegExp[][] {
       return (contextSides ??= contextSources.map((c) => c.sides.map(cachedRegExp)));
+    },
+    get contextCount(): number {
+      return contextSources.length;
+    },
+    dropContexts(drop: (source: string) => boolean, all: boolean): void {
+      for (let i = 0; i < contextSources.length; i++) {
+        if (!drop(contextSources[i]!.both)) continue;
+        contextSources.splice(i, 1);
+        contexts?.splice(i, 1);
+        contextSides?.splice(i, 1);
+        if (!all) return;
+        i--;
+      }
     },
   };
 }

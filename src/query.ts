@@ -192,23 +192,13 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
   // A numbered period ("day 12") says when, not what: it ranks and is reported as time
   // support, but it is not part of the claim a miss is decided on.
   const periodValue = periodMatch ? periodMatch[2]!.replace(/^0+(?=\d)/, '') : null;
-  if (periodValue !== null) {
-    const at = profile.contexts.findIndex((re) => re.source.includes(periodValue));
-    if (at >= 0) {
-      profile.contexts.splice(at, 1);
-      profile.contextSides.splice(at, 1);
-    }
-  }
+  if (periodValue !== null) profile.dropContexts((source) => source.includes(periodValue), false);
   // Likewise the numbers of a date the question names: they are matched against timestamps.
   const time = parseTime(query);
   const timeValues = new Set(time ? (time.text.match(/\d+/g) ?? []).map((d) => d.replace(/^0+(?=\d)/, '')) : []);
   if (time) {
     const iso = /^\d{4}-\d{2}-\d{2}$/.test(time.text);
-    for (let i = profile.contexts.length - 1; i >= 0; i--)
-      if ([...timeValues].some((v) => profile.contexts[i]!.source.includes(v))) {
-        profile.contexts.splice(i, 1);
-        profile.contextSides.splice(i, 1);
-      }
+    profile.dropContexts((source) => [...timeValues].some((v) => source.includes(v)), true);
     if (iso) timeValues.add(time.text);
   }
   const claim = [...profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v)), ...profile.digitIds.filter((v) => !timeValues.has(v)), ...profile.quoted.map((q) => q.toLowerCase())];

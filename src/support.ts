@@ -275,7 +275,7 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
  * Whether a question's claim is empty of anything a window must hold: no value, no value
  * context, no identifier with digits — every span holds it, so no window is built.
  */
-const emptyClaim = (a: QueryAnalysis) => a.claim.every((v) => !a.profile.tests.has(v)) && a.profile.contextSides.length === 0 && a.profile.digitIds.length === 0;
+const emptyClaim = (a: QueryAnalysis) => a.claim.every((v) => !a.profile.tests.has(v)) && a.profile.contextCount === 0 && a.profile.digitIds.length === 0;
 
 /** The pattern of a numbered period ("day 12" holds `day-012.md`), built once per query. */
 const periodTests = new WeakMap<QueryAnalysis, RegExp>();
@@ -321,8 +321,8 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const vMatched: string[] = [];
   const vMissing: string[] = [];
   for (const v of a.claim) {
-    const t = p.tests.get(v);
-    const has = hay.includes(v) && (t ? t.test(hay) : true);
+    // A value's pattern is compiled only for a span that holds its text at all.
+    const has = hay.includes(v) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
@@ -362,8 +362,7 @@ function pluralsOf(n: string): string[] {
  * question (`Avg/Sum`, `usernames/passwords`) names two things and is held when both are.
  */
 function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
-  const v = a.profile.tests.get(n);
-  if (v && hay.includes(n) && v.test(hay)) return true;
+  if (hay.includes(n) && a.profile.tests.has(n) && a.profile.tests.get(n)!.test(hay)) return true;
   if (a.question && /^[\p{L}\p{N}]+\/[\p{L}\p{N}]+$/u.test(n))
     return n.split('/').every((part) => holdsAny(formsOf(/^\p{L}+$/u.test(part) ? normalForm(part) : part, part), hay));
   return false;

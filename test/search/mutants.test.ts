@@ -158,6 +158,31 @@ describe('query: a name is a capitalized word of 3+ letters inside a sentence, n
   });
 });
 
+describe('match: contexts are dropped by their text, compiled or not', () => {
+  const q = 'Was the rate limit 40 req/s with 30 retries and 40 workers?';
+  it('the same contexts remain whether they were compiled before the drop or not', () => {
+    const lazy = profileQuery(q);
+    const eager = profileQuery(q);
+    expect(eager.contexts.length).toBe(lazy.contextCount);
+    expect(eager.contextSides.length).toBe(lazy.contextCount);
+    lazy.dropContexts((src) => src.includes('40'), false);
+    eager.dropContexts((src) => src.includes('40'), false);
+    expect(lazy.contextCount).toBe(eager.contextCount);
+    expect(lazy.contexts.map((r) => r.source)).toEqual(eager.contexts.map((r) => r.source));
+    expect(lazy.contextSides.map((x) => x.map((r) => r.source))).toEqual(eager.contextSides.map((x) => x.map((r) => r.source)));
+  });
+  it('the first match only, or every match', () => {
+    const first = profileQuery(q);
+    const every = profileQuery(q);
+    const n = first.contextCount;
+    first.dropContexts((src) => src.includes('40'), false);
+    every.dropContexts((src) => src.includes('40'), true);
+    expect(first.contextCount).toBe(n - 1);
+    expect(every.contextCount).toBe(n - 2);
+    expect(every.contexts.every((r) => !r.source.includes('40'))).toBe(true);
+  });
+});
+
 describe("query: a numbered period or a date says when, not what: its numbers leave the claim and the values' contexts", () => {
   it('"day 12" is the period, not a value to hold next to its words', () => {
     const a = analyzeQuery('On day 12, what was fixed in the fixture loader?');
