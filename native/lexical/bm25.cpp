@@ -27,7 +27,7 @@ using namespace lexical_detail;
 // holds a dozen words that half the documents share ("the", "value", "test"): every
 // document scores on them, so no bound can prune their lists and the exact top k costs a
 // walk of millions of postings. When the query has at least kSelectMinTerms (6) distinct
-// terms, the namespace at least kSelectMinDocs (4,096) documents, and at least one of the
+// terms, the namespace at least kSelectMinDocs (65,536) documents, and at least one of the
 // terms is held by at most 1/kSelectCommonShare (1/16) of the documents, the terms held by
 // more are left out: the rarer terms decide which documents match, and the top k is exact
 // over them. Shorter queries, small namespaces and queries of common words only keep every

@@ -110,7 +110,7 @@ constexpr size_t kMaxTailTerms = 32;
 constexpr float kB = 0.75f;
 // BM25 query-term selection (bm25.cpp SelectTerms, docs/LEXICAL_FORMAT.md "Query algorithms").
 constexpr size_t kSelectMinTerms = 6;
-constexpr uint64_t kSelectMinDocs = 4096;
+constexpr uint64_t kSelectMinDocs = 65536;
 constexpr uint64_t kSelectCommonShare = 16;
 constexpr size_t kSelectMinKept = 1;
 // BM25 term at a time (bm25.cpp PreferAccumulate): a query of at least kAccumulateMinTerms

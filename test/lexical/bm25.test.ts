@@ -132,11 +132,11 @@ function corpus(ix: LexIndex, texts: string[]): Corpus {
   for (const tf of tfs) for (const t of tf.keys()) df.set(t, (df.get(t) ?? 0) + 1);
   return { docTokens, tfs, df, avgdl: total / texts.length };
 }
-// Query-term selection (docs/LEXICAL_FORMAT.md): a query of 6+ distinct terms over 4,096+
+// Query-term selection (docs/LEXICAL_FORMAT.md): a query of 6+ distinct terms over 65,536+
 // documents leaves out the terms held by more than 1/16 of the documents when a rarer term
 // remains.
 function selectTerms(q: string[], df: Map<string, number>, N: number): string[] {
-  if (q.length < 6 || N < 4096) return q;
+  if (q.length < 6 || N < 65536) return q;
   const rare = q.filter((t) => df.get(t)! * 16 <= N);
   return rare.length >= 1 ? rare : q;
 }
@@ -230,12 +230,12 @@ describe('BM25 oracle on a Zipf corpus (long posting lists, skips and block-max)
 });
 
 describe('query-term selection for sentence-long queries', () => {
-  // 6,000 docs: 8 words every doc may hold (common), a rare word per 40 docs.
+  // 66,000 docs: 8 words every doc may hold (common), a rare word per 40 docs.
   const rand = rng(23);
   const common = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel'];
-  const texts = Array.from({ length: 6000 }, (_, i) => {
+  const texts = Array.from({ length: 66000 }, (_, i) => {
     const words = Array.from({ length: 6 + Math.floor(rand() * 10) }, () => common[Math.floor(rand() * common.length)]!);
-    words.push(`rare${i % 150}`);
+    words.push(`rare${i % 1650}`);
     return words.join(' ');
   });
   const ix = fresh();
@@ -263,9 +263,9 @@ describe('query-term selection for sentence-long queries', () => {
     const none = 'alpha bravo charlie delta echo foxtrot';
     expect(score(none, 20)).not.toEqual(score('alpha bravo', 20));
     expect(score(none, 20).ids).toEqual(oracle(ix, c, none, 20).map((w) => w.id));
-    // Under 4,096 documents every term is scored.
+    // Under 65,536 documents every term is scored.
     const small = fresh();
-    addDocs(small, asDocs(texts.slice(0, 4000)));
+    addDocs(small, asDocs(texts.slice(0, 60000)));
     const long = 'alpha bravo charlie delta echo rare7 rare9';
     expect([...small.search(long, 20, 1, NaN, NaN).ids]).not.toEqual([...small.search('rare7 rare9', 20, 1, NaN, NaN).ids]);
   });
