@@ -18,6 +18,8 @@ export interface PutCondition {
 
 export interface ObjectStore {
   get(key: string): Promise<{ body: Uint8Array; etag: string } | null>;
+  /** Bytes [from, to) of an object (null: no such object). Optional: a restore fetches large objects in ranges when it is there. */
+  getRange?(key: string, from: number, to: number): Promise<Uint8Array | null>;
   put(key: string, body: Uint8Array, condition?: PutCondition): Promise<{ etag: string }>;
   delete(key: string): Promise<void>;
   list(prefix: string): Promise<{ key: string; size: number }[]>;
@@ -154,6 +156,16 @@ export class S3ObjectStore implements ObjectStore {
     try {
       const out = await this.send((m) => new m.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return { body: await toBytes(out.Body), etag: String(out.ETag ?? '') };
+    } catch (e) {
+      if (e instanceof ObjectStoreError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  async getRange(key: string, from: number, to: number): Promise<Uint8Array | null> {
+    try {
+      const out = await this.send((m) => new m.GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${from}-${to - 1}` }));
+      return await toBytes(out.Body);
     } catch (e) {
       if (e instanceof ObjectStoreError && e.status === 404) return null;
       throw e;
