@@ -71,6 +71,9 @@ function resolve(o: ShipperOptions) {
   };
 }
 
+/** Tries of the claim at start when it fails transiently. */
+export const CLAIM_ATTEMPTS = 6;
+
 /** How many tail chunks of one level are merged into one of the next (see Shipper.mergeTail). */
 export const TAIL_FANIN = 16;
 
@@ -121,17 +124,25 @@ export class Shipper {
   }
 
   static async start(store: ObjectStore, prefix: string, logDir: string, durability: string, options: ShipperOptions = {}): Promise<Shipper> {
-    resolve(options);
     const owner = randomUUID();
     // `sync`, `group`: only what the local log made durable. `replicated`: whole batches as
     // soon as they are written — the bucket is the durable copy, and shipping alongside the
     // local fdatasync costs an append the longer of the two, not their sum. `none`: as written.
     const boundByExtent = durability === 'sync' || durability === 'group';
     let committed: Committed;
-    try {
-      committed = await claimManifest(store, prefix, owner, logDir, durability);
-    } catch (e) {
-      throw unavailable(e);
+    const o = resolve(options);
+    // A claim that fails transiently (timeout, 5xx, throttling) is tried again with the
+    // shipper's backoff, for up to CLAIM_ATTEMPTS tries: an open under load is not refused
+    // for one slow answer.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        committed = await claimManifest(store, prefix, owner, logDir, durability);
+        break;
+      } catch (e) {
+        if (!(e instanceof ObjectStoreError && e.kind === 'transient') || attempt >= CLAIM_ATTEMPTS) throw unavailable(e);
+        const delay = Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (attempt - 1));
+        await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)));
+      }
     }
     const s = new Shipper(store, prefix, logDir, boundByExtent, owner, committed, options);
     s.loopDone = s.loop();
