@@ -8,10 +8,20 @@ import { SpanStore, restoreReplica, S3ObjectStore } from '../dist/index.js';
 
 const s3 = JSON.parse(process.env.FLEET_S3);
 const objectStore = new S3ObjectStore(s3);
-const acks = new Map(); // session -> [turn, id, ...]
+const acks = new Map(); // session -> { pairs: [turn, id, ...], at: when the first of them was acknowledged, store }
 
 function flush() {
-  for (const [session, pairs] of acks) if (pairs.length > 0) process.send({ type: 'acks', session, pairs: pairs.splice(0) });
+  for (const [session, a] of acks) {
+    if (a.pairs.length === 0) continue;
+    // Where the replica stood when these acks left: the coordinator bounds what a kill may lose with it.
+    let longestShipMs = 0;
+    try {
+      longestShipMs = a.store.replicaStatus()?.ships.longestMs ?? 0;
+    } catch {
+      // a store that failed: its acks still go out
+    }
+    process.send({ type: 'acks', session, pairs: a.pairs.splice(0), at: a.at, longestShipMs });
+  }
 }
 setInterval(flush, 20).unref();
 
@@ -34,7 +44,7 @@ async function run({ session, prefix, dir, restore, fromTurn, turns, durability,
     }
   }
   const store = await SpanStore.open(dir, { durability, replica });
-  const mine = [];
+  const mine = { pairs: [], at: 0, store };
   acks.set(session, mine);
   // `inflight` appends at a time, called in turn order (ids rise with turns); each turn is
   // acknowledged once its own append resolved. In `replicated` the appends made while a
@@ -45,14 +55,17 @@ async function run({ session, prefix, dir, restore, fromTurn, turns, durability,
       while (next <= turns) {
         const t = next++;
         const id = await store.append({ turn: t, role: t % 2 ? 'user' : 'assistant', text: turnText(session, t), key: `t${t}` });
-        mine.push(t, id);
+        if (mine.pairs.length === 0) mine.at = Date.now();
+        mine.pairs.push(t, id);
       }
     }),
   );
   const verdict = store.verdict().state;
-  await store.close();
   flush();
-  process.send({ type: 'done', session, verdict });
+  acks.delete(session);
+  const ships = store.replicaStatus()?.ships;
+  await store.close();
+  process.send({ type: 'done', session, verdict, ships, turns: turns - fromTurn + 1 });
 }
 
 process.on('message', (msg) => {

@@ -14,6 +14,9 @@
 //   - the verdict is not lossless where a turn is missing.
 // Usage: npm run fleet -- [--sessions 100] [--turns 10000] [--workers 4] [--kills 20]
 //          [--durability replicated|group|sync|none] [--interval-ms 200] [--inflight 16] [--seed 1] [--json]
+//          [--results <file>|none]
+// The figures, with the machine and the command, go to bench/results/fleet-<time>.json
+// (or --results <file>; `none`: not written).
 // --inflight: appends each session keeps in flight (called in turn order, each acknowledged
 // when its own append resolves): an agent's burst of turns. 1 is one turn at a time.
 import { execFileSync, fork } from 'node:child_process';
@@ -24,6 +27,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SpanStore, restoreReplica, S3ObjectStore } from '../dist/index.js';
+
+function machine() {
+  return { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: os.loadavg().map((x) => +x.toFixed(2)), totalMemGB: +(os.totalmem() / 2 ** 30).toFixed(1) };
+}
+const machineStart = machine();
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: a } = parseArgs({
@@ -37,6 +45,8 @@ const { values: a } = parseArgs({
     inflight: { type: 'string', default: '16' },
     seed: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
+    // Where the figures go, with the machine and the command: a file, or `none`.
+    results: { type: 'string' },
   },
 });
 const N = Number(a.sessions);
@@ -69,7 +79,7 @@ const objectStore = new S3ObjectStore(s3);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-fleet-'));
 const t0 = performance.now();
 
-const sessions = Array.from({ length: N }, (_, id) => ({ id, prefix: `fleet/s${id}`, acked: new Map(), ackedAt: new Map(), byId: new Map(), killedAt: [], lastAcked: 0, worker: null, done: false, moves: 0, errors: [], reacked: 0 }));
+const sessions = Array.from({ length: N }, (_, id) => ({ id, prefix: `fleet/s${id}`, acked: new Map(), ackedAt: new Map(), byId: new Map(), killedAt: [], lastAcked: 0, worker: null, done: false, moves: 0, errors: [], reacked: 0, longestShipMs: 0, ships: [] }));
 const workers = new Map();
 let nextWorker = 0;
 let kills = 0;
@@ -95,6 +105,7 @@ function onMessage(w, m) {
   const s = sessions[m.session];
   if (!s || w.dead || s.worker !== w) return;
   if (m.type === 'acks') {
+    s.longestShipMs = Math.max(s.longestShipMs, m.longestShipMs ?? 0);
     for (let i = 0; i < m.pairs.length; i += 2) {
       const [turn, id] = [m.pairs[i], m.pairs[i + 1]];
       const had = s.acked.get(turn);
@@ -105,13 +116,15 @@ function onMessage(w, m) {
       if (other !== undefined && other !== turn) s.reacked++;
       s.byId.set(id, turn);
       s.acked.set(turn, id);
-      s.ackedAt.set(turn, performance.now());
+      // The worker's clock (Date.now(), as the kill's): when the first ack of this batch was made.
+      s.ackedAt.set(turn, m.at);
       s.lastAcked = Math.max(s.lastAcked, turn);
     }
     maybeKill();
   } else if (m.type === 'done') {
     s.done = true;
     s.verdictAtClose = m.verdict;
+    if (m.ships) s.ships.push({ ...m.ships, turns: m.turns });
     w.sessions.delete(s.id);
     if (sessions.every((x) => x.done)) finish();
   } else if (m.type === 'error') {
@@ -152,7 +165,7 @@ function maybeKill() {
   const others = [...workers.values()].filter((w) => !w.dead);
   moved.forEach((s, i) => {
     s.moves++;
-    s.killedAt.push(performance.now());
+    s.killedAt.push(Date.now());
     void assign(s, others[(i + victim.wid + 1) % others.length], true);
   });
 }
@@ -170,6 +183,11 @@ let reused = 0;
 let falselyLossless = 0;
 let failed = 0;
 let maxLostAgeMs = 0;
+// Below `replicated` a kill may lose the turns acknowledged since the bucket's last commit:
+// at most intervalMs plus two ship steps old (a turn acknowledged just after a ship read the
+// log waits for that ship, the interval, and the next ship) while the bucket answers.
+let lostBeyondBound = 0;
+let maxBoundMs = 0;
 const c0 = performance.now();
 for (const s of sessions) {
   const dir = path.join(work, 'check', `s${s.id}`);
@@ -195,7 +213,10 @@ for (const s of sessions) {
       // How long before the kill that lost it the turn was acknowledged.
       const at = s.ackedAt.get(turn);
       const kill = s.killedAt.find((k) => k >= at);
+      const bound = Number(a['interval-ms']) + 2 * s.longestShipMs;
+      maxBoundMs = Math.max(maxBoundMs, bound);
       if (kill !== undefined) maxLostAgeMs = Math.max(maxLostAgeMs, kill - at);
+      if (kill === undefined || kill - at > bound) lostBeyondBound++;
       continue;
     }
     else if (got !== id) {
@@ -218,6 +239,7 @@ for (const s of sessions) {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 const checkMs = performance.now() - c0;
+const shipTotals = sessions.flatMap((s) => s.ships).reduce((t, x) => ({ commits: t.commits + x.commits, ships: t.ships + x.ships, emptyShips: t.emptyShips + x.emptyShips, turns: t.turns + x.turns }), { commits: 0, ships: 0, emptyShips: 0, turns: 0 });
 const result = {
   sessions: N,
   turnsPerSession: T,
@@ -228,6 +250,9 @@ const result = {
   acknowledged: ackedTotal,
   lost,
   maxLostAgeMs: Math.round(maxLostAgeMs),
+  lostBeyondBound,
+  recoveryBoundMs: maxBoundMs,
+  longestShipMs: Math.max(0, ...sessions.map((s) => s.longestShipMs)),
   intervalMs: Number(a['interval-ms']),
   inflight: Number(a.inflight),
   reusedOrMisplacedIds: reused,
@@ -238,8 +263,19 @@ const result = {
   runSeconds: +(runMs / 1000).toFixed(1),
   checkSeconds: +(checkMs / 1000).toFixed(1),
   turnsPerSecond: Math.round(ackedTotal / (runMs / 1000)),
+  // Sessions that finished in a worker that was not killed: their shippers' counters.
+  manifestCommits: shipTotals.commits,
+  turnsPerCommit: shipTotals.commits > 0 ? +(shipTotals.turns / shipTotals.commits).toFixed(1) : null,
+  emptyShips: shipTotals.emptyShips,
 };
 console.log(a.json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+if (a.results !== 'none') {
+  const file = a.results ?? path.join(ROOT, 'bench', 'results', `fleet-${machineStart.date.replace(/[:.]/g, '-')}.json`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const command = `npm run fleet -- ${process.argv.slice(2).filter((x) => x !== '--json').join(' ')}`.trim();
+  fs.writeFileSync(file, `${JSON.stringify({ command, machineStart, machineEnd: machine(), ...result }, null, 2)}\n`);
+  log(`wrote ${path.relative(process.cwd(), file)}`);
+}
 await objectStore.destroy();
 fs.rmSync(work, { recursive: true, force: true });
 env.stop();

@@ -72,6 +72,14 @@ export class FaultyObjectStore implements ObjectStore {
     return out;
   }
 
+  async getRange(key: string, from: number, to: number) {
+    const f = await this.fault('get', key);
+    this.counts.get++;
+    const out = this.inner.getRange ? await this.inner.getRange(key, from, to) : ((await this.inner.get(key))?.body.subarray(from, to) ?? null);
+    if (f) throw new ObjectStoreError('transient', 'injected: response lost');
+    return out;
+  }
+
   async put(key: string, body: Uint8Array, condition?: PutCondition) {
     const f = await this.fault('put', key);
     this.counts.put++;

@@ -70,10 +70,15 @@ export function clearRestoreNote(dir: string): void {
 
 /**
  * Restores the store under `options.prefix` into `dir` from the bucket alone (claiming it:
- * the previous owner is fenced). Then `SpanStore.open(dir, { replica: options, ... })`
+ * the previous owner is fenced). `concurrency`: GETs in flight (default 8); `rangeBytes`:
+ * objects larger than this download as ranges of this size (default 8 MiB). Then `SpanStore.open(dir, { replica: options, ... })`
  * rebuilds the indexes, replays the event trail and goes on shipping.
  */
-export async function restoreReplica(dir: string, options: ReplicaOptions & { concurrency?: number }): Promise<RestoreResult> {
+export async function restoreReplica(dir: string, options: ReplicaOptions & { concurrency?: number; rangeBytes?: number }): Promise<RestoreResult> {
+  for (const k of ['concurrency', 'rangeBytes'] as const) {
+    const v = options?.[k];
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new SpanguardError(ErrorCode.INVALID_OPTIONS, `restore: ${k} must be a positive integer, got ${String(v)}`);
+  }
   return restoreFromBucket(objectStoreOf(options), options.prefix, dir, options);
 }
 

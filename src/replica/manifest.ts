@@ -23,6 +23,8 @@ export interface ChunkEntry {
   from: number;
   to: number;
   crc32c: number;
+  /** 0: uploaded by one ship; n + 1: TAIL_FANIN chunks of level n merged (src/replica/shipper.ts). Absent: 0. */
+  level?: number;
 }
 
 export interface InlineEntry {
@@ -101,7 +103,7 @@ export function parseManifest(key: string, body: Uint8Array): Manifest {
     if (typeof o !== 'object' || o.firstId !== next || !isCount(o.nextId) || o.nextId < o.firstId || !Array.isArray(o.chunks)) bad(key, 'open segment');
     let at = 0;
     for (const c of o.chunks) {
-      if (typeof c?.key !== 'string' || c.from !== at || !isCount(c.to) || c.to <= c.from || !isCrc(c.crc32c)) bad(key, `chunk at ${at}`);
+      if (typeof c?.key !== 'string' || c.from !== at || !isCount(c.to) || c.to <= c.from || !isCrc(c.crc32c) || (c.level !== undefined && !isCount(c.level))) bad(key, `chunk at ${at}`);
       at = c.to;
     }
     if (o.inline !== null) {

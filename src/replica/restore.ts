@@ -2,9 +2,11 @@
  * Restore: a store's log rebuilt in an empty directory from the bucket alone. The manifest is
  * claimed first (owner epoch + 1), so the previous owner is fenced before a byte is read and
  * cannot commit anything the restored copy would lack; then every object the manifest names
- * is downloaded and checked (size and CRC32C) before any file is written.
+ * is downloaded and checked (size and CRC32C), and the log takes its place only once all of
+ * it is there.
  */
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, SpanguardError } from '../errors.js';
@@ -12,7 +14,6 @@ import { crc32 } from './crc32.js';
 import { crc32c } from './crc32c.js';
 import { extentBytes, readHeader, segmentName } from './log-files.js';
 import type { Manifest } from './manifest.js';
-import type { SnapshotEntry } from './snapshot.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
 import { claimManifest } from './claim.js';
 
@@ -35,30 +36,6 @@ function corrupt(key: string, why: string): SpanguardError {
   return new SpanguardError(ErrorCode.CORRUPT, `replica object ${key}: ${why}`, { file: key, offset: 0 });
 }
 
-async function fetchChecked(store: ObjectStore, key: string, bytes: number, crc: number, check: (b: Uint8Array) => number = crc32c): Promise<Uint8Array> {
-  let got: { body: Uint8Array } | null;
-  try {
-    got = await store.get(key);
-  } catch (e) {
-    throw new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `replica object ${key}: ${(e as Error).message}`, {
-      key,
-      kind: e instanceof ObjectStoreError ? e.kind : 'transient',
-    });
-  }
-  if (got === null) throw corrupt(key, 'missing from the bucket');
-  if (got.body.length !== bytes) throw corrupt(key, `${got.body.length} bytes, the manifest says ${bytes}`);
-  if (check(got.body) !== crc) throw corrupt(key, `${check === crc32c ? 'CRC32C' : 'CRC-32'} differs from the manifest`);
-  return got.body;
-}
-
-async function pool<T>(items: T[], width: number, run: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) await run(items[next++]!);
-    }),
-  );
-}
 
 function writeDurable(file: string, bytes: Uint8Array): void {
   const fd = fs.openSync(file, 'wx', 0o600);
@@ -70,129 +47,262 @@ function writeDurable(file: string, bytes: Uint8Array): void {
   }
 }
 
+/** Objects larger than this are fetched as ranges of this size, in parallel (restoreReplica's `rangeBytes`). */
+export const RANGE_BYTES = 8 * 1024 * 1024;
+/** GETs in flight at once (restoreReplica's `concurrency`). */
+export const DEFAULT_CONCURRENCY = 8;
+/** A GET that fails transiently (timeout, 5xx, throttling) is tried again, this many times in all, backing off. */
+export const GET_ATTEMPTS = 6;
+const RETRY_BASE_MS = 100;
+const RETRY_MAX_MS = 3000;
+
+/** Runs `op`, again after a backoff while it fails transiently (an ObjectStoreError of kind `transient`), up to GET_ATTEMPTS. */
+async function withRetries<T>(op: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op();
+    } catch (e) {
+      if (!(e instanceof ObjectStoreError && e.kind === 'transient') || attempt >= GET_ATTEMPTS) throw e;
+      const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1));
+      await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)));
+    }
+  }
+}
+
+interface Wanted {
+  key: string;
+  bytes: number;
+  crc: number;
+  check: (b: Uint8Array) => number;
+}
+
+/** One object being downloaded: its bytes, filled by its ranges as they land. */
+interface Landing extends Wanted {
+  ranged: boolean;
+  body: Buffer;
+  left: number;
+  done: Promise<Uint8Array>;
+  resolve: (b: Uint8Array) => void;
+  reject: (e: unknown) => void;
+}
+
+function unavailableObject(key: string, e: unknown): SpanguardError {
+  if (e instanceof SpanguardError) return e;
+  return new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `replica object ${key}: ${(e as Error).message}`, {
+    key,
+    kind: e instanceof ObjectStoreError ? e.kind : 'transient',
+  });
+}
+
+/**
+ * Downloads objects through one pool of `width` GETs: an object past `rangeBytes` as ranges
+ * (each its own request, so one large object does not download on one stream), the largest
+ * objects' ranges first. Each object's promise resolves once all its bytes are in and its
+ * size and CRC match the manifest (CORRUPT otherwise; REPLICA_UNAVAILABLE when a GET still
+ * fails after GET_ATTEMPTS tries, or fails other than transiently).
+ * A store without `getRange` gives whole objects.
+ */
+function download(store: ObjectStore, wanted: Wanted[], width: number, rangeBytes: number): { fetched: Promise<Uint8Array>[]; cancel: () => void } {
+  const objects: Landing[] = wanted.map((w) => {
+    let resolve!: Landing['resolve'];
+    let reject!: Landing['reject'];
+    const done = new Promise<Uint8Array>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => undefined);
+    const ranged = store.getRange !== undefined && w.bytes > rangeBytes;
+    return { ...w, ranged, body: ranged ? Buffer.allocUnsafe(w.bytes) : Buffer.alloc(0), left: 0, done, resolve, reject };
+  });
+  const parts: { o: Landing; from: number; to: number }[] = [];
+  for (const o of [...objects].sort((a, b) => b.bytes - a.bytes)) {
+    const step = o.ranged ? rangeBytes : Math.max(1, o.bytes);
+    for (let from = 0; from < Math.max(1, o.bytes); from += step) {
+      parts.push({ o, from, to: Math.min(o.bytes, from + step) });
+      o.left++;
+    }
+  }
+  const land = (o: Landing) => {
+    if (o.body.length !== o.bytes) o.reject(corrupt(o.key, `${o.body.length} bytes, the manifest says ${o.bytes}`));
+    else if (o.check(o.body) !== o.crc) o.reject(corrupt(o.key, `${o.check === crc32c ? 'CRC32C' : 'CRC-32'} differs from the manifest`));
+    else o.resolve(o.body);
+  };
+  const failed = new Set<Landing>();
+  let cancelled = false;
+  const run = async ({ o, from, to }: (typeof parts)[number]): Promise<void> => {
+    if (failed.has(o)) return;
+    if (cancelled) {
+      failed.add(o);
+      o.reject(new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `replica object ${o.key}: not fetched, the restore failed`, { key: o.key, kind: 'fatal' }));
+      return;
+    }
+    try {
+      if (o.ranged) {
+        const got = await withRetries(() => store.getRange!(o.key, from, to));
+        if (got === null) throw corrupt(o.key, 'missing from the bucket');
+        if (got.length !== to - from) throw corrupt(o.key, `bytes ${from}..${to}: ${got.length} bytes came back`);
+        o.body.set(got, from);
+      } else {
+        const got = await withRetries(() => store.get(o.key));
+        if (got === null) throw corrupt(o.key, 'missing from the bucket');
+        o.body = Buffer.from(got.body.buffer, got.body.byteOffset, got.body.byteLength);
+      }
+      if (--o.left === 0) land(o);
+    } catch (e) {
+      failed.add(o);
+      o.reject(unavailableObject(o.key, e));
+    }
+  };
+  let next = 0;
+  void Promise.all(
+    Array.from({ length: Math.min(Math.max(1, width), parts.length) }, async () => {
+      while (next < parts.length) await run(parts[next++]!);
+    }),
+  );
+  return {
+    fetched: objects.map((o) => o.done),
+    cancel: () => {
+      cancelled = true;
+    },
+  };
+}
+
+async function writeDurableAsync(file: string, bytes: Uint8Array): Promise<void> {
+  const fh = await fsp.open(file, 'wx', 0o600);
+  try {
+    await fh.writeFile(bytes);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function fsyncDir(d: string): void {
+  const fd = fs.openSync(d, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function checkHeader(m: Manifest, bytes: Uint8Array, name: string): void {
+  const h = readHeader(bytes, name);
+  if (h.logTag !== m.logTag || h.logStart !== m.logStart || segmentName(h.firstId) !== name)
+    throw corrupt(name, `its header names log ${h.logTag} (start ${h.logStart}, first id ${h.firstId}), not the manifest's`);
+}
+
 /**
  * Restores the store under `prefix` into `dir` (which must not hold a log). Claims the
  * manifest, downloads and checks every object, writes the segments and an `EXTENT` whose
- * durable next is the manifest's `nextId`. Open the directory with `SpanStore.open` next.
+ * durable next is the manifest's `nextId`, then the index snapshot. Open the directory with
+ * `SpanStore.open` next.
+ *
+ * Every object the manifest names — segments, the open segment's chunks, the snapshot's files
+ * (four times the log's bytes at 10⁵ spans) — downloads through one pool of GETs, largest
+ * first, large ones in ranges. Each is written to a staging directory inside `dir` as soon as
+ * it is in and checked, while the others download. The log takes its place (one rename) only
+ * once all of it is there, then the snapshot's files; a restore that fails leaves no log.
  */
-export async function restoreFromBucket(store: ObjectStore, prefix: string, dir: string, options: { concurrency?: number } = {}): Promise<RestoreResult> {
+export async function restoreFromBucket(store: ObjectStore, prefix: string, dir: string, options: { concurrency?: number; rangeBytes?: number } = {}): Promise<RestoreResult> {
   const t0 = performance.now();
   const logDir = path.join(dir, 'log');
   if (fs.existsSync(logDir) && fs.readdirSync(logDir).length > 0)
     throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `restore: ${logDir} already holds a log`, { dir });
   let claimed;
   try {
-    claimed = await claimManifest(store, prefix, `restore-${randomUUID()}`, null);
+    const owner = `restore-${randomUUID()}`;
+    claimed = await withRetries(() => claimManifest(store, prefix, owner, null));
   } catch (e) {
     if (e instanceof SpanguardError) throw e;
     throw new SpanguardError(ErrorCode.REPLICA_UNAVAILABLE, `restore ${prefix}: ${(e as Error).message}`, { prefix });
   }
   const m = claimed.manifest;
-  // The index snapshot (four times the log's bytes at 10⁵ spans) downloads alongside the
-  // log, its largest files first; it is written only after the log is.
-  const snapshotFetch = fetchSnapshot(store, m, options.concurrency ?? 4);
-  const files = new Map<string, Uint8Array>();
-  let objects = 0;
-  const fetchLog = async () => {
-    await pool(m.segments, options.concurrency ?? 4, async (s) => {
-      files.set(segmentName(s.firstId), await fetchChecked(store, s.key, s.bytes, s.crc32c));
+  const snap = m.snapshot !== undefined && m.snapshot !== null && m.snapshot.nextId <= m.nextId ? m.snapshot : null;
+  const logObjects: Wanted[] = [
+    ...m.segments.map((s) => ({ key: s.key, bytes: s.bytes, crc: s.crc32c, check: crc32c })),
+    ...(m.open?.chunks ?? []).map((c) => ({ key: c.key, bytes: c.to - c.from, crc: c.crc32c, check: crc32c })),
+  ];
+  const snapFiles = snap?.files ?? [];
+  const { fetched, cancel } = download(store, [...logObjects, ...snapFiles.map((f) => ({ key: f.key, bytes: f.bytes, crc: f.crc32, check: crc32 }))], options.concurrency ?? DEFAULT_CONCURRENCY, options.rangeBytes ?? RANGE_BYTES);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const staging = fs.mkdtempSync(path.join(dir, '.restore-'));
+  fs.mkdirSync(path.join(staging, 'log'), { mode: 0o700 });
+  fs.mkdirSync(path.join(staging, 'index', 'vector'), { recursive: true, mode: 0o700 });
+  try {
+    let objects = 0;
+    let bytes = 0;
+    const segWrites = m.segments.map(async (s, i) => {
+      const body = await fetched[i]!;
       objects++;
+      checkHeader(m, body, segmentName(s.firstId));
+      await writeDurableAsync(path.join(staging, 'log', segmentName(s.firstId)), body);
+      bytes += body.length;
     });
-    if (m.open !== null) {
-      const parts: Uint8Array[] = new Array(m.open.chunks.length);
-      await pool([...m.open.chunks.keys()], options.concurrency ?? 4, async (i) => {
-        const c = m.open!.chunks[i]!;
-        parts[i] = await fetchChecked(store, c.key, c.to - c.from, c.crc32c);
-        objects++;
-      });
+    const openWrite = (async () => {
+      if (m.open === null) return;
+      const parts = await Promise.all(m.open.chunks.map((_, i) => fetched[m.segments.length + i]!));
+      objects += parts.length;
       if (m.open.inline) {
         const data = Buffer.from(m.open.inline.data, 'base64');
         if (data.length !== m.open.inline.to - m.open.inline.from || crc32c(data) !== m.open.inline.crc32c)
           throw corrupt(`${prefix}/manifest.json`, 'inline bytes differ from their CRC32C');
         parts.push(data);
       }
-      if (parts.length > 0) files.set(segmentName(m.open.firstId), Buffer.concat(parts));
-    }
-  };
-  try {
-    await fetchLog();
-  } catch (e) {
-    await snapshotFetch;
-    throw e;
-  }
-  for (const [name, bytes] of files) {
-    const h = readHeader(bytes, name);
-    if (h.logTag !== m.logTag || h.logStart !== m.logStart || segmentName(h.firstId) !== name)
-      throw corrupt(name, `its header names log ${h.logTag} (start ${h.logStart}, first id ${h.firstId}), not the manifest's`);
-  }
-  fs.mkdirSync(logDir, { recursive: true, mode: 0o700 });
-  let bytes = 0;
-  for (const [name, data] of files) {
-    writeDurable(path.join(logDir, name), data);
-    bytes += data.length;
-  }
-  const tmp = path.join(logDir, 'EXTENT.tmp');
-  writeDurable(tmp, extentBytes(m.logTag, m.logStart, m.nextId));
-  fs.renameSync(tmp, path.join(logDir, 'EXTENT'));
-  const snapshot = writeSnapshot(dir, await snapshotFetch);
-  objects += snapshot.objects;
-  if (m.closed !== true && m.durability !== 'replicated') {
-    const detail = `restored from ${prefix} (epoch ${m.epoch - 1}), whose owner ran ${m.durability ?? 'an unknown durability'} and did not close: turns it acknowledged after id ${m.nextId - 1} may be missing`;
-    fs.writeFileSync(path.join(dir, 'replica-restore.json'), `${JSON.stringify({ detail, nextId: m.nextId, epoch: m.epoch })}\n`, { mode: 0o600 });
-  }
-  const dfd = fs.openSync(logDir, 'r');
-  try {
-    fs.fsyncSync(dfd);
-  } finally {
-    fs.closeSync(dfd);
-  }
-  return { manifest: m, bytes, objects, ms: performance.now() - t0, snapshot: snapshot.result };
-}
-
-interface FetchedSnapshot {
-  entry: SnapshotEntry | null;
-  identityOk: boolean;
-  got: Map<string, Uint8Array>;
-  problems: string[];
-}
-
-/** Downloads the manifest's index snapshot, each file checked against its size and CRC-32; what fails is left out and said. Never rejects. */
-async function fetchSnapshot(store: ObjectStore, m: Manifest, concurrency: number): Promise<FetchedSnapshot> {
-  const s = m.snapshot ?? null;
-  const got = new Map<string, Uint8Array>();
-  const problems: string[] = [];
-  if (s === null || s.nextId > m.nextId) return { entry: null, identityOk: false, got, problems };
-  const identityOk = crc32c(Buffer.from(s.identity, 'utf8')) === s.identityCrc32c;
-  if (!identityOk) problems.push('identity.json: CRC32C differs from the manifest');
-  const biggestFirst = [...s.files].sort((a, b) => b.bytes - a.bytes);
-  await pool(biggestFirst, Math.max(1, Math.ceil(concurrency / 2)), async (f) => {
+      if (parts.length === 0) return;
+      const body = Buffer.concat(parts);
+      checkHeader(m, body, segmentName(m.open.firstId));
+      await writeDurableAsync(path.join(staging, 'log', segmentName(m.open.firstId)), body);
+      bytes += body.length;
+    })();
+    // The snapshot's files: each one that came in whole and matching is staged; what did not
+    // is said (the log is the source of truth: the open rebuilds that index from it).
+    const problems: string[] = [];
+    const staged: string[] = [];
+    let snapBytes = 0;
+    const snapWrites = snapFiles.map(async (f, i) => {
+      let body: Uint8Array;
+      try {
+        body = await fetched[logObjects.length + i]!;
+      } catch (e) {
+        problems.push(`${f.name}: ${(e as Error).message}`);
+        return;
+      }
+      await writeDurableAsync(path.join(staging, 'index', f.name), body);
+      staged.push(f.name);
+      snapBytes += body.length;
+    });
     try {
-      got.set(f.name, await fetchChecked(store, f.key, f.bytes, f.crc32, crc32));
+      await Promise.all([...segWrites, openWrite]);
     } catch (e) {
-      // The log is the source of truth: a snapshot file that cannot be had is rebuilt.
-      problems.push(`${f.name}: ${(e as Error).message}`);
+      cancel();
+      throw e;
+    } finally {
+      // Nothing may still be writing into the staging directory when it is removed.
+      await Promise.allSettled([...segWrites, openWrite, ...snapWrites]);
     }
-  });
-  return { entry: s, identityOk, got, problems };
-}
-
-/**
- * Writes the fetched index snapshot into `dir/index` (after the log): every file whose size
- * and CRC-32 matched the manifest, then `identity.json` when its CRC32C did. What does not
- * match is left out and reported, and the open's identity check sees it — a file the
- * identity names is missing, or files without an identity — so it rebuilds that index from
- * the log and records an `index-rebuilt` event saying why. A snapshot of another store or
- * another history is written as it is: the open's identity check refuses it the same way.
- */
-function writeSnapshot(dir: string, f: FetchedSnapshot): { objects: number; result: RestoreResult['snapshot'] } {
-  if (f.entry === null) return { objects: 0, result: { state: 'none', nextId: null, bytes: 0, problems: [] } };
-  const indexDir = path.join(dir, 'index');
-  fs.mkdirSync(path.join(indexDir, 'vector'), { recursive: true, mode: 0o700 });
-  let bytes = 0;
-  for (const [name, body] of f.got) {
-    fs.writeFileSync(path.join(indexDir, name), body, { mode: 0o600 });
-    bytes += body.length;
+    writeDurable(path.join(staging, 'log', 'EXTENT'), extentBytes(m.logTag, m.logStart, m.nextId));
+    fsyncDir(path.join(staging, 'log'));
+    if (fs.existsSync(logDir)) fs.rmdirSync(logDir);
+    fs.renameSync(path.join(staging, 'log'), logDir);
+    fsyncDir(dir);
+    let snapshot: RestoreResult['snapshot'] = { state: 'none', nextId: null, bytes: 0, problems: [] };
+    if (snap !== null) {
+      const identityOk = crc32c(Buffer.from(snap.identity, 'utf8')) === snap.identityCrc32c;
+      if (!identityOk) problems.push('identity.json: CRC32C differs from the manifest');
+      const indexDir = path.join(dir, 'index');
+      fs.mkdirSync(path.join(indexDir, 'vector'), { recursive: true, mode: 0o700 });
+      for (const name of staged) fs.renameSync(path.join(staging, 'index', name), path.join(indexDir, name));
+      if (identityOk) fs.writeFileSync(path.join(indexDir, 'identity.json'), snap.identity, { mode: 0o600 });
+      objects += staged.length;
+      snapshot = { state: problems.length > 0 ? 'partial' : 'written', nextId: snap.nextId, bytes: snapBytes, problems };
+    }
+    if (m.closed !== true && m.durability !== 'replicated') {
+      const detail = `restored from ${prefix} (epoch ${m.epoch - 1}), whose owner ran ${m.durability ?? 'an unknown durability'} and did not close: turns it acknowledged after id ${m.nextId - 1} may be missing`;
+      fs.writeFileSync(path.join(dir, 'replica-restore.json'), `${JSON.stringify({ detail, nextId: m.nextId, epoch: m.epoch })}\n`, { mode: 0o600 });
+    }
+    return { manifest: m, bytes, objects, ms: performance.now() - t0, snapshot };
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
   }
-  if (f.identityOk) fs.writeFileSync(path.join(indexDir, 'identity.json'), f.entry.identity, { mode: 0o600 });
-  return { objects: f.got.size, result: { state: f.problems.length > 0 ? 'partial' : 'written', nextId: f.entry.nextId, bytes, problems: f.problems } };
 }

@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCode, SpanguardError } from '../errors.js';
 import { crc32c } from './crc32c.js';
 import { HEADER_BYTES, listSegments, readDurableNext, readHeader, segmentName, walkRecords, type LocalSegment } from './log-files.js';
-import { commitManifest, openBytes, readManifest, type Committed, type Manifest } from './manifest.js';
+import { commitManifest, openBytes, readManifest, type Committed, type Manifest, type OpenEntry } from './manifest.js';
 import { ObjectStoreError, type ObjectStore } from './object-store.js';
 import { claimManifest, fencedError, mismatch, unavailable } from './claim.js';
-import { readWholeBatches } from './reads.js';
+import { readRange, readWholeBatches } from './reads.js';
 import { captureSnapshot, identityStamp, type SnapshotEntry } from './snapshot.js';
 import path from 'node:path';
 
@@ -46,6 +46,13 @@ export interface ReplicaStatus {
   /** Consecutive failed ships. */
   failures: number;
   fenced: boolean;
+  /**
+   * Since the open: ship steps run, those that found nothing new (no commit), manifest
+   * commits, append hints dropped because the last ship found nothing (see `kick`), and the
+   * longest ship step that committed, from its first read to the manifest PUT's answer (ms):
+   * with `intervalMs` it bounds how old a turn a crash below `replicated` can lose.
+   */
+  ships: { ships: number; emptyShips: number; commits: number; hintsDropped: number; longestMs: number };
 }
 
 function resolve(o: ShipperOptions) {
@@ -63,6 +70,12 @@ function resolve(o: ShipperOptions) {
     replicatedTimeoutMs: pos('replicatedTimeoutMs', o.replicatedTimeoutMs, 30_000),
   };
 }
+
+/** Tries of the claim at start when it fails transiently. */
+export const CLAIM_ATTEMPTS = 6;
+
+/** How many tail chunks of one level are merged into one of the next (see Shipper.mergeTail). */
+export const TAIL_FANIN = 16;
 
 interface Waiter {
   nextId: number;
@@ -89,6 +102,11 @@ export class Shipper {
   private lastShipChanged = false;
   /** `identity.json`'s stamp when the last snapshot was shipped (or found not to need one). */
   private snapshotStamp: string | null = null;
+  /** The last ship found nothing new, and no commit or waiter came since (see kick). */
+  private hintsMuted = false;
+  private readonly counters = { ships: 0, emptyShips: 0, commits: 0, hintsDropped: 0, longestMs: 0 };
+  /** Deletes of garbage objects, chained (see collect). */
+  private garbageDone: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly store: ObjectStore,
@@ -106,17 +124,25 @@ export class Shipper {
   }
 
   static async start(store: ObjectStore, prefix: string, logDir: string, durability: string, options: ShipperOptions = {}): Promise<Shipper> {
-    resolve(options);
     const owner = randomUUID();
     // `sync`, `group`: only what the local log made durable. `replicated`: whole batches as
     // soon as they are written — the bucket is the durable copy, and shipping alongside the
     // local fdatasync costs an append the longer of the two, not their sum. `none`: as written.
     const boundByExtent = durability === 'sync' || durability === 'group';
     let committed: Committed;
-    try {
-      committed = await claimManifest(store, prefix, owner, logDir, durability);
-    } catch (e) {
-      throw unavailable(e);
+    const o = resolve(options);
+    // A claim that fails transiently (timeout, 5xx, throttling) is tried again with the
+    // shipper's backoff, for up to CLAIM_ATTEMPTS tries: an open under load is not refused
+    // for one slow answer.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        committed = await claimManifest(store, prefix, owner, logDir, durability);
+        break;
+      } catch (e) {
+        if (!(e instanceof ObjectStoreError && e.kind === 'transient') || attempt >= CLAIM_ATTEMPTS) throw unavailable(e);
+        const delay = Math.min(o.retryMaxMs, o.retryBaseMs * 2 ** (attempt - 1));
+        await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)));
+      }
     }
     const s = new Shipper(store, prefix, logDir, boundByExtent, owner, committed, options);
     s.loopDone = s.loop();
@@ -138,10 +164,25 @@ export class Shipper {
   /** Ship soon: an append's bytes, or a waiter. */
   noteAppend(bytes: number): void {
     this.pendingHint += bytes;
-    if (this.pendingHint >= this.o.maxPendingBytes) this.kick();
+    if (this.pendingHint >= this.o.maxPendingBytes) this.shipSoon();
   }
 
+  /**
+   * An append's records were just written (the store calls it while the local group commit
+   * runs, so the PUT can overlap the fdatasync): ship now. A hint is dropped when the last
+   * ship found nothing new and neither a commit nor a waiter came since — the records are not
+   * in the file yet, and the waiter the append registers once they are durable locally ships
+   * them. Without it, every append of a busy store made a ship that found nothing.
+   */
   kick(): void {
+    if (this.hintsMuted) {
+      this.counters.hintsDropped++;
+      return;
+    }
+    this.shipSoon();
+  }
+
+  private shipSoon(): void {
     this.kicked = true;
     this.wake?.();
   }
@@ -167,7 +208,8 @@ export class Shipper {
         }, this.o.replicatedTimeoutMs),
       };
       this.waiters.push(w);
-      this.kick();
+      this.hintsMuted = false;
+      this.shipSoon();
     });
   }
 
@@ -211,6 +253,7 @@ export class Shipper {
       lastError: this.lastError,
       failures: this.failures,
       fenced: this.fencedBy !== null,
+      ships: { ...this.counters },
     };
   }
 
@@ -320,12 +363,40 @@ export class Shipper {
     }
   }
 
+  /** Ship only ids EXTENT vouches for (sync, group); other modes: whole batches as written. */
+  private bound(): number {
+    return this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
+  }
+
+  private get indexDir(): string {
+    return path.join(path.dirname(this.logDir), 'index');
+  }
+
   /** One step: seals, then the open segment's new batches, then one commit. True when it left bytes it did not read (its read cap). */
   private async shipOnce(final = false): Promise<boolean> {
     if (this.fencedBy) throw this.fencedBy;
+    this.counters.ships++;
+    const t0 = performance.now();
     const segs = listSegments(this.logDir);
     const cur = this.committed.manifest;
-    const m: Manifest = structuredClone(cur);
+    // Nothing new (no sealed segment, no new whole batch, no index save, no close to record):
+    // no copy of the manifest, no commit. Most kicks of a busy `replicated` store land here —
+    // an append's records not written yet, or already carried by the commit in flight — so
+    // this path is one directory read, one small file read and one stat.
+    let peeked: ReturnType<typeof readWholeBatches> | null = null;
+    const last = segs[segs.length - 1];
+    if (!final && cur.open !== null && last !== undefined && last.firstId === cur.open.firstId) {
+      const from = openBytes(cur);
+      peeked = readWholeBatches(last, from, cur.open.nextId, this.bound());
+      if (peeked.end <= from && identityStamp(this.indexDir) === this.snapshotStamp) {
+        this.lastShipChanged = false;
+        this.counters.emptyShips++;
+        if (!this.waitersPending()) this.hintsMuted = true;
+        return peeked.more;
+      }
+    }
+    // Every entry is replaced, never changed in place: copying the lists is enough.
+    const m: Manifest = { ...cur, segments: [...cur.segments], open: cur.open === null ? null : { ...cur.open, chunks: [...cur.open.chunks] } };
     const epochDir = `${this.prefix}/e${m.epoch}`;
     const garbage: string[] = [];
     if (m.open === null) {
@@ -349,25 +420,27 @@ export class Shipper {
       if (shipped > 0) garbage.push(...m.open!.chunks.map((c) => c.key));
       m.open = { firstId: w.nextId, nextId: w.nextId, chunks: [], inline: null };
       i++;
+      peeked = null;
     }
     // The open segment: its new whole batches (at least its header once).
     const seg = segs[i]!;
     const from = openBytes(m);
-    const bound = this.boundByExtent ? (readDurableNext(this.logDir) ?? 0) : Number.POSITIVE_INFINITY;
-    const { bytes, end, nextId, more } = readWholeBatches(seg, from, m.open!.nextId, bound);
+    const { bytes, end, nextId, more } = peeked ?? readWholeBatches(seg, from, m.open!.nextId, this.bound());
     if (end > from) {
       const fresh = bytes.subarray(0, end - from);
       const o = m.open!;
       const old = o.inline ? Buffer.from(o.inline.data, 'base64') : Buffer.alloc(0);
       const joined = Buffer.concat([old, fresh]);
       const start = o.inline?.from ?? from;
+      const crc = crc32c(fresh, o.inline?.crc32c ?? 0);
       if (joined.length <= this.o.inlineBytes) {
-        o.inline = { from: start, to: end, crc32c: crc32c(joined), data: joined.toString('base64') };
+        o.inline = { from: start, to: end, crc32c: crc, data: joined.toString('base64') };
       } else {
         const key = `${epochDir}/tail-${String(o.firstId).padStart(20, '0')}-${String(start).padStart(12, '0')}.log`;
         await this.store.put(key, joined);
-        o.chunks.push({ key, from: start, to: end, crc32c: crc32c(joined) });
+        o.chunks.push({ key, from: start, to: end, crc32c: crc, level: 0 });
         o.inline = null;
+        await this.mergeTail(o, seg, epochDir, garbage);
       }
       o.nextId = nextId;
     }
@@ -378,7 +451,11 @@ export class Shipper {
     const changed =
       m.segments.length !== cur.segments.length || openBytes(m) !== openBytes(cur) || (cur.open === null) !== (m.open === null) || m.closed !== cur.closed || snap !== null;
     this.lastShipChanged = changed;
-    if (!changed) return more;
+    if (!changed) {
+      this.counters.emptyShips++;
+      if (!this.waitersPending()) this.hintsMuted = true;
+      return more;
+    }
     m.committedAt = Date.now();
     const etag = await commitManifest(this.store, this.prefix, this.committed.etag, m);
     if (etag === null) {
@@ -387,11 +464,56 @@ export class Shipper {
       throw unavailable(new ObjectStoreError('transient', 'the manifest changed under its owner'));
     }
     this.committed = { manifest: m, etag };
+    this.counters.commits++;
+    this.counters.longestMs = Math.max(this.counters.longestMs, Math.round(performance.now() - t0));
+    this.hintsMuted = false;
     if (snap !== null) this.snapshotStamp = snap;
     this.pendingHint = 0;
     this.lastShippedAt = m.committedAt;
-    for (const k of garbage) await this.store.delete(k).catch(() => undefined);
+    this.collect(garbage);
     return more;
+  }
+
+  /**
+   * Keeps the open segment's chunk list short (docs/replication.md, *Tail chunks*): a chunk
+   * is uploaded at level 0, and whenever the last TAIL_FANIN chunks share a level they are
+   * replaced by one chunk of the next level holding the same bytes, read again from the local
+   * segment and checked against their CRC32Cs first. Levels never rise along the list and
+   * fewer than TAIL_FANIN chunks of each level remain, so a segment of S bytes is named by
+   * fewer than TAIL_FANIN × (1 + log_TAIL_FANIN(S / inlineBytes)) chunks, and each of its bytes
+   * is uploaded at most that logarithm + 1 times before the sealed segment replaces them all.
+   * The merged chunks become garbage once the manifest naming the new one is committed.
+   */
+  private async mergeTail(o: OpenEntry, seg: LocalSegment, epochDir: string, garbage: string[]): Promise<void> {
+    for (;;) {
+      const n = o.chunks.length;
+      if (n < TAIL_FANIN) return;
+      const run = o.chunks.slice(n - TAIL_FANIN);
+      const level = run[run.length - 1]!.level ?? 0;
+      if (run.some((c) => (c.level ?? 0) !== level)) return;
+      const from = run[0]!.from;
+      const to = run[run.length - 1]!.to;
+      const bytes = await readRange(seg.file, from, to);
+      for (const c of run)
+        if (bytes.length < c.to - from || crc32c(bytes.subarray(c.from - from, c.to - from)) !== c.crc32c)
+          throw mismatch(this.prefix, `segment ${o.firstId} bytes ${c.from}..${c.to} differ between this log and the bucket`);
+      const key = `${epochDir}/tail-${String(o.firstId).padStart(20, '0')}-${String(from).padStart(12, '0')}-${String(to).padStart(12, '0')}.log`;
+      await this.store.put(key, bytes);
+      o.chunks.splice(n - TAIL_FANIN, TAIL_FANIN, { key, from, to, crc32c: crc32c(bytes), level: level + 1 });
+      garbage.push(...run.map((c) => c.key));
+    }
+  }
+
+  /**
+   * Deletes objects no committed manifest names any more (superseded tail chunks, an old
+   * snapshot's files), off the ship path: one at a time after the ones before, failures
+   * ignored (what is left is garbage, docs/replication.md, *Limits*).
+   */
+  private collect(keys: string[]): void {
+    if (keys.length === 0) return;
+    this.garbageDone = this.garbageDone.then(async () => {
+      for (const k of keys) await this.store.delete(k).catch(() => undefined);
+    });
   }
 
   /**
@@ -402,7 +524,7 @@ export class Shipper {
    * remember once the manifest is committed, or null when there is nothing to ship now.
    */
   private async shipSnapshot(m: Manifest, epochDir: string, garbage: string[]): Promise<string | null> {
-    const indexDir = path.join(path.dirname(this.logDir), 'index');
+    const indexDir = this.indexDir;
     const stamp = identityStamp(indexDir);
     if (stamp === null || stamp === this.snapshotStamp) return null;
     const got = captureSnapshot(indexDir);
@@ -444,6 +566,9 @@ export class Shipper {
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(this.o.retryMaxMs, delay * 2);
       }
+      // The deletes the last commits left, within what is left of the bound.
+      const left = until - Date.now();
+      if (left > 0) await Promise.race([this.garbageDone, new Promise((r) => setTimeout(r, left).unref())]);
     }
     this.failAll(this.fencedBy ?? new SpanguardError(ErrorCode.CLOSED, 'the store is closed'));
   }

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { FaultyObjectStore } from '../../src/replica/index.js';
 import { readManifest } from '../../src/replica/manifest.js';
+import { CLAIM_ATTEMPTS } from '../../src/replica/shipper.js';
 import { bucket, rgwMissing, storesClosedAfterEach, tmpDir, turn } from './helpers.js';
 
 const openStore = storesClosedAfterEach();
@@ -59,5 +60,26 @@ describe.skipIf(rgwMissing)('retries back off', () => {
     // Waits after failures 1..4: 40, 80, 160, 320 ms, each at least half: >= 300 ms in all.
     expect(took).toBeGreaterThanOrEqual(300);
     expect(s.replicaStatus()).toMatchObject({ failures: 0, lastError: null });
+  });
+});
+
+describe.skipIf(rgwMissing)('the claim at open is tried again when it fails transiently', () => {
+  it('5xx and a timeout on the manifest during the open: the store opens, claims, and ships', async () => {
+    const inner = await bucket();
+    const b = new FaultyObjectStore(inner);
+    b.inject({ kind: '5xx', op: 'get', keyIncludes: 'manifest', count: 2 });
+    b.inject({ kind: 'timeout', op: 'put', keyIncludes: 'manifest', count: 1, delayMs: 5 });
+    const s = await openStore(tmpDir('claim'), b, 'sess/claim', { durability: 'replicated' });
+    expect(b.counts.injected).toBe(3);
+    const id = await s.append(turn(1));
+    expect((await readManifest(inner, 'sess/claim'))!.manifest).toMatchObject({ epoch: 1, nextId: id + 1 });
+  });
+
+  it('a claim that keeps failing ends the open with REPLICA_UNAVAILABLE', async () => {
+    const inner = await bucket();
+    const b = new FaultyObjectStore(inner);
+    b.inject({ kind: 'throttle', op: 'get', keyIncludes: 'manifest', count: Number.POSITIVE_INFINITY });
+    await expect(openStore(tmpDir('claim-fail'), b, 'sess/claim-fail', { durability: 'replicated' })).rejects.toMatchObject({ code: 'REPLICA_UNAVAILABLE' });
+    expect(b.counts.injected).toBe(CLAIM_ATTEMPTS);
   });
 });

@@ -10,7 +10,7 @@ import { rgwMissing } from './helpers.js';
 
 async function fleet(args: string[]) {
   const env = (await rgwEnv())!;
-  const r = spawnSync(process.execPath, ['--no-warnings', path.resolve('scripts/fleet.mjs'), ...args, '--json'], {
+  const r = spawnSync(process.execPath, ['--no-warnings', path.resolve('scripts/fleet.mjs'), ...args, '--json', '--results', 'none'], {
     encoding: 'utf8',
     timeout: 180_000,
     env: { ...process.env, SPANGUARD_S3_ENDPOINT: env.endpoint, SPANGUARD_S3_ACCESS_KEY: env.accessKeyId, SPANGUARD_S3_SECRET_KEY: env.secretAccessKey },
