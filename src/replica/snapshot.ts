@@ -102,8 +102,10 @@ export function captureSnapshot(indexDir: string): CapturedSnapshot | null {
   if (id.vector.files.records > 0) {
     const b = readOrNull(path.join(indexDir, 'vector', 'vectors.bin'));
     if (b === null || b.length < VECTOR_HEADER) return null;
+    // Record size from the header (docs/VECTOR_FORMAT.md): version 2 holds f16 vectors,
+    // version 1 f32.
     const dims = b.readUInt32LE(12);
-    const want = VECTOR_HEADER + id.vector.files.records * (20 + 4 * dims);
+    const want = VECTOR_HEADER + id.vector.files.records * (20 + (b.readUInt32LE(8) === 1 ? 4 : 2) * dims);
     // A span embedded as windows has several records; the identity counts records, so the
     // prefix ends exactly where the saved index ended.
     if (b.length < want) return null;

@@ -7,7 +7,7 @@ const RAW = 1;
 const SUMMARY = 2;
 const dims = 32;
 const HEADER = 32; // vectors.bin header
-const RECORD = 20 + 4 * dims;
+const RECORD = 20 + 2 * dims; // vectors.bin version 2: f16 unit vectors
 
 // Every case runs for both strategies above exactBelow: their snapshots differ (a usearch
 // graph, or rows + signatures), the trust rules and the recovery do not.
