@@ -134,7 +134,9 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   for (float& sign : rht_signs_) sign = (SplitMix64(state) >> 63) ? -1.0f : 1.0f;
   rht_scratch_.resize(kBuildThreads * pad_);
 
-  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only);
+  // An f32 index keeps f32 unit vectors on file; f16 and i8 keep f16 (what they hold anyway).
+  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only,
+                                         options_.scalar == VectorScalar::kF32);
   raw_.kind = VectorStore::kKindRaw;
   summary_.kind = VectorStore::kKindSummary;
   for (Namespace* ns : {&raw_, &summary_}) {

@@ -19,12 +19,9 @@ namespace {
 constexpr char kMagic[8] = {'S', 'G', 'V', 'E', 'C', 'T', '0', '1'};
 /// Version written by this code (f16 unit vectors); version 1 (f32 as given) is still read.
 constexpr uint32_t kVersion = 2;
-/// Header byte 16 of a version-2 file: the stored scalar (2 = f16).
+/// Header byte 16 of a version-2 file: the stored scalar (1 = f32, 2 = f16).
+constexpr uint8_t kStoredF32 = 1;
 constexpr uint8_t kStoredF16 = 2;
-
-size_t RecordBytes(uint32_t version, uint32_t dims) {
-  return 20 + (version == 1 ? 4 : 2) * static_cast<size_t>(dims);
-}
 
 std::string Where(const std::string& path, uint64_t offset) {
   return " [file=" + path + " offset=" + std::to_string(offset) + "]";
@@ -152,8 +149,12 @@ void VectorStore::FailIo(const std::string& what, uint64_t offset, int err) cons
   throw NativeError("IO_ERROR", what + ": " + std::string(std::strerror(err)) + Where(path_, offset));
 }
 
-VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only)
-    : path_(std::move(path)), dims_(dims), record_bytes_(RecordBytes(kVersion, dims)), read_only_(read_only) {
+VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only, bool stored_f32)
+    : path_(std::move(path)),
+      dims_(dims),
+      stored_bytes_(stored_f32 ? 4 : 2),
+      record_bytes_(20 + static_cast<size_t>(stored_bytes_) * dims),
+      read_only_(read_only) {
   // A throwing constructor runs no destructor: release the descriptor (and its lock) here.
   try {
     OpenAndRecover();
@@ -199,7 +200,7 @@ void VectorStore::OpenAndRecover() {
     std::memcpy(header, kMagic, 8);
     std::memcpy(header + 8, &kVersion, 4);
     std::memcpy(header + 12, &dims_, 4);
-    header[16] = kStoredF16;
+    header[16] = stored_bytes_ == 4 ? kStoredF32 : kStoredF16;
     uint32_t crc = Crc32c(0, header, 28);
     std::memcpy(header + 28, &crc, 4);
     if (Io().ftruncate(fd_, 0) != 0) FailIo("cannot reset vectors file", 0, errno);
@@ -215,7 +216,8 @@ void VectorStore::OpenAndRecover() {
   std::memcpy(&stored_crc, header + 28, 4);
   std::memcpy(&version, header + 8, 4);
   std::memcpy(&file_dims, header + 12, 4);
-  const bool known = version == 1 ? header[16] == 0 : version == 2 && header[16] == kStoredF16;
+  const bool known =
+      version == 1 ? header[16] == 0 : version == 2 && (header[16] == kStoredF16 || header[16] == kStoredF32);
   if (std::memcmp(header, kMagic, 8) != 0 || stored_crc != Crc32c(0, header, 28) || !known) {
     Io().close(fd_);
     fd_ = -1;
@@ -223,7 +225,8 @@ void VectorStore::OpenAndRecover() {
                       "vectors file header is not valid (magic, version, stored scalar or CRC)" + Where(path_, 0));
   }
   version_ = version;
-  record_bytes_ = RecordBytes(version, dims_);
+  stored_bytes_ = version == 1 || header[16] == kStoredF32 ? 4 : 2;
+  record_bytes_ = 20 + static_cast<size_t>(stored_bytes_) * dims_;
   if (file_dims != dims_) {
     Io().close(fd_);
     fd_ = -1;
@@ -336,7 +339,7 @@ void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     r[10] = r[11] = 0;
     std::memcpy(r + 12, &dims_, 4);
     const float* v = vectors + i * dims_;
-    if (version_ == 1) {
+    if (stored_bytes_ == 4) {
       std::memcpy(r + 16, v, sizeof(float) * dims_);
     } else {
       for (size_t d = 0; d < dims_; ++d) {
@@ -383,12 +386,16 @@ void VectorStore::Canonicalize(const float* in, float* out, size_t n) const noex
     double sum = 0.0;
     for (size_t d = 0; d < dims_; ++d) sum += static_cast<double>(v[d]) * v[d];
     const float inv = sum > 0.0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
-    for (size_t d = 0; d < dims_; ++d) o[d] = F16ToF32(F32ToF16(v[d] * inv));
+    if (stored_bytes_ == 4) {
+      for (size_t d = 0; d < dims_; ++d) o[d] = v[d] * inv;
+    } else {
+      for (size_t d = 0; d < dims_; ++d) o[d] = F16ToF32(F32ToF16(v[d] * inv));
+    }
   }
 }
 
 void VectorStore::Decode(const unsigned char* r, float* out) const noexcept {
-  if (version_ == 1) {
+  if (stored_bytes_ == 4) {
     std::memcpy(out, r + 16, sizeof(float) * dims_);
     return;
   }

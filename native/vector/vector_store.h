@@ -46,14 +46,18 @@ class VectorStore {
   /// Throws NativeError: IO_ERROR, CORRUPT (bad header), DIMENSION_MISMATCH.
   /// `read_only`: no lock, no writes, a damaged tail is ignored rather than cut (a reader
   /// beside a live writer must not touch its file); append() throws READ_ONLY.
-  VectorStore(std::string path, uint32_t dims, bool read_only = false);
+  /// `stored_f32`: a new file stores f32 unit vectors (for an f32 index), else f16; an
+  /// existing file keeps what it stores.
+  VectorStore(std::string path, uint32_t dims, bool read_only = false, bool stored_f32 = false);
   ~VectorStore();
   VectorStore(const VectorStore&) = delete;
   VectorStore& operator=(const VectorStore&) = delete;
 
   uint32_t dims() const noexcept { return dims_; }
-  /// 2 (f16 unit vectors; what a new file is written in) or 1 (f32 as given).
+  /// 2 (unit vectors, f16 or f32: what a new file is written in) or 1 (f32 as given).
   uint32_t version() const noexcept { return version_; }
+  /// Bytes per stored coordinate: 2 (f16) or 4 (f32).
+  uint32_t stored_bytes() const noexcept { return stored_bytes_; }
   size_t record_bytes() const noexcept { return record_bytes_; }
   const std::string& path() const noexcept { return path_; }
   uint64_t size() const noexcept { return ids_.size(); }
@@ -73,8 +77,8 @@ class VectorStore {
   /// Id of the `nth` vector of `kind` (0-based), in file order.
   uint64_t id_of(uint8_t kind, uint64_t nth) const noexcept { return ids_[by_kind_[kind == kKindSummary][nth]]; }
 
-  /// The vectors as this file holds them, read back as f32: version 2 the unit vector rounded
-  /// to f16, version 1 the vector as given. The index indexes this form, so what it builds
+  /// The vectors as this file holds them, read back as f32: version 2 the unit vector (rounded
+  /// to f16 in an f16 file), version 1 the vector as given. The index indexes this form, so what it builds
   /// from an add and what it rebuilds from the file are the same.
   void Canonicalize(const float* in, float* out, size_t n) const noexcept;
 
@@ -99,6 +103,7 @@ class VectorStore {
   std::string path_;
   uint32_t dims_;
   uint32_t version_ = 2;
+  uint32_t stored_bytes_ = 2;
   size_t record_bytes_;
   bool read_only_ = false;
   int fd_ = -1;

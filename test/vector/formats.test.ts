@@ -31,11 +31,11 @@ function forgeHeader(file: string, edit: (h: Buffer) => void): void {
   fs.writeFileSync(file, b);
 }
 
-describe('vectors.bin version 2: the unit vector as f16, 20 + 2·dims bytes a record', () => {
-  it('a new file is version 2 with stored scalar f16, and each record is 20 + 2·dims bytes', () => {
+describe('vectors.bin version 2: the unit vector, f16 (20 + 2·dims bytes a record) unless the index is f32', () => {
+  it('a new file of an f16 or i8 index is version 2 with stored scalar f16, each record 20 + 2·dims bytes', () => {
     const dims = 24;
     const dir = tmpDir('fmt-v2');
-    const ix = openIndex(dir, { dims, ann: 'binary' });
+    const ix = openIndex(dir, { dims, ann: 'binary', scalar: 'f16' });
     ix.add(seq(50), new Uint8Array(50).fill(RAW), uneven(50, dims, 3));
     const b = fs.readFileSync(path.join(dir, 'vectors.bin'));
     expect(b.readUInt32LE(8)).toBe(2);
@@ -43,14 +43,37 @@ describe('vectors.bin version 2: the unit vector as f16, 20 + 2·dims bytes a re
     expect(b.length).toBe(HEADER + 50 * (20 + 2 * dims));
     expect(ix.stats()).toMatchObject({ vectorsVersion: 2, vectorsRecordBytes: 20 + 2 * dims, vectorsBytes: b.length });
     ix.close();
+    // An i8 index keeps f16 too; opened later as f32 it rebuilds from the same f16 file.
+    const dir8 = tmpDir('fmt-v2-i8');
+    const i8 = openIndex(dir8, { dims, ann: 'binary', scalar: 'i8' });
+    i8.add(seq(5), new Uint8Array(5).fill(RAW), uneven(5, dims, 4));
+    expect(i8.stats()).toMatchObject({ vectorsRecordBytes: 20 + 2 * dims });
+    i8.close();
   });
 
-  it('distances stay within f16 rounding of the f32 ones, and the exact top-10 is the f32 one', () => {
+  it('a new file of an f32 index stores f32 unit vectors (stored scalar 1, 20 + 4·dims bytes a record)', () => {
+    const dims = 24;
+    const dir = tmpDir('fmt-v2-f32');
+    const ix = openIndex(dir, { dims, ann: 'binary', scalar: 'f32' });
+    ix.add(seq(30), new Uint8Array(30).fill(RAW), uneven(30, dims, 3));
+    const b = fs.readFileSync(path.join(dir, 'vectors.bin'));
+    expect([b.readUInt32LE(8), b[16]]).toEqual([2, 1]);
+    expect(b.length).toBe(HEADER + 30 * (20 + 4 * dims));
+    // Each record holds the unit vector.
+    for (let i = 0; i < 30; i++) {
+      let norm = 0;
+      for (let d = 0; d < dims; d++) norm += b.readFloatLE(HEADER + i * (20 + 4 * dims) + 16 + 4 * d) ** 2;
+      expect(Math.abs(Math.sqrt(norm) - 1)).toBeLessThan(1e-6);
+    }
+    ix.close();
+  });
+
+  it('f16 records: distances within f16 rounding of the f32 ones, the exact top-10 the f32 one', () => {
     const dims = 64;
     const dir = tmpDir('fmt-f16-error');
     const m = clustered(2000, dims, 20, 5);
     const ids = seq(2000);
-    const ix = openIndex(dir, { dims, scalar: 'f32', ann: 'binary' });
+    const ix = openIndex(dir, { dims, scalar: 'f16', ann: 'binary' });
     ix.add(ids, new Uint8Array(2000).fill(RAW), m);
     const queries = nearQueries(m, dims, 100, 0.3, 9);
     let hits = 0;
@@ -194,7 +217,7 @@ describe('a vectors.bin header of an unknown version or stored scalar is CORRUPT
   };
   it.each([
     ['version 3', (h: Buffer) => h.writeUInt32LE(3, 8)],
-    ['version 2 with stored scalar 1', (h: Buffer) => (h[16] = 1)],
+    ['version 2 with stored scalar 3', (h: Buffer) => (h[16] = 3)],
     ['version 1 with a stored scalar', (h: Buffer) => (h.writeUInt32LE(1, 8), (h[16] = 2))],
   ])('%s (its CRC valid): CORRUPT, the file left as it was', (_name, edit) => {
     const dir = make();
