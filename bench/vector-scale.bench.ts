@@ -49,7 +49,8 @@ if (!isMainThread) {
   const { texts: base } = workerData as { texts: string[] | null };
   const embedder = new (addon().Embedder)(DIMS);
   parentPort!.on('message', (job: { from: number; to: number; texts?: string[] }) => {
-    const texts = job.texts ?? chunkTexts(Math.floor((job.from - BASE) / CHUNK)).slice((job.from - BASE) % CHUNK, (job.from - BASE) % CHUNK + (job.to - job.from));
+    const texts =
+      job.texts ?? chunkTexts(Math.floor((job.from - BASE) / CHUNK)).slice((job.from - BASE) % CHUNK, ((job.from - BASE) % CHUNK) + (job.to - job.from));
     const out = new Float32Array((job.to - job.from) * DIMS);
     for (let i = 0; i < texts.length; i += 2000) out.set(embedder.embed(texts.slice(i, i + 2000)), i * DIMS);
     parentPort!.postMessage({ from: job.from, vectors: out }, [out.buffer]);
@@ -96,7 +97,8 @@ async function main(): Promise<void> {
   const file = path.join(dir, `bench-vector-${N.toExponential(0).replace('+', '')}.json`);
   fs.writeFileSync(file, JSON.stringify(out, null, 2));
   writeResults(dir, path.join(packageRoot, 'bench', 'RESULTS.md'));
-  for (const f of ctx.figures) console.log(`${f.label}: ${f.value.toFixed(f.value < 10 ? 3 : 0)} ${f.unit}${f.p99 !== undefined ? ` (p99 ${f.p99.toFixed(0)})` : ''}`);
+  for (const f of ctx.figures)
+    console.log(`${f.label}: ${f.value.toFixed(f.value < 10 ? 3 : 0)} ${f.unit}${f.p99 !== undefined ? ` (p99 ${f.p99.toFixed(0)})` : ''}`);
   for (const c of ctx.checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name} — ${c.detail}`);
   console.log(`wall ${out.wallSeconds} s, peak RSS ${out.peakRssMiB} MiB; ${path.relative(packageRoot, file)}`);
   process.exit(ctx.checks.some((c) => !c.ok && !c.warnOnly) ? 1 : 0);
@@ -108,7 +110,12 @@ function pct(xs: number[], p: number): number {
 }
 
 /** p50/p99 (µs) and recall@10 against `truth` of one strategy over the query set. */
-function measure(ix: NativeVectorIndex, qs: Float32Array[], truth: Float64Array[] | null, strategy?: 'exact' | 'binary'): { p50: number; p99: number; recall: number; answers: Float64Array[] } {
+function measure(
+  ix: NativeVectorIndex,
+  qs: Float32Array[],
+  truth: Float64Array[] | null,
+  strategy?: 'exact' | 'binary',
+): { p50: number; p99: number; recall: number; answers: Float64Array[] } {
   for (let i = 0; i < Math.min(20, qs.length); i++) ix.search(qs[i]!, 10, RAW, strategy); // warm-up
   const times: number[] = [];
   const answers: Float64Array[] = [];
@@ -168,17 +175,32 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     pending.delete(from);
     send();
     const a0 = performance.now();
-    ix.add(Float64Array.from({ length: to - from }, (_, j) => from + j), new Uint8Array(to - from).fill(RAW), vectors);
+    ix.add(
+      Float64Array.from({ length: to - from }, (_, j) => from + j),
+      new Uint8Array(to - from).fill(RAW),
+      vectors,
+    );
     addMs += performance.now() - a0;
-    if ((to / CHUNK) % 10 === 0) ctx.log(`added ${to} (add ${(addMs / 1000).toFixed(1)} s, waited for embedding ${(embedWait / 1000).toFixed(1)} s, rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB)`);
+    if ((to / CHUNK) % 10 === 0)
+      ctx.log(
+        `added ${to} (add ${(addMs / 1000).toFixed(1)} s, waited for embedding ${(embedWait / 1000).toFixed(1)} s, rss ${(process.memoryUsage().rss / 2 ** 30).toFixed(2)} GiB)`,
+      );
   }
   for (const w of workers) await w.terminate();
   const distinct = Number(ix.stats().graphRaw);
-  figure(ctx, { group: 'vector', key: 'vector.scale.add', label: `add (normalize, f16 row, 512-bit signature, vectors.bin append; unpartitioned), per vector`, value: (addMs * 1000) / N, unit: 'µs', better: 'lower', note: `${N} vectors, ${distinct} distinct, batches of ${CHUNK}` });
+  figure(ctx, {
+    group: 'vector',
+    key: 'vector.scale.add',
+    label: `add (normalize, f16 row, 512-bit signature, vectors.bin append; unpartitioned), per vector`,
+    value: (addMs * 1000) / N,
+    unit: 'µs',
+    better: 'lower',
+    note: `${N} vectors, ${distinct} distinct, batches of ${CHUNK}`,
+  });
 
   // ---- queries ------------------------------------------------------------------------------
   let seed = 0x51ab;
-  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
   const picks = Array.from({ length: Q }, () => Math.floor(rand() * N)).sort((a, b) => a - b);
   const quoteTexts: string[] = [];
   let chunk = -1;
@@ -188,7 +210,7 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     if (i < BASE) t = baseTexts[i]!;
     else {
       const k = Math.floor((i - BASE) / CHUNK);
-      if (k !== chunk) ((texts = chunkTexts(k)), (chunk = k));
+      if (k !== chunk) (texts = chunkTexts(k)), (chunk = k);
       t = texts[(i - BASE) % CHUNK]!;
     }
     const len = 60 + Math.floor(rand() * 141);
@@ -196,7 +218,13 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     quoteTexts.push(t.slice(s, s + len));
   }
   const nq = path.resolve(packageRoot, '..', 'shared', 'data', 'natural-questions', 'questions.jsonl');
-  const questionTexts = fs.existsSync(nq) ? fs.readFileSync(nq, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { question: string }).question) : [];
+  const questionTexts = fs.existsSync(nq)
+    ? fs
+        .readFileSync(nq, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { question: string }).question)
+    : [];
   const embedder = new native.Embedder(DIMS);
   const toRows = (ts: string[]) => {
     const m = embedder.embed(ts);
@@ -211,12 +239,29 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     ctx.log(`exact scan over ${N} for ${qs.length} ${name}`);
     const ex = measure(ix, qs, null, 'exact');
     truths.set(name, ex.answers);
-    if (name === sets[0]![0]) figure(ctx, { group: 'vector', key: 'vector.scale.exact', label: `top-10 exact scan (f16 rows, NumKong), ${name}`, value: ex.p50, p99: ex.p99, unit: 'µs', better: 'lower' });
+    if (name === sets[0]![0])
+      figure(ctx, {
+        group: 'vector',
+        key: 'vector.scale.exact',
+        label: `top-10 exact scan (f16 rows, NumKong), ${name}`,
+        value: ex.p50,
+        p99: ex.p99,
+        unit: 'µs',
+        better: 'lower',
+      });
   }
   ctx.log('unpartitioned signature scan');
   for (const [name, qs] of sets) {
     const flat = measure(ix, qs, truths.get(name)!, 'binary');
-    figure(ctx, { group: 'vector', key: `vector.scale.flat.${name === sets[0]![0] ? 'quotes' : 'questions'}`, label: `top-10 unpartitioned signature scan (every row; pool max(1024, N/128)), ${name} (r=${flat.recall.toFixed(3)})`, value: flat.p50, p99: flat.p99, unit: 'µs', better: 'lower' });
+    figure(ctx, {
+      group: 'vector',
+      key: `vector.scale.flat.${name === sets[0]![0] ? 'quotes' : 'questions'}`,
+      label: `top-10 unpartitioned signature scan (every row; pool max(1024, N/128)), ${name} (r=${flat.recall.toFixed(3)})`,
+      value: flat.p50,
+      p99: flat.p99,
+      unit: 'µs',
+      better: 'lower',
+    });
   }
 
   // ---- the checkpoint partitions; the partitioned search -----------------------------------
@@ -224,12 +269,34 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
   ix.save();
   const saveMs = performance.now() - s0;
   const st = ix.stats();
-  figure(ctx, { group: 'vector', key: 'vector.scale.save', label: `checkpoint: partition (${st.listsRaw} lists, k-means over ${Math.min(N, 64 * Number(st.listsRaw))} sampled rows) + snapshot write + fsync`, value: saveMs, unit: 'ms', better: 'lower' });
+  figure(ctx, {
+    group: 'vector',
+    key: 'vector.scale.save',
+    label: `checkpoint: partition (${st.listsRaw} lists, k-means over ${Math.min(N, 64 * Number(st.listsRaw))} sampled rows) + snapshot write + fsync`,
+    value: saveMs,
+    unit: 'ms',
+    better: 'lower',
+  });
   for (const [name, qs] of sets) {
     const ivf = measure(ix, qs, truths.get(name)!);
     const key = name === sets[0]![0] ? 'quotes' : 'questions';
-    figure(ctx, { group: 'vector', key: `vector.scale.ivf.${key}`, label: `top-10 partitioned (nearest lists to max(65,536, N/64) rows; pool max(1024, probed/128)), ${name} (r=${ivf.recall.toFixed(3)})`, value: ivf.p50, p99: ivf.p99, unit: 'µs', better: 'lower', note: 'target at 10^7: p50 ≤ 10 ms at recall@10 ≥ 0.95' });
-    check(ctx, `partitioned recall@10 vs the exact scan, ${name} (≥ 0.95)`, ivf.recall >= 0.95, `recall@10 = ${ivf.recall.toFixed(4)} over ${qs.length} queries`, key === 'questions');
+    figure(ctx, {
+      group: 'vector',
+      key: `vector.scale.ivf.${key}`,
+      label: `top-10 partitioned (nearest lists to max(65,536, N/64) rows; pool max(1024, probed/128)), ${name} (r=${ivf.recall.toFixed(3)})`,
+      value: ivf.p50,
+      p99: ivf.p99,
+      unit: 'µs',
+      better: 'lower',
+      note: 'target at 10^7: p50 ≤ 10 ms at recall@10 ≥ 0.95',
+    });
+    check(
+      ctx,
+      `partitioned recall@10 vs the exact scan, ${name} (≥ 0.95)`,
+      ivf.recall >= 0.95,
+      `recall@10 = ${ivf.recall.toFixed(4)} over ${qs.length} queries`,
+      key === 'questions',
+    );
     if (N >= 1e7 && key === 'quotes') check(ctx, 'partitioned p50 at 10^7 ≤ 10 ms', ivf.p50 <= 10_000, `p50 ${(ivf.p50 / 1000).toFixed(2)} ms`);
   }
   const memory = Number(ix.stats().memoryBytes);
@@ -238,14 +305,41 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
   // ---- disk and open ------------------------------------------------------------------------
   const vectorsBin = fs.statSync(path.join(dir, 'vectors.bin')).size;
   const snap = fs.statSync(path.join(dir, 'index.raw.flat')).size;
-  figure(ctx, { group: 'vector', key: 'vector.scale.disk', label: 'bytes on disk per vector (vectors.bin f16 records + snapshot: ordinals, lists, signatures)', value: dirBytes(dir) / N, unit: 'B', better: 'lower', note: `vectors.bin ${(vectorsBin / N).toFixed(0)} B, snapshot ${(snap / N).toFixed(0)} B per vector` });
-  figure(ctx, { group: 'vector', key: 'vector.scale.memory', label: 'index memory per vector (stats().memoryBytes: f16 rows, signatures in lists, keys, ordinals)', value: memory / N, unit: 'B', better: 'lower' });
+  figure(ctx, {
+    group: 'vector',
+    key: 'vector.scale.disk',
+    label: 'bytes on disk per vector (vectors.bin f16 records + snapshot: ordinals, lists, signatures)',
+    value: dirBytes(dir) / N,
+    unit: 'B',
+    better: 'lower',
+    note: `vectors.bin ${(vectorsBin / N).toFixed(0)} B, snapshot ${(snap / N).toFixed(0)} B per vector`,
+  });
+  figure(ctx, {
+    group: 'vector',
+    key: 'vector.scale.memory',
+    label: 'index memory per vector (stats().memoryBytes: f16 rows, signatures in lists, keys, ordinals)',
+    value: memory / N,
+    unit: 'B',
+    better: 'lower',
+  });
   const o0 = performance.now();
   ix = new native.VectorIndex(dir, STORE_OPTS);
   const openMs = performance.now() - o0;
   const loaded = ix.stats();
-  check(ctx, 'reopened from the snapshot, partition included', loaded.loadedFromRaw === 'file' && loaded.listsRaw === st.listsRaw, `loadedFrom ${loaded.loadedFromRaw}, lists ${loaded.listsRaw}`);
-  figure(ctx, { group: 'vector', key: 'vector.scale.open', label: 'open from the snapshot (rows read back from vectors.bin, CRC-checked)', value: openMs, unit: 'ms', better: 'lower' });
+  check(
+    ctx,
+    'reopened from the snapshot, partition included',
+    loaded.loadedFromRaw === 'file' && loaded.listsRaw === st.listsRaw,
+    `loadedFrom ${loaded.loadedFromRaw}, lists ${loaded.listsRaw}`,
+  );
+  figure(ctx, {
+    group: 'vector',
+    key: 'vector.scale.open',
+    label: 'open from the snapshot (rows read back from vectors.bin, CRC-checked)',
+    value: openMs,
+    unit: 'ms',
+    better: 'lower',
+  });
   ix.close();
   ctx.info.vectorScale = { lists: st.listsRaw, distinct, saveMs, openMs, vectorsBin, snapshot: snap, memoryBytes: memory, options: STORE_OPTS };
 }

@@ -165,8 +165,8 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
       counts[t].assign(lists, 0);
       for (size_t i = b; i < e; ++i) {
         const size_t r = i * stride;
-        const uint32_t l = NearestList(*p, f.rows.data() + r * row_bytes_, sample_codes.data() + i * words,
-                                       ham.data(), scratch.data());
+        const uint32_t l = NearestList(*p, f.rows.data() + r * row_bytes_, sample_codes.data() + i * words, ham.data(),
+                                       scratch.data());
         assign[i] = l;
         decode(r, v.data());
         double* s = sums[t].data() + static_cast<size_t>(l) * dims;
@@ -213,9 +213,8 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
         gather(old->codes[l].data(), pos, code);
-        row_list[rows[pos]] =
-            NearestList(*p, f.rows.data() + static_cast<size_t>(rows[pos]) * row_bytes_, code, ham.data(),
-                        scratch.data());
+        row_list[rows[pos]] = NearestList(*p, f.rows.data() + static_cast<size_t>(rows[pos]) * row_bytes_, code,
+                                          ham.data(), scratch.data());
       }
     }
   };
@@ -270,8 +269,8 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
   const size_t words = code_words_;
   const size_t bits = words * 64;
   const unsigned char* qrow = query_row_.data();
-  const size_t probe = std::max<size_t>(
-      options_.probe_min, static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.probe_share)));
+  const size_t probe = std::max<size_t>(options_.probe_min,
+                                        static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.probe_share)));
 
   // Lists by the distance of their centroid to the query.
   list_order_.resize(p.lists);

@@ -198,7 +198,8 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     const unsigned char* end = p + part_len;
     auto need = [&](uint64_t n) { return n <= static_cast<uint64_t>(end - p); };
     const size_t words = code_words_;
-    if (rows > UINT32_MAX || !need(rows * 4 + 24)) return reject("index part shorter than its ordinals" + Where(path, 64));
+    if (rows > UINT32_MAX || !need(rows * 4 + 24))
+      return reject("index part shorter than its ordinals" + Where(path, 64));
     Flat loaded;
     loaded.nth.resize(rows);
     if (rows) std::memcpy(loaded.nth.data(), p, rows * 4);

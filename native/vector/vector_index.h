@@ -119,10 +119,10 @@ class VectorIndex {
   /// The coarse partition of a binary namespace (docs/VECTOR_FORMAT.md, "Partitions").
   struct Partition {
     uint32_t lists = 0;
-    uint64_t built_rows = 0;    ///< rows when it was built
-    uint64_t built_largest = 0;  ///< the largest list then
-    uint64_t largest = 0;        ///< the largest list now
-    std::vector<float> centroids;             ///< lists x dims, unit f32
+    uint64_t built_rows = 0;                   ///< rows when it was built
+    uint64_t built_largest = 0;                ///< the largest list then
+    uint64_t largest = 0;                      ///< the largest list now
+    std::vector<float> centroids;              ///< lists x dims, unit f32
     std::vector<unsigned char> centroid_rows;  ///< the centroids in the scalar kind (search)
     std::vector<uint64_t> centroid_codes;      ///< the centroids' signatures, blocks of 8
     std::vector<std::vector<uint32_t>> rows;   ///< per list: row numbers

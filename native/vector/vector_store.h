@@ -1,8 +1,8 @@
 // The append-only vectors file (docs/VECTOR_FORMAT.md): every vector ever added, both
 // namespaces, with a CRC per record: version 2 holds each vector's direction as f16 (the unit
-// vector), version 1 (older files, still read and appended to) the f32 as given. It is the authority on which vectors exist;
-// the usearch indexes are snapshots derived from it, so any of them can be rebuilt without
-// calling the embedder again.
+// vector), version 1 (older files, still read and appended to) the f32 as given. It is the authority on which vectors
+// exist; the usearch indexes are snapshots derived from it, so any of them can be rebuilt without calling the embedder
+// again.
 //
 // Records have a fixed size (dims is fixed per file), so record i lives at a computable
 // offset and recovery is a linear scan that stops at the first bad record. Only (id, kind)
@@ -10,9 +10,9 @@
 // and are streamed back in chunks when an index is rebuilt or caught up.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>

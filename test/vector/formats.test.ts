@@ -180,7 +180,14 @@ describe('an older directory (vectors.bin version 1, .flat version 2) still load
   it('loads from its snapshots and answers as the engine that wrote it did', () => {
     const dir = copy();
     const ix = openIndex(dir, opts);
-    expect(ix.stats()).toMatchObject({ loadedFromRaw: 'file', loadedFromSummary: 'file', vectorsVersion: 1, vectorsRecordBytes: 20 + 4 * dims, countRaw: 300, countSummary: 100 });
+    expect(ix.stats()).toMatchObject({
+      loadedFromRaw: 'file',
+      loadedFromSummary: 'file',
+      vectorsVersion: 1,
+      vectorsRecordBytes: 20 + 4 * dims,
+      countRaw: 300,
+      countSummary: 100,
+    });
     for (const a of fixture.answers) {
       expect(Array.from(ix.search(row(m, a.q, dims), 10, RAW).ids)).toEqual(a.raw);
       expect(Array.from(ix.search(row(m, a.q, dims), 10, SUMMARY).ids)).toEqual(a.summary);

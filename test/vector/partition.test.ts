@@ -192,12 +192,16 @@ describe('partitions: a forged or damaged partition section is not trusted; the 
     fs.writeFileSync(file, b);
   };
   it.each([
-    ['a row in two lists', (b: Buffer) => {
-      const { firstList } = layout(b);
-      const count = Number(b.readBigUInt64LE(firstList));
-      expect(count).toBeGreaterThanOrEqual(2);
-      b.writeUInt32LE(b.readUInt32LE(firstList + 8), firstList + 12);
-    }, /every row once/],
+    [
+      'a row in two lists',
+      (b: Buffer) => {
+        const { firstList } = layout(b);
+        const count = Number(b.readBigUInt64LE(firstList));
+        expect(count).toBeGreaterThanOrEqual(2);
+        b.writeUInt32LE(b.readUInt32LE(firstList + 8), firstList + 12);
+      },
+      /every row once/,
+    ],
     ['a row number past the rows', (b: Buffer) => b.writeUInt32LE(N + 5, layout(b).firstList + 8), /every row once/],
     ['a centroid that is not finite', (b: Buffer) => b.writeFloatLE(Number.NaN, layout(b).centroids + 8), /not finite/],
     ['a list count past the rows', (b: Buffer) => b.writeBigUInt64LE(BigInt(N + 1), layout(b).firstList), /truncated/],
