@@ -283,7 +283,7 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     figure(ctx, {
       group: 'vector',
       key: `vector.scale.ivf.${key}`,
-      label: `top-10 partitioned (nearest lists to max(65,536, N/64) rows; pool max(1024, probed/128)), ${name} (r=${ivf.recall.toFixed(3)})`,
+      label: `top-10 partitioned (nearest lists to max(65,536, N/4) rows; pool max(1024, probed/128)), ${name} (r=${ivf.recall.toFixed(3)})`,
       value: ivf.p50,
       p99: ivf.p99,
       unit: 'µs',

@@ -274,7 +274,7 @@ export interface NativeVectorIndexOptions {
   partitionAbove?: number;
   /** Partitioned: a query takes the nearest lists until it has at least this many rows (default 65,536) ... */
   probeMin?: number;
-  /** ... and this share of the namespace (default 1/64). */
+  /** ... and this share of the namespace (default 1/4). */
   probeShare?: number;
   /** HNSW parameters (defaults 16 / 128 / 64). */
   connectivity?: number;

@@ -64,9 +64,12 @@ struct VectorIndexOptions {
   /// binary: namespaces of at least this many rows are partitioned (an inverted file).
   uint64_t partition_above = 1u << 17;
   /// binary, partitioned: a query scans the nearest lists until it has taken
-  /// max(probe_min, size * probe_share) rows; the pool is then a share of those.
+  /// max(probe_min, size * probe_share) rows; the pool is then a share of those. Measured on
+  /// the bench's vectors at 2 x 10^5 (quotes against the exact scan): probing 1/16 of the rows
+  /// gives recall@10 0.83, 1/8 0.91, 1/4 0.95; the lists a query's neighbours fall in are many
+  /// (an exact assignment to the centroids instead of the Hamming shortlist gave the same).
   size_t probe_min = 65536;
-  double probe_share = 1.0 / 64;
+  double probe_share = 1.0 / 4;
   /// hnsw graph parameters (unused by the binary strategy).
   size_t connectivity = 16;
   size_t expansion_add = 128;
