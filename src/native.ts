@@ -257,14 +257,25 @@ export interface NativeVectorIndexOptions {
   readOnly?: boolean;
   /**
    * Strategy at and above `exactBelow` (default 'binary'): 'binary' scans 512-bit SimHash
-   * signatures of every vector and reranks the nearest `max(rerankMin, size * rerankShare)`
-   * exactly; 'hnsw' walks a usearch graph. See docs/VECTOR_FORMAT.md.
+   * signatures (of every vector, or of the nearest lists once partitioned) and reranks the
+   * nearest `max(rerankMin, scanned * rerankShare)` exactly; 'hnsw' walks a usearch graph.
+   * See docs/VECTOR_FORMAT.md.
    */
   ann?: 'binary' | 'hnsw';
   /** binary: candidates reranked exactly per query, at least (default 1024) ... */
   rerankMin?: number;
-  /** ... and this share of the namespace (default 1/128). */
+  /** ... and this share of the namespace (default 1/128); of the rows probed when partitioned. */
   rerankShare?: number;
+  /**
+   * binary: a namespace of at least this many rows is split into coarse lists (an inverted
+   * file over the signatures) at the next checkpoint or open, and a query scans only the
+   * nearest lists (default 131,072; Infinity: never). See docs/VECTOR_FORMAT.md, "Partitions".
+   */
+  partitionAbove?: number;
+  /** Partitioned: a query takes the nearest lists until it has at least this many rows (default 65,536) ... */
+  probeMin?: number;
+  /** ... and this share of the namespace (default 1/4). */
+  probeShare?: number;
   /** HNSW parameters (defaults 16 / 128 / 64). */
   connectivity?: number;
   expansionAdd?: number;

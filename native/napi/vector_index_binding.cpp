@@ -115,6 +115,21 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: rerankShare must be a number in [0, 1]");
         opts.rerank_share = x;
       }
+      Napi::Value pa = o.Get("partitionAbove");
+      if (!pa.IsUndefined()) {
+        double e = pa.IsNumber() ? pa.As<Napi::Number>().DoubleValue() : -1;
+        if (!(e >= 64) || (std::isfinite(e) && e != std::floor(e))) {
+          Invalid(env, "VectorIndex: partitionAbove must be an integer >= 64 (or Infinity: never partition)");
+        }
+        opts.partition_above = std::isfinite(e) && e < 1.8e19 ? static_cast<uint64_t>(e) : ~0ull;
+      }
+      size_opt("probeMin", &opts.probe_min, 1, 1e9);
+      Napi::Value probe_share = o.Get("probeShare");
+      if (!probe_share.IsUndefined()) {
+        double x = probe_share.IsNumber() ? probe_share.As<Napi::Number>().DoubleValue() : -1;
+        if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: probeShare must be a number in [0, 1]");
+        opts.probe_share = x;
+      }
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
       size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
@@ -347,6 +362,10 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         s.Set("spans" + name(kind), Napi::Number::New(env, static_cast<double>(ix.store().span_count(kind))));
         s.Set("graph" + name(kind), Napi::Number::New(env, static_cast<double>(ns.size())));
         s.Set("strategy" + name(kind), Napi::String::New(env, ix.strategy(kind)));
+        // lists: coarse partitions of a binary namespace (0: not partitioned); partitionedRows:
+        // its rows when the partition was built.
+        s.Set("lists" + name(kind), Napi::Number::New(env, ix.lists(kind)));
+        s.Set("partitionedRows" + name(kind), Napi::Number::New(env, static_cast<double>(ix.partitioned_rows(kind))));
         s.Set("loadedFrom" + name(kind), Napi::String::New(env, ns.loaded_from));
         s.Set("snapshotProblem" + name(kind), Napi::String::New(env, ns.snapshot_problem));
         s.Set("snapshotCrc" + name(kind), Napi::Number::New(env, ns.file_crc));
@@ -361,6 +380,10 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("rerankMin", Napi::Number::New(env, static_cast<double>(ix.options().rerank_min)));
       s.Set("rerankShare", Napi::Number::New(env, ix.options().rerank_share));
       s.Set("codeBits", Napi::Number::New(env, static_cast<double>(ix.code_bits())));
+      const double pa = static_cast<double>(ix.options().partition_above);
+      s.Set("partitionAbove", Napi::Number::New(env, pa >= 1.8e19 ? INFINITY : pa));
+      s.Set("probeMin", Napi::Number::New(env, static_cast<double>(ix.options().probe_min)));
+      s.Set("probeShare", Napi::Number::New(env, ix.options().probe_share));
       s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
       s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
       s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));
@@ -369,6 +392,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("highWater", Napi::Number::New(env, static_cast<double>(ix.high_water())));
       s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.MemoryUsage())));
       s.Set("vectorsBytes", Napi::Number::New(env, static_cast<double>(ix.store().bytes())));
+      s.Set("vectorsVersion", Napi::Number::New(env, ix.store().version()));
+      s.Set("vectorsRecordBytes", Napi::Number::New(env, static_cast<double>(ix.store().record_bytes())));
       const auto& rec = ix.store().recovery();
       s.Set("vectorsRecovery", Napi::String::New(env, rec.outcome));
       s.Set("vectorsRecoveryOffset", Napi::Number::New(env, static_cast<double>(rec.offset)));

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #if defined(__x86_64__)
@@ -105,6 +106,11 @@ const ScanFn kScan = PickScan();
 
 }  // namespace
 
+size_t vector_detail::ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist,
+                                uint32_t tau, uint32_t* cand) noexcept {
+  return kScan(blocks, nb, words, q, dist, tau, cand);
+}
+
 void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
   const size_t dims = options_.dims;
   for (size_t r = 0; r < rotations_; ++r) {
@@ -125,20 +131,35 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
   const size_t dims = options_.dims;
   const size_t m = fresh_.size();
   Flat& f = ns.flat;
+  Partition* part = f.part.get();
   const size_t n0 = f.size();
   const size_t n1 = n0 + m;
   if (f.keys.capacity() < n1) f.keys.reserve(std::max<size_t>({n1, f.keys.capacity() * 2, 1024}));
+  if (f.nth.capacity() < n1) f.nth.reserve(std::max<size_t>({n1, f.nth.capacity() * 2, 1024}));
   f.keys.resize(n1);
+  f.nth.resize(n1);
   f.rows.resize(n1 * row_bytes_);
-  f.codes.resize((n1 + 7) / 8 * code_words_ * 64);
+  const size_t words = code_words_;
+  if (part) {
+    // Partitioned: signatures go to the rows' nearest lists, not to one array.
+    fresh_codes_.resize(m * words);
+    fresh_lists_.resize(m);
+  } else {
+    f.codes.resize((n1 + 7) / 8 * code_words_ * 64);
+  }
   if (unit_rows_.size() < kBuildThreads * dims) unit_rows_.resize(kBuildThreads * dims);
   const auto cast = casts_.from.f32;
   auto* codes = reinterpret_cast<uint64_t*>(f.codes.data());
-  const size_t words = code_words_;
   ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
     float* unit = unit_rows_.data() + thread * dims;
     float* scratch = rht_scratch_.data() + thread * pad_;
     uint64_t code[kMaxCodeWords];
+    std::vector<uint16_t> ham;
+    std::vector<uint32_t> cand;
+    if (part) {
+      ham.resize((part->lists + 7) / 8 * 8);
+      cand.resize(ham.size());
+    }
     for (size_t j = b; j < e; ++j) {
       const size_t i = fresh_[j];
       const size_t r = n0 + j;
@@ -147,14 +168,26 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
       if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row)))
         std::memcpy(row, unit, row_bytes_);
       Encode(unit, code, scratch);
-      uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
-      for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
+      if (part) {
+        std::memcpy(fresh_codes_.data() + j * words, code, words * 8);
+        fresh_lists_[j] = NearestList(*part, row, code, ham.data(), cand.data());
+      } else {
+        uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
+        for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
+      }
       f.keys[r] = ids[i];
+      f.nth[r] = static_cast<uint32_t>(ns.covered + i);
     }
   });
+  if (part) {
+    for (size_t j = 0; j < m; ++j)
+      AppendToList(*part, fresh_lists_[j], static_cast<uint32_t>(n0 + j), fresh_codes_.data() + j * words, words);
+  }
 }
 
 size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, size_t wanted, bool exact) const {
+  // A checkpoint on the thread pool may swap a new partition in meanwhile.
+  std::lock_guard<std::mutex> lock(part_mu_);
   const Flat& f = space.flat;
   const size_t n = f.size();
   const size_t dims = options_.dims;
@@ -164,8 +197,12 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
                        reinterpret_cast<byte_t*>(query_row_.data()))) {
     std::memcpy(query_row_.data(), unit_query, row_bytes_);
   }
-  const unsigned char* qrow = query_row_.data();
-  const unsigned char* rows = f.rows.data();
+  if (!exact && f.part) {
+    query_code_.resize(code_words_);
+    query_rht_.resize(pad_);
+    Encode(unit_query, query_code_.data(), query_rht_.data());
+    return SearchPartitioned(f, wanted);
+  }
 
   // Candidates: every row (exact), or the `pool` nearest by signature.
   const uint32_t* cand = nullptr;
@@ -235,6 +272,12 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
     n_cand = kept;
   }
 
+  return Rerank(f, cand, n_cand, wanted);
+}
+
+size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted) const {
+  const unsigned char* qrow = query_row_.data();
+  const unsigned char* rows = f.rows.data();
   // Exact distances for the candidates (ascending row order: the reads walk memory forward),
   // best `wanted` kept in a max-heap on (distance, row).
   heap_.clear();

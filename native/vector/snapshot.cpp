@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <thread>
+#include <unordered_set>
 
 #include "common/io_seam.h"
 
@@ -113,12 +114,13 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
   if (std::memcmp(bytes, kSnapMagic, 8) != 0 || header_crc != Crc32c(0, bytes, 60)) {
     return reject("bad header" + Where(path, 0));
   }
-  if (version != kSnapVersion) return reject("written by format version " + std::to_string(version));
+  const bool flat = options_.ann == VectorAnn::kBinary;
+  if (!(version == kSnapVersion || (flat && version == kSnapVersionFlat)))
+    return reject("written by format version " + std::to_string(version));
   if (dims != options_.dims || bytes[16] != static_cast<uint8_t>(options_.scalar) || bytes[17] != ns.kind ||
       bytes[18] != static_cast<uint8_t>(options_.ann)) {
     return reject("built for other dims, scalar kind, namespace or strategy");
   }
-  const bool flat = options_.ann == VectorAnn::kBinary;
   if (snap_bits != (flat ? static_cast<uint32_t>(code_bits()) : 0))
     return reject("built with other signatures" + Where(path, 56));
   if (payload_len != file_size - kSnapHeader)
@@ -170,8 +172,8 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     return reject("duplicate table disagrees with its header");
   const uint64_t rows = count - duplicates;
 
-  if (flat) {
-    // keys, rows, codes: sizes follow from the row count.
+  if (flat && version == kSnapVersion) {
+    // Version 2: keys, rows, codes: sizes follow from the row count.
     const uint64_t blocks = (rows + 7) / 8;
     const uint64_t code_bytes = blocks * code_words_ * 64;
     if (part_len != rows * 8 + rows * row_bytes_ + code_bytes)
@@ -186,6 +188,84 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     p += rows * row_bytes_;
     loaded.codes.resize(code_bytes);
     if (code_bytes) std::memcpy(loaded.codes.data(), p, code_bytes);
+    // The ordinals the next (version-3) save writes.
+    std::string why;
+    if (!RecoverOrdinals(ns, loaded, count, &why)) return reject(why);
+    ns.flat = std::move(loaded);
+  } else if (flat) {
+    // Version 3: ordinals, the partition, signatures; the rows come from the vectors file.
+    const unsigned char* p = bytes + kSnapHeader;
+    const unsigned char* end = p + part_len;
+    auto need = [&](uint64_t n) { return n <= static_cast<uint64_t>(end - p); };
+    const size_t words = code_words_;
+    if (rows > UINT32_MAX || !need(rows * 4 + 24))
+      return reject("index part shorter than its ordinals" + Where(path, 64));
+    Flat loaded;
+    loaded.nth.resize(rows);
+    if (rows) std::memcpy(loaded.nth.data(), p, rows * 4);
+    p += rows * 4;
+    for (uint64_t r = 0; r < rows; ++r) {
+      if (loaded.nth[r] >= count || (r > 0 && loaded.nth[r] <= loaded.nth[r - 1]))
+        return reject("row ordinals out of order or past the vectors held" + Where(path, kSnapHeader + r * 4));
+    }
+    uint32_t lists, reserved;
+    uint64_t built, largest;
+    std::memcpy(&lists, p, 4);
+    std::memcpy(&reserved, p + 4, 4);
+    std::memcpy(&built, p + 8, 8);
+    std::memcpy(&largest, p + 16, 8);
+    const uint64_t section = static_cast<uint64_t>(p - bytes);
+    p += 24;
+    if (reserved != 0 || (lists == 0 && (built != 0 || largest != 0)) || lists > rows || (lists > 0 && built == 0))
+      return reject("partition header is not valid" + Where(path, section));
+    if (lists == 0) {
+      const uint64_t code_bytes = (rows + 7) / 8 * words * 64;
+      if (static_cast<uint64_t>(end - p) != code_bytes) return reject("index part length disagrees with its row count");
+      loaded.codes.resize(code_bytes);
+      if (code_bytes) std::memcpy(loaded.codes.data(), p, code_bytes);
+    } else {
+      auto part = std::make_unique<Partition>();
+      part->lists = lists;
+      part->built_rows = built;
+      part->built_largest = largest;
+      const uint64_t cbytes = static_cast<uint64_t>(lists) * options_.dims * 4;
+      if (!need(cbytes)) return reject("partition centroids truncated" + Where(path, section));
+      part->centroids.resize(static_cast<size_t>(lists) * options_.dims);
+      std::memcpy(part->centroids.data(), p, cbytes);
+      p += cbytes;
+      for (float c : part->centroids)
+        if (!std::isfinite(c)) return reject("partition centroid not finite" + Where(path, section));
+      part->rows.resize(lists);
+      part->codes.resize(lists);
+      std::vector<uint8_t> seen(rows, 0);
+      uint64_t total = 0;
+      for (uint32_t l = 0; l < lists; ++l) {
+        uint64_t c;
+        if (!need(8)) return reject("partition list truncated" + Where(path, static_cast<uint64_t>(p - bytes)));
+        std::memcpy(&c, p, 8);
+        p += 8;
+        const uint64_t cb = (c + 7) / 8 * words * 64;
+        if (c > rows - total || !need(c * 4 + cb))
+          return reject("partition list truncated" + Where(path, static_cast<uint64_t>(p - bytes)));
+        part->rows[l].resize(c);
+        if (c) std::memcpy(part->rows[l].data(), p, c * 4);
+        p += c * 4;
+        for (uint32_t r : part->rows[l]) {
+          if (r >= rows || seen[r]) return reject("partition lists do not hold every row once" + Where(path, section));
+          seen[r] = 1;
+        }
+        part->codes[l].resize(cb / 8);
+        if (cb) std::memcpy(part->codes[l].data(), p, cb);
+        p += cb;
+        total += c;
+        part->largest = std::max(part->largest, c);
+      }
+      if (total != rows || p != end) return reject("partition lists do not hold every row once" + Where(path, section));
+      PrepareCentroids(*part);
+      loaded.part = std::move(part);
+    }
+    std::string why;
+    if (!LoadRowsFromStore(ns, loaded, count, &why)) return reject(why);
     ns.flat = std::move(loaded);
   } else {
     index_t loaded;
@@ -215,11 +295,83 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
   return true;
 }
 
+bool VectorIndex::LoadRowsFromStore(Namespace& ns, Flat& f, uint64_t count, std::string* why) {
+  const size_t n = f.nth.size();
+  const size_t dims = options_.dims;
+  f.keys.resize(n);
+  f.rows.resize(n * row_bytes_);
+  size_t next = 0;
+  uint64_t ordinal = 0;
+  std::vector<std::pair<size_t, size_t>> picked;  // (index in the chunk, row)
+  const auto cast = casts_.from.f32;
+  std::vector<float> unit(kBuildThreads * dims);
+  store_->ForEach(
+      ns.kind, 0,
+      [&](const uint64_t* ids, const float* vecs, size_t m) {
+        picked.clear();
+        for (size_t i = 0; i < m && next < n; ++i) {
+          if (f.nth[next] != ordinal + i) continue;
+          f.keys[next] = ids[i];
+          picked.emplace_back(i, next++);
+        }
+        // The row exactly as an add of this vector makes it (IndexRowsFlat).
+        ParallelFor(picked.size(), picked.size() >= kParallelMin ? kBuildThreads : 1,
+                    [&](size_t b, size_t e, size_t t) {
+                      float* u = unit.data() + t * dims;
+                      for (size_t j = b; j < e; ++j) {
+                        Normalize(vecs + picked[j].first * dims, dims, u);
+                        unsigned char* row = f.rows.data() + picked[j].second * row_bytes_;
+                        if (!cast(reinterpret_cast<const byte_t*>(u), dims, reinterpret_cast<byte_t*>(row)))
+                          std::memcpy(row, u, row_bytes_);
+                      }
+                    });
+        ordinal += m;
+      },
+      count);
+  if (next != n) {
+    *why = "the vectors file does not hold the rows the snapshot names";
+    return false;
+  }
+  return true;
+}
+
+bool VectorIndex::RecoverOrdinals(Namespace& ns, Flat& f, uint64_t count, std::string* why) {
+  // Rows are the first copies of distinct vectors, in file order: walking the file's vectors
+  // of this kind, the r-th vector never seen before is row r.
+  const size_t n = f.size();
+  const size_t dims = options_.dims;
+  f.nth.resize(n);
+  std::unordered_set<uint64_t> seen;
+  seen.reserve(n);
+  size_t next = 0;
+  uint64_t ordinal = 0;
+  bool ok = true;
+  store_->ForEach(
+      ns.kind, 0,
+      [&](const uint64_t* ids, const float* vecs, size_t m) {
+        for (size_t i = 0; i < m && ok; ++i) {
+          if (!seen.insert(VectorHash(vecs + i * dims, dims)).second) continue;
+          if (next >= n || f.keys[next] != ids[i]) ok = false;
+          else f.nth[next++] = static_cast<uint32_t>(ordinal + i);
+        }
+        ordinal += m;
+      },
+      count);
+  if (!ok || next != n) {
+    *why = "its rows do not match the vectors file";
+    return false;
+  }
+  return true;
+}
+
 void VectorIndex::Save() {
   if (options_.read_only) throw NativeError("READ_ONLY", "the vector index was opened read-only" + Where(dir_, 0));
   // The vectors file first: a snapshot must never cover vectors that are not durable.
   store_->Sync();
   for (Namespace* ns : {&raw_, &summary_}) {
+    // The checkpoint is where the partition is built or rebuilt (it runs on the thread pool
+    // under saveAsync; searches meanwhile use the lists in use until the swap).
+    if (PartitionDue(*ns)) Repartition(*ns);
     if (!ns->dirty) continue;
     SaveSnapshot(*ns);
     ns->dirty = false;
@@ -256,11 +408,24 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
       why = saved.error.what();
     }
   } else {
-    // keys, rows, signatures (whole blocks of 8 rows).
+    // Version 3: row ordinals (the rows are read back from the vectors file), the partition,
+    // the signatures (one array, or per list).
     const Flat& f = ns.flat;
     const size_t rows = f.size();
-    ok = writer.Write(f.keys.data(), rows * 8) && writer.Write(f.rows.data(), rows * row_bytes_) &&
-         writer.Write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
+    const Partition* p = f.part.get();
+    const uint32_t lists = p ? p->lists : 0;
+    const uint32_t zero = 0;
+    const uint64_t built = p ? p->built_rows : 0;
+    const uint64_t largest = p ? p->built_largest : 0;
+    ok = writer.Write(f.nth.data(), rows * 4) && writer.Write(&lists, 4) && writer.Write(&zero, 4) &&
+         writer.Write(&built, 8) && writer.Write(&largest, 8);
+    if (ok && !p) ok = writer.Write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
+    if (ok && p) ok = writer.Write(p->centroids.data(), static_cast<size_t>(lists) * options_.dims * 4);
+    for (uint32_t l = 0; ok && l < lists; ++l) {
+      const uint64_t count = p->rows[l].size();
+      ok = writer.Write(&count, 8) && writer.Write(p->rows[l].data(), count * 4) &&
+           writer.Write(p->codes[l].data(), (count + 7) / 8 * code_words_ * 64);
+    }
   }
   const uint64_t part_len = writer.length();
   // The duplicate table follows the index part, under the same CRC: without it a loaded
@@ -290,7 +455,8 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
   const uint64_t len = writer.length();
   const uint32_t crc = writer.crc();
   std::memcpy(header, kSnapMagic, 8);
-  std::memcpy(header + 8, &kSnapVersion, 4);
+  const uint32_t version = ns.hnsw ? kSnapVersion : kSnapVersionFlat;
+  std::memcpy(header + 8, &version, 4);
   std::memcpy(header + 12, &options_.dims, 4);
   header[16] = static_cast<uint8_t>(options_.scalar);
   header[17] = ns.kind;

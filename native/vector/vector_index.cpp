@@ -54,7 +54,14 @@ void RowBuffer::resize(size_t bytes) {
   constexpr size_t kHuge = 2u << 20;
   size_t cap = std::max({bytes, capacity_ * 2, size_t{kHuge}});
   cap = (cap + kHuge - 1) / kHuge * kHuge;
-  void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p;
+  if (data_) {
+    // The kernel moves the pages instead of copying them: growing a 5 GB buffer never holds
+    // two of it at once.
+    p = ::mremap(data_, capacity_, cap, MREMAP_MAYMOVE);
+  } else {
+    p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
   if (p == MAP_FAILED) {
     throw NativeError("IO_ERROR",
                       "cannot reserve " + std::to_string(cap) + " bytes for vectors: " + std::strerror(errno));
@@ -62,10 +69,7 @@ void RowBuffer::resize(size_t bytes) {
 #ifdef MADV_HUGEPAGE
   ::madvise(p, cap, MADV_HUGEPAGE);  // advice only: without it the rerank is slower, not wrong
 #endif
-  auto* d = static_cast<unsigned char*>(p);
-  if (size_) std::memcpy(d, data_, size_);
-  if (data_) ::munmap(data_, capacity_);
-  data_ = d;
+  data_ = static_cast<unsigned char*>(p);
   capacity_ = cap;
   size_ = bytes;
 }
@@ -130,7 +134,9 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   for (float& sign : rht_signs_) sign = (SplitMix64(state) >> 63) ? -1.0f : 1.0f;
   rht_scratch_.resize(kBuildThreads * pad_);
 
-  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only);
+  // An f32 index keeps f32 unit vectors on file; f16 and i8 keep f16 (what they hold anyway).
+  store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only,
+                                         options_.scalar == VectorScalar::kF32);
   raw_.kind = VectorStore::kKindRaw;
   summary_.kind = VectorStore::kKindSummary;
   for (Namespace* ns : {&raw_, &summary_}) {
@@ -148,6 +154,9 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
       ns->covered += n;
     });
     ns->dirty = ns->covered != before || ns->loaded_from != "file";
+    // A large namespace loaded without a partition (rebuilt, or from a version-2 snapshot), or
+    // one whose lists are due: partitioned now (the open runs on the thread pool).
+    if (PartitionDue(*ns)) Repartition(*ns);
   }
   high_water_ = store_->empty() ? 0 : store_->last_id() + 1;
 }
@@ -161,8 +170,11 @@ void VectorIndex::ResetNamespace(Namespace& ns) {
   if (ns.hnsw) ns.index = MakeIndex();
   ns.flat.keys.clear();
   ns.flat.keys.shrink_to_fit();
+  ns.flat.nth.clear();
+  ns.flat.nth.shrink_to_fit();
   ns.flat.rows.clear();
   ns.flat.codes.clear();
+  ns.flat.part.reset();
   ns.covered = 0;
   ns.by_content.clear();
   ns.aliases.clear();
@@ -173,7 +185,12 @@ size_t VectorIndex::MemoryUsage() const {
   size_t total = 0;
   for (const Namespace* ns : {&raw_, &summary_}) {
     if (ns->hnsw) total += ns->index.memory_usage();
-    total += ns->flat.keys.capacity() * 8 + ns->flat.rows.capacity() + ns->flat.codes.capacity();
+    total += ns->flat.keys.capacity() * 8 + ns->flat.nth.capacity() * 4 + ns->flat.rows.capacity() +
+             ns->flat.codes.capacity();
+    if (const Partition* p = ns->flat.part.get()) {
+      total += p->centroids.capacity() * 4 + p->centroid_rows.capacity() + p->centroid_codes.capacity() * 8;
+      for (uint32_t l = 0; l < p->lists; ++l) total += p->rows[l].capacity() * 4 + p->codes[l].capacity() * 8;
+    }
   }
   return total;
 }
@@ -250,6 +267,13 @@ void VectorIndex::IndexRows(Namespace& ns, const uint64_t* ids, const float* vec
 void VectorIndex::StoreAndIndex(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
                                 size_t n) {
   if (n == 0) return;
+  // The index indexes the vectors as the file holds them (version 2: the f16 unit vector), so
+  // an index rebuilt from the file is the one built here.
+  if (store_->version() != 1) {
+    canonical_.resize(n * options_.dims);
+    store_->Canonicalize(vectors, canonical_.data(), n);
+    vectors = canonical_.data();
+  }
   store_->Append(ids, kinds, last, vectors, n);
   high_water_ = std::max(high_water_, ids[n - 1] + 1);
   const size_t dims = options_.dims;

@@ -24,8 +24,17 @@ using unum::usearch::metric_punned_t;
 using unum::usearch::scalar_kind_t;
 
 constexpr char kSnapMagic[8] = {'S', 'G', 'V', 'I', 'D', 'X', '0', '1'};
-/// 2: byte 18 names the strategy (1 hnsw, 2 binary); version-1 files are rebuilt.
+/// 2: byte 18 names the strategy (1 hnsw, 2 binary); version-1 files are rebuilt. `.usearch`
+/// snapshots are written in version 2.
 constexpr uint32_t kSnapVersion = 2;
+/// `.flat` snapshots: 3 = row ordinals instead of rows, and the partition; version 2 (keys,
+/// rows, signatures) is still loaded.
+constexpr uint32_t kSnapVersionFlat = 3;
+/// Partitions: the centroids a row's nearest list is chosen among (nearest by Hamming).
+constexpr size_t kShortlist = 16;
+/// Partitions: k-means rounds, and sampled rows per list.
+constexpr int kKmeansRounds = 8;
+constexpr size_t kSamplePerList = 64;
 /// Seed of the randomized Hadamard signs (part of the format: signatures are stored).
 constexpr uint64_t kRhtSeed = 0x5347524854303031ull;  // "SGRHT001"
 /// Signature bits per vector: the rotations are repeated until they give at least this many
@@ -45,6 +54,12 @@ constexpr size_t kParallelMin = 512;
 /// catchUp batch: spans per embed/store/index round, and a bound on the text bytes copied.
 constexpr size_t kCatchUpSpans = 2048;
 constexpr size_t kCatchUpBytes = 16u << 20;
+
+/// The Hamming scan over blocks of 8 signatures (binary_scan.cpp): writes the distance of all
+/// 8 * nb rows to `dist` and appends to `cand` (ascending) every row whose distance is <= tau;
+/// returns how many it appended (`cand` must hold 8 * nb).
+size_t ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist, uint32_t tau,
+                 uint32_t* cand) noexcept;
 
 inline scalar_kind_t ToUsearch(VectorScalar s) {
   switch (s) {

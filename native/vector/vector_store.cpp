@@ -17,7 +17,11 @@ namespace spanguard {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'G', 'V', 'E', 'C', 'T', '0', '1'};
-constexpr uint32_t kVersion = 1;
+/// Version written by this code (f16 unit vectors); version 1 (f32 as given) is still read.
+constexpr uint32_t kVersion = 2;
+/// Header byte 16 of a version-2 file: the stored scalar (1 = f32, 2 = f16).
+constexpr uint8_t kStoredF32 = 1;
+constexpr uint8_t kStoredF16 = 2;
 
 std::string Where(const std::string& path, uint64_t offset) {
   return " [file=" + path + " offset=" + std::to_string(offset) + "]";
@@ -68,6 +72,59 @@ bool TailIsTorn(int fd, uint64_t from, uint64_t file_size, size_t record_bytes, 
 }
 }  // namespace
 
+uint16_t F32ToF16(float value) noexcept {
+  // Round to nearest even, subnormals included (F. Giesen's float_to_half_fast3_rtne).
+  uint32_t f;
+  std::memcpy(&f, &value, 4);
+  const uint32_t sign = f & 0x80000000u;
+  f ^= sign;
+  uint16_t o;
+  if (f >= (143u << 23)) {  // at or above 65536: infinity, or NaN
+    o = f > (255u << 23) ? 0x7E00 : 0x7C00;
+  } else if (f < (113u << 23)) {  // below 2^-14: a subnormal half (or zero)
+    const uint32_t magic_bits = 126u << 23;
+    float x, magic;
+    std::memcpy(&x, &f, 4);
+    std::memcpy(&magic, &magic_bits, 4);
+    x += magic;
+    uint32_t xb;
+    std::memcpy(&xb, &x, 4);
+    o = static_cast<uint16_t>(xb - magic_bits);
+  } else {
+    const uint32_t odd = (f >> 13) & 1u;
+    f += (static_cast<uint32_t>(15 - 127) << 23) + 0xFFFu;
+    f += odd;
+    o = static_cast<uint16_t>(f >> 13);
+  }
+  return static_cast<uint16_t>(o | (sign >> 16));
+}
+
+float F16ToF32(uint16_t h) noexcept {
+  const uint32_t shifted_exp = 0x7C00u << 13;
+  uint32_t o = (static_cast<uint32_t>(h) & 0x7FFFu) << 13;
+  const uint32_t exp = shifted_exp & o;
+  o += static_cast<uint32_t>(127 - 15) << 23;
+  float f;
+  if (exp == shifted_exp) {
+    o += static_cast<uint32_t>(128 - 16) << 23;  // infinity / NaN
+    std::memcpy(&f, &o, 4);
+  } else if (exp == 0) {
+    o += 1u << 23;  // subnormal: renormalize
+    std::memcpy(&f, &o, 4);
+    const uint32_t magic_bits = 113u << 23;
+    float magic;
+    std::memcpy(&magic, &magic_bits, 4);
+    f -= magic;
+  } else {
+    std::memcpy(&f, &o, 4);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= (static_cast<uint32_t>(h) & 0x8000u) << 16;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 void VectorFsyncOrThrow(int fd, const std::string& path) {
   if (Io().fsync(fd) != 0) {
     throw NativeError("FSYNC_FAILED", "fsync failed (" + std::string(std::strerror(errno)) +
@@ -92,8 +149,12 @@ void VectorStore::FailIo(const std::string& what, uint64_t offset, int err) cons
   throw NativeError("IO_ERROR", what + ": " + std::string(std::strerror(err)) + Where(path_, offset));
 }
 
-VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only)
-    : path_(std::move(path)), dims_(dims), record_bytes_(20 + 4 * static_cast<size_t>(dims)), read_only_(read_only) {
+VectorStore::VectorStore(std::string path, uint32_t dims, bool read_only, bool stored_f32)
+    : path_(std::move(path)),
+      dims_(dims),
+      stored_bytes_(stored_f32 ? 4 : 2),
+      record_bytes_(20 + static_cast<size_t>(stored_bytes_) * dims),
+      read_only_(read_only) {
   // A throwing constructor runs no destructor: release the descriptor (and its lock) here.
   try {
     OpenAndRecover();
@@ -139,6 +200,7 @@ void VectorStore::OpenAndRecover() {
     std::memcpy(header, kMagic, 8);
     std::memcpy(header + 8, &kVersion, 4);
     std::memcpy(header + 12, &dims_, 4);
+    header[16] = stored_bytes_ == 4 ? kStoredF32 : kStoredF16;
     uint32_t crc = Crc32c(0, header, 28);
     std::memcpy(header + 28, &crc, 4);
     if (Io().ftruncate(fd_, 0) != 0) FailIo("cannot reset vectors file", 0, errno);
@@ -154,11 +216,17 @@ void VectorStore::OpenAndRecover() {
   std::memcpy(&stored_crc, header + 28, 4);
   std::memcpy(&version, header + 8, 4);
   std::memcpy(&file_dims, header + 12, 4);
-  if (std::memcmp(header, kMagic, 8) != 0 || stored_crc != Crc32c(0, header, 28) || version != kVersion) {
+  const bool known =
+      version == 1 ? header[16] == 0 : version == 2 && (header[16] == kStoredF16 || header[16] == kStoredF32);
+  if (std::memcmp(header, kMagic, 8) != 0 || stored_crc != Crc32c(0, header, 28) || !known) {
     Io().close(fd_);
     fd_ = -1;
-    throw NativeError("CORRUPT", "vectors file header is not valid (magic, version or CRC)" + Where(path_, 0));
+    throw NativeError("CORRUPT",
+                      "vectors file header is not valid (magic, version, stored scalar or CRC)" + Where(path_, 0));
   }
+  version_ = version;
+  stored_bytes_ = version == 1 || header[16] == kStoredF32 ? 4 : 2;
+  record_bytes_ = 20 + static_cast<size_t>(stored_bytes_) * dims_;
   if (file_dims != dims_) {
     Io().close(fd_);
     fd_ = -1;
@@ -192,7 +260,7 @@ void VectorStore::OpenAndRecover() {
       uint32_t rdims, crc;
       std::memcpy(&id, r, 8);
       std::memcpy(&rdims, r + 12, 4);
-      std::memcpy(&crc, r + 16 + 4 * static_cast<size_t>(dims_), 4);
+      std::memcpy(&crc, r + record_bytes_ - 4, 4);
       uint8_t kind = r[8];
       uint8_t flags = r[9];
       // Within a span: same id, same kind. Across spans: strictly greater id.
@@ -270,7 +338,15 @@ void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     r[9] = (last == nullptr || last[i]) ? kFlagLast : 0;
     r[10] = r[11] = 0;
     std::memcpy(r + 12, &dims_, 4);
-    std::memcpy(r + 16, vectors + i * dims_, sizeof(float) * dims_);
+    const float* v = vectors + i * dims_;
+    if (stored_bytes_ == 4) {
+      std::memcpy(r + 16, v, sizeof(float) * dims_);
+    } else {
+      for (size_t d = 0; d < dims_; ++d) {
+        const uint16_t h = F32ToF16(v[d]);
+        std::memcpy(r + 16 + 2 * d, &h, 2);
+      }
+    }
     uint32_t crc = Crc32c(0, r, record_bytes_ - 4);
     std::memcpy(r + record_bytes_ - 4, &crc, 4);
     digest = Crc32c(digest, r + record_bytes_ - 4, 4);
@@ -296,6 +372,37 @@ void VectorStore::Sync() {
     failed_ = true;
     throw NativeError("FSYNC_FAILED", "fsync of the vectors file failed (" + std::string(std::strerror(errno)) +
                                           "); not retried, later writes are refused" + Where(path_, 0));
+  }
+}
+
+void VectorStore::Canonicalize(const float* in, float* out, size_t n) const noexcept {
+  if (version_ == 1) {
+    if (out != in) std::memcpy(out, in, sizeof(float) * dims_ * n);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float* v = in + i * dims_;
+    float* o = out + i * dims_;
+    double sum = 0.0;
+    for (size_t d = 0; d < dims_; ++d) sum += static_cast<double>(v[d]) * v[d];
+    const float inv = sum > 0.0 ? static_cast<float>(1.0 / std::sqrt(sum)) : 0.0f;
+    if (stored_bytes_ == 4) {
+      for (size_t d = 0; d < dims_; ++d) o[d] = v[d] * inv;
+    } else {
+      for (size_t d = 0; d < dims_; ++d) o[d] = F16ToF32(F32ToF16(v[d] * inv));
+    }
+  }
+}
+
+void VectorStore::Decode(const unsigned char* r, float* out) const noexcept {
+  if (stored_bytes_ == 4) {
+    std::memcpy(out, r + 16, sizeof(float) * dims_);
+    return;
+  }
+  for (size_t d = 0; d < dims_; ++d) {
+    uint16_t h;
+    std::memcpy(&h, r + 16 + 2 * d, 2);
+    out[d] = F16ToF32(h);
   }
 }
 

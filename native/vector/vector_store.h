@@ -1,7 +1,8 @@
 // The append-only vectors file (docs/VECTOR_FORMAT.md): every vector ever added, both
-// namespaces, as f32 with a CRC per record. It is the authority on which vectors exist;
-// the usearch indexes are snapshots derived from it, so any of them can be rebuilt without
-// calling the embedder again.
+// namespaces, with a CRC per record: version 2 holds each vector's direction as f16 (the unit
+// vector), version 1 (older files, still read and appended to) the f32 as given. It is the authority on which vectors
+// exist; the usearch indexes are snapshots derived from it, so any of them can be rebuilt without calling the embedder
+// again.
 //
 // Records have a fixed size (dims is fixed per file), so record i lives at a computable
 // offset and recovery is a linear scan that stops at the first bad record. Only (id, kind)
@@ -9,6 +10,7 @@
 // and are streamed back in chunks when an index is rebuilt or caught up.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +23,10 @@ namespace spanguard {
 void VectorFsyncOrThrow(int fd, const std::string& path);
 /// fsync of a directory, so a rename or a created file is durable.
 void VectorFsyncDir(const std::string& dir);
+
+/// IEEE binary16 <-> binary32, round to nearest even (the vectors file's version-2 scalar).
+uint16_t F32ToF16(float f) noexcept;
+float F16ToF32(uint16_t h) noexcept;
 
 class VectorStore {
  public:
@@ -40,12 +46,18 @@ class VectorStore {
   /// Throws NativeError: IO_ERROR, CORRUPT (bad header), DIMENSION_MISMATCH.
   /// `read_only`: no lock, no writes, a damaged tail is ignored rather than cut (a reader
   /// beside a live writer must not touch its file); append() throws READ_ONLY.
-  VectorStore(std::string path, uint32_t dims, bool read_only = false);
+  /// `stored_f32`: a new file stores f32 unit vectors (for an f32 index), else f16; an
+  /// existing file keeps what it stores.
+  VectorStore(std::string path, uint32_t dims, bool read_only = false, bool stored_f32 = false);
   ~VectorStore();
   VectorStore(const VectorStore&) = delete;
   VectorStore& operator=(const VectorStore&) = delete;
 
   uint32_t dims() const noexcept { return dims_; }
+  /// 2 (unit vectors, f16 or f32: what a new file is written in) or 1 (f32 as given).
+  uint32_t version() const noexcept { return version_; }
+  /// Bytes per stored coordinate: 2 (f16) or 4 (f32).
+  uint32_t stored_bytes() const noexcept { return stored_bytes_; }
   size_t record_bytes() const noexcept { return record_bytes_; }
   const std::string& path() const noexcept { return path_; }
   uint64_t size() const noexcept { return ids_.size(); }
@@ -65,18 +77,24 @@ class VectorStore {
   /// Id of the `nth` vector of `kind` (0-based), in file order.
   uint64_t id_of(uint8_t kind, uint64_t nth) const noexcept { return ids_[by_kind_[kind == kKindSummary][nth]]; }
 
-  /// Appends a batch the caller has validated with one write. A span may own several
+  /// The vectors as this file holds them, read back as f32: version 2 the unit vector (rounded
+  /// to f16 in an f16 file), version 1 the vector as given. The index indexes this form, so what it builds
+  /// from an add and what it rebuilds from the file are the same.
+  void Canonicalize(const float* in, float* out, size_t n) const noexcept;
+
+  /// Appends a batch the caller has validated (and canonicalized) with one write. A span may own several
   /// consecutive vectors (windows of a long text): they share its id and only the last one
   /// has `last[i]` set (`last == nullptr`: every vector is its span's only one). Ids grow
   /// strictly from span to span, above last_id(); kinds are 1/2; vectors finite. On a short
   /// or failed write the file is cut back to its previous length and IO_ERROR is thrown.
   void Append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors, size_t n);
 
-  /// Streams the vectors of `kind` from its `from_nth`-th onward, in file order, calling
-  /// `fn(ids, vectors, n)` per chunk (vectors row-major n x dims). Reads are chunked so
-  /// memory stays bounded whatever the file size. Re-checks each record's CRC.
+  /// Streams the vectors of `kind` numbered [from_nth, to_nth) (to the end by default), in
+  /// file order, calling `fn(ids, vectors, n)` per chunk (vectors row-major n x dims, in the
+  /// canonical form). Reads are chunked so memory stays bounded whatever the file size.
+  /// Re-checks each record's CRC.
   template <typename Fn>
-  void ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn) const;
+  void ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn, uint64_t to_nth = ~0ull) const;
 
   /// fsync the file (FSYNC_FAILED on failure; sticky: later appends are refused).
   void Sync();
@@ -84,6 +102,8 @@ class VectorStore {
  private:
   std::string path_;
   uint32_t dims_;
+  uint32_t version_ = 2;
+  uint32_t stored_bytes_ = 2;
   size_t record_bytes_;
   bool read_only_ = false;
   int fd_ = -1;
@@ -97,23 +117,26 @@ class VectorStore {
 
   void OpenAndRecover();
   void ReadChunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
+  /// The vector of a record, as f32 (the canonical form).
+  void Decode(const unsigned char* record, float* out) const noexcept;
   [[noreturn]] void FailIo(const std::string& what, uint64_t offset, int err) const;
 };
 
 template <typename Fn>
-void VectorStore::ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
+void VectorStore::ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn, uint64_t to_nth) const {
   const std::vector<uint32_t>& rec = by_kind_[kind == kKindSummary];
-  if (from_nth >= rec.size()) return;
+  const uint64_t end = std::min<uint64_t>(to_nth, rec.size());
+  if (from_nth >= end) return;
   constexpr uint64_t kChunk = 4096;
   std::vector<unsigned char> raw;
   std::vector<uint64_t> ids;
   std::vector<float> vecs;
   uint64_t i = from_nth;
-  while (i < rec.size()) {
+  while (i < end) {
     // One contiguous read spanning records [rec[i], rec[last]] of the file.
     uint64_t first = rec[i];
     uint64_t last_nth = i;
-    while (last_nth + 1 < rec.size() && rec[last_nth + 1] - first < kChunk) ++last_nth;
+    while (last_nth + 1 < end && rec[last_nth + 1] - first < kChunk) ++last_nth;
     uint64_t span = rec[last_nth] - first + 1;
     raw.resize(span * record_bytes_);
     ReadChunk(first, span, raw.data());
@@ -125,7 +148,7 @@ void VectorStore::ForEach(uint8_t kind, uint64_t from_nth, Fn&& fn) const {
       uint64_t id;
       std::memcpy(&id, r, 8);
       ids.push_back(id);
-      std::memcpy(vecs.data() + out * dims_, r + 16, sizeof(float) * dims_);
+      Decode(r, vecs.data() + out * dims_);
     }
     fn(ids.data(), vecs.data(), static_cast<size_t>(out));
     i = last_nth + 1;

@@ -102,8 +102,11 @@ export function captureSnapshot(indexDir: string): CapturedSnapshot | null {
   if (id.vector.files.records > 0) {
     const b = readOrNull(path.join(indexDir, 'vector', 'vectors.bin'));
     if (b === null || b.length < VECTOR_HEADER) return null;
+    // Record size from the header (docs/VECTOR_FORMAT.md): 4 bytes a coordinate in version 1
+    // and in version 2 with stored scalar 1 (f32), 2 bytes with stored scalar 2 (f16).
     const dims = b.readUInt32LE(12);
-    const want = VECTOR_HEADER + id.vector.files.records * (20 + 4 * dims);
+    const f32 = b.readUInt32LE(8) === 1 || b[16] === 1;
+    const want = VECTOR_HEADER + id.vector.files.records * (20 + (f32 ? 4 : 2) * dims);
     // A span embedded as windows has several records; the identity counts records, so the
     // prefix ends exactly where the saved index ended.
     if (b.length < want) return null;

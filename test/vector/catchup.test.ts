@@ -173,7 +173,7 @@ describe('catchUp: a crash inside a span\'s windows drops the whole span, and ca
     const added = a.catchUp(log, embedder);
     expect(added).toBeGreaterThan(5);
     a.close();
-    const record = 20 + 4 * DIMS;
+    const record = 20 + 2 * DIMS; // an f16 index: f16 records
     const file = path.join(vdir, 'vectors.bin');
     // Keep the two short spans and the first 3 windows of the long one.
     fs.truncateSync(file, 32 + (2 + 3) * record);

@@ -11,7 +11,7 @@ import { native, tmpDir } from './helpers.js';
 const DIMS = 16;
 const RAW = 1;
 const SUMMARY = 2;
-const RECORD = 20 + 4 * DIMS;
+const RECORD = 20 + 4 * DIMS; // vectors.bin of an f32 index: f32 unit vectors
 
 const opened: NativeVectorIndex[] = [];
 const logs: NativeSpanLog[] = [];

@@ -7,7 +7,7 @@ const RAW = 1;
 const SUMMARY = 2;
 const dims = 32;
 const HEADER = 32; // vectors.bin header
-const RECORD = 20 + 4 * dims;
+const RECORD = 20 + 2 * dims; // vectors.bin of an f16 index: f16 unit vectors
 
 // Every case runs for both strategies above exactBelow: their snapshots differ (a usearch
 // graph, or rows + signatures), the trust rules and the recovery do not.
@@ -70,7 +70,7 @@ describe('persistence: save and reopen round-trips', () => {
     expect(again.search(row(more, 17, dims), 1, RAW).ids[0]).toBe(1017);
   });
 
-  it('a different scalar kind rebuilds from the f32 vectors, no embedder needed', () => {
+  it('a different scalar kind rebuilds from the vectors file, no embedder needed', () => {
     const { dir, m, ix } = build('f16');
     ix.close();
     const again = openIndex(dir, { dims, scalar: 'f32', exactBelow: 0 });
