@@ -35,8 +35,8 @@ const DIMS = 256;
 const RAW = 1;
 const CHUNK = 100_000; // generator chunk (own seed), and the add batch
 const BASE = 1_000_000; // spans taken from loadData; the rest from generator chunks
-/** The store's vector options (src/store/options.ts vectorOptions), partitioning at its default. */
-const STORE_OPTS = { dims: DIMS, scalar: 'f16' as const, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128 };
+/** The store's vector options (src/store/options.ts vectorOptions), with partitioning opted in from 131,072 rows. */
+const STORE_OPTS = { dims: DIMS, scalar: 'f16' as const, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, partitionAbove: 131_072 };
 
 /** Text of generated span `i` (i ≥ BASE): chunk k = floor((i − BASE) / CHUNK) has its own seed. */
 function chunkTexts(k: number): string[] {

@@ -269,7 +269,7 @@ export interface NativeVectorIndexOptions {
   /**
    * binary: a namespace of at least this many rows is split into coarse lists (an inverted
    * file over the signatures) at the next checkpoint or open, and a query scans only the
-   * nearest lists (default 131,072; Infinity: never). See docs/VECTOR_FORMAT.md, "Partitions".
+   * nearest lists (default Infinity: never — partitioned recall@10 at 10⁶ was 0.86–0.92, the full scan's 0.98–0.99). See docs/VECTOR_FORMAT.md, "Partitions".
    */
   partitionAbove?: number;
   /** Partitioned: a query takes the nearest lists until it has at least this many rows (default 65,536) ... */

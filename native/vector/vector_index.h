@@ -62,7 +62,10 @@ struct VectorIndexOptions {
   size_t rerank_min = 1024;
   double rerank_share = 1.0 / 128;
   /// binary: namespaces of at least this many rows are partitioned (an inverted file).
-  uint64_t partition_above = 1u << 17;
+  /// Default: never. Probing a quarter of the rows kept recall@10 at 0.92 (quotes) and 0.86
+  /// (natural questions) at 10^6 against the full signature scan's 0.99 and 0.98: the
+  /// partitioned search is a speed option a host chooses, not the default's trade.
+  uint64_t partition_above = ~0ull;
   /// binary, partitioned: a query scans the nearest lists until it has taken
   /// max(probe_min, size * probe_share) rows; the pool is then a share of those. Measured on
   /// the bench's vectors at 2 x 10^5 (quotes against the exact scan): probing 1/16 of the rows
