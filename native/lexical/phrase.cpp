@@ -93,6 +93,9 @@ class LexicalIndex::PhraseQuery {
     }
   }
 
+  // Postings the affix ranges and the dictionary scan decoded (for stats()).
+  uint64_t postings_decoded = 0;
+
   bool has_constraints() const { return !constraints_.empty(); }
   bool has_affixes() const { return affix_count_ > 0; }
 
@@ -153,6 +156,7 @@ class LexicalIndex::PhraseQuery {
       PostingCursor c;
       c.Open(n_, t, false);
       for (; c.doc != kEnd; c.Next()) sc_.bitmap[c.doc >> 6] |= uint64_t(1) << (c.doc & 63);
+      postings_decoded += c.postings_decoded;
     }
     // A doc whose own token was cut at kMaxTokenBytes may hold the needle past the cut.
     for (const uint32_t d : n_.long_docs) {
@@ -224,6 +228,7 @@ class LexicalIndex::PhraseQuery {
       PostingCursor c;
       c.Open(n_, t, false);
       for (; c.doc != kEnd; c.Next()) (*bits)[c.doc >> 6] |= uint64_t(1) << (c.doc & 63);
+      postings_decoded += c.postings_decoded;
     }
     for (const uint32_t d : n_.long_docs) {
       if (d < docs_) (*bits)[d >> 6] |= uint64_t(1) << (d & 63);
@@ -523,8 +528,10 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     }
   } else if (query.has_affixes()) {
     query.ByAffixes();
+    phrase_postings_decoded_ += query.postings_decoded;
   } else if (best_partial >= 0) {
     query.ByDictionaryScan(best_partial);
+    phrase_postings_decoded_ += query.postings_decoded;
   } else {
     ++phrase_fallback_scans_;
     query.ByLinearScan();
@@ -557,6 +564,54 @@ bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase
   return true;
 }
 
+/// How far from an occurrence CutWordsHeld looks for the separator that starts or ends the
+/// span's word around it (past kMaxTokenBytes: a word's token is cut there anyway).
+constexpr size_t kCutWordWindow = 1024;
+
+/// An ASCII byte that separates words wherever it stands (tokenizer.h, "separators"): not a
+/// letter, a digit or a joiner. Bytes of multi-byte code points are >= 0x80.
+inline bool AsciiSeparator(char ch) {
+  const unsigned char c = static_cast<unsigned char>(ch);
+  if (c >= 0x80) return false;
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return false;
+  return std::strchr("./\\:-_@#+", c) == nullptr || c == 0;
+}
+
+/// Whether doc `d` of `n` holds, at the index, every word of its text `text` that the
+/// occurrence [at, at + len) touches: each such word's whole token has a posting at `d`.
+/// The words are tokenized from a window of the text that starts and ends at separators
+/// (or the text's ends), so they are the words the index was given. 1 held, 0 not, -1
+/// undecided (no ASCII separator within kCutWordWindow bytes of the occurrence). Adds the
+/// postings its cursors decode to `*decoded`.
+int CutWordsHeld(const LexicalIndex::Namespace& n, const char* text, size_t text_len, size_t at, size_t len, uint32_t d,
+                 TokenStream* stream, uint64_t* decoded) {
+  size_t begin = at;
+  const size_t floor = at > kCutWordWindow ? at - kCutWordWindow : 0;
+  while (begin > 0 && !AsciiSeparator(text[begin - 1])) {
+    if (begin == floor) return -1;
+    --begin;
+  }
+  size_t end = at + len;
+  const size_t ceiling = std::min(text_len, at + len + kCutWordWindow);
+  while (end < text_len && !AsciiSeparator(text[end])) {
+    if (end == ceiling) return -1;
+    ++end;
+  }
+  Tokenize(std::string_view(text + begin, end - begin), stream, true);
+  for (const WordRef& word : stream->words) {
+    if (word.whole_token < 0) continue;
+    if (begin + word.byte_end <= at || begin + word.byte_begin >= at + len) continue;  // outside
+    const uint32_t term = n.Find(stream->token(static_cast<size_t>(word.whole_token)));
+    if (term == kNotFound) return 0;
+    PostingCursor c;
+    c.Open(n, term, false);
+    c.Advance(d);
+    *decoded += c.postings_decoded;
+    if (c.doc != d) return 0;
+  }
+  return 1;
+}
+
 }  // namespace
 
 bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t span_id) {
@@ -572,9 +627,26 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
   if (!PhraseConstraints(n, phrase, &stream_, &constraints, &best_partial)) return false;
   const size_t m = constraints.size();
   if (m == 0) {
-    // No interior word (a phrase that cuts its only words, or has none): Phrase finds its
-    // candidates by a dictionary scan, with nothing to seek. Rare for a probe (a sentence or
-    // a line); answered by Phrase itself, so the index, not just the text, still decides.
+    // No interior word (`x = 1`, `ZSTATE = 3.`, `Date: 2025-06-23`): Phrase would gather
+    // every doc of every term ending with the first word or starting with the last (for a
+    // 1-2 character word or a number, thousands of terms). For one span the text finds the
+    // occurrence, and the index is asked only for the words of the span that the occurrence
+    // touches: each whole token must have a posting at this doc (a cursor seek per word).
+    SpanView view;
+    if (!source.Read(span_id, &view) || view.kind != kind) {
+      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
+                                       " that the log does not hold as this kind");
+    }
+    if (view.text_len < phrase.size()) return false;
+    const void* hit = memmem(view.text, view.text_len, phrase.data(), phrase.size());
+    if (hit == nullptr) return false;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(hit) - view.text);
+    uint64_t decoded = 0;
+    const int held = CutWordsHeld(n, view.text, view.text_len, at, phrase.size(), d, &stream_, &decoded);
+    phrase_postings_decoded_ += decoded;
+    if (held >= 0) return held == 1;
+    // A word of the span runs past kCutWordWindow bytes with no ASCII separator: Phrase
+    // itself answers.
     std::vector<uint64_t> all;
     Phrase(source, phrase, kind, UINT64_MAX, &all);
     return std::binary_search(all.begin(), all.end(), span_id);

@@ -234,3 +234,46 @@ describe('phrase of common words: interior words checked one at a time', () => {
     expect((ix.stats().phrasePositionsDecoded as number) - positions).toBeLessThan(2.5 * texts.length);
   });
 });
+
+describe('phraseHas of a phrase with no interior word: the span decides, not the dictionary', () => {
+  // 3,000 docs, each with its own term ending in "x" and its own number starting with "1":
+  // the affix ranges of `x = 1` hold 3,000 terms each. Some docs say it exactly.
+  const texts = Array.from({ length: 3000 }, (_, i) =>
+    i % 500 === 7 ? `set idx${i}x = 1${i}.001 * u.m then ZSTATE = 3. Date: 2025-06-23` : `set idx${i}x == 1${i}.5 and ZSTATE=3 max-line-length = ${i}`,
+  );
+  texts[2999] = 'key=' + 'QmFz'.repeat(600) + ' = 1 end'; // a word past the 1,024-byte window
+  const docs = asDocs(texts);
+  const { ix, src } = indexOf(docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+  const shapes = [
+    'x = 1', '7x = 17', 'x == 1', '= 1', 'q2', '.001 * u.m', '1.001 * u', 'E = 3. Da', 'Date: 2025-06-2', '06-23',
+    'max-line-length = 8', 'h = 1', '2999x', 'QmFzQmFz = 1', 'z = 1 e', ' = ', 'x = 19',
+  ];
+
+  it('equals membership in the brute-force answer, for the spans that hold it and for others', () => {
+    const rand = rng(11);
+    const phrases: string[] = [];
+    const ids: number[] = [];
+    const want: number[] = [];
+    for (const p of shapes) {
+      const holders = brute(p);
+      for (const id of [...holders.slice(0, 4), ...Array.from({ length: 4 }, () => Math.floor(rand() * docs.length)), 2999]) {
+        phrases.push(p);
+        ids.push(id);
+        want.push(holders.includes(id) ? 1 : 0);
+      }
+      expect(phrase(ix, src, p), p).toEqual(holders);
+    }
+    expect(want.filter((w) => w === 1).length).toBeGreaterThan(30);
+    expect(Array.from(ix.phraseHas(src as never, phrases, Float64Array.from(ids), 1))).toEqual(want);
+  });
+
+  it('seeks only the words the occurrence touches: a few postings, not the affix ranges of every term', () => {
+    const before = ix.stats().phrasePostingsDecoded as number;
+    const has = ix.phraseHas(src as never, ['x = 1', 'Date: 2025-06-23', 'ZSTATE = 3.'], Float64Array.of(1007, 2507, 7), 1);
+    expect(Array.from(has)).toEqual([1, 1, 1]);
+    // Each word seek bisects the skips and decodes at most one block of 64 postings; the
+    // affix ranges of "x" and "1" alone hold 6,000 postings.
+    expect((ix.stats().phrasePostingsDecoded as number) - before).toBeLessThan(6 * 65);
+  });
+});
