@@ -28,7 +28,7 @@ import path from 'node:path';
 import { SpanStore, type TurnInput } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
 import { loadData, naturalQuestions, type BenchSpan } from './data.js';
-import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, peakRss, rng, status, table, type Ctx } from './lib.js';
+import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
 const n = Number(process.argv[2] ?? 1e6);
@@ -159,21 +159,15 @@ async function main(): Promise<void> {
   } finally {
     cleanup(ctx);
   }
-  const end = machine();
-  const out = {
+  const out = runRecord(ctx, {
     command: `node build/bench-dist/bench/hybrid-scale.js ${process.argv.slice(2).join(' ')}`.trim(),
     scale: n,
-    quick: false,
     sections: ['hybrid'],
-    machineStart: start,
-    machineEnd: end,
+    start,
     simd: addon().simdIsa(),
-    wallSeconds: +((performance.now() - t0) / 1000).toFixed(1),
-    peakRssMiB: +(peakRss() / 2 ** 20).toFixed(0),
-    figures: ctx.figures,
-    checks: ctx.checks,
-    info: ctx.info,
-  };
+    t0,
+  });
+  const end = out.machineEnd;
   const results = path.join(packageRoot, 'bench', 'results');
   fs.mkdirSync(results, { recursive: true });
   fs.writeFileSync(path.join(results, `bench-${n.toExponential(0).replace('+', '')}-hybrid.json`), JSON.stringify(out, null, 2));

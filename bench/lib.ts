@@ -390,6 +390,27 @@ export function machine(): Record<string, unknown> {
   };
 }
 
+/**
+ * The JSON a bench run writes to bench/results (bench/results.ts renders RESULTS.md from it):
+ * what ran, on which machine at its start and end, and every figure and check.
+ */
+export function runRecord(ctx: Ctx, run: { command: string; scale: number; sections: string[]; start: Record<string, unknown>; simd: string; t0: number }) {
+  return {
+    command: run.command,
+    scale: run.scale,
+    quick: ctx.quick,
+    sections: run.sections,
+    machineStart: run.start,
+    machineEnd: machine(),
+    simd: run.simd,
+    wallSeconds: +((performance.now() - run.t0) / 1000).toFixed(1),
+    peakRssMiB: +(peakRss() / 2 ** 20).toFixed(0),
+    figures: ctx.figures,
+    checks: ctx.checks,
+    info: ctx.info,
+  };
+}
+
 /** The vector recall/latency sweep as a table: the matched-recall comparison in full. */
 export function sweepTable(sweep: { ours: { ef: number; recall: number; p50: number; p99: number }[]; usearch: { ef: number; recall: number; p50: number; p99: number }[] }): string {
   const efs = [...new Set([...sweep.ours, ...sweep.usearch].map((p) => p.ef))].sort((a, b) => a - b);

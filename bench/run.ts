@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { addon, packageRoot } from '../src/native.js';
 import { defaultCountTokens } from '../src/window.js';
 import { loadData } from './data.js';
-import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, peakRss, table, wall } from './lib.js';
+import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, runRecord, table, wall } from './lib.js';
 import { runAppend } from './append.bench.js';
 import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
@@ -134,22 +134,9 @@ try {
   cleanup(ctx);
 }
 
-const end = machine();
 const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
-const out = {
-  command,
-  scale,
-  quick: ctx.quick,
-  sections: [...only],
-  machineStart: start,
-  machineEnd: end,
-  simd: addon().simdIsa(),
-  wallSeconds: +((performance.now() - t0) / 1000).toFixed(1),
-  peakRssMiB: +(peakRss() / 2 ** 20).toFixed(0),
-  figures: ctx.figures,
-  checks: ctx.checks,
-  info: ctx.info,
-};
+const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: addon().simdIsa(), t0 });
+const end = out.machineEnd;
 fs.mkdirSync(RESULTS, { recursive: true });
 const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}.json`);
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
