@@ -138,7 +138,9 @@ const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
 const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: addon().simdIsa(), t0 });
 const end = out.machineEnd;
 fs.mkdirSync(RESULTS, { recursive: true });
-const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}.json`);
+// A run of chosen sections (--only) writes a file of its own: it never replaces the full run's figures.
+const part = values.only !== undefined ? `-${[...only].join('-')}` : '';
+const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}${part}.json`);
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 
 console.log(`\n${table(ctx.figures)}\n`);
@@ -148,7 +150,7 @@ console.log(
   `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
 );
 console.log(`ratio = ours / peer in the figure's unit (✓: ours is at least as good). JSON: ${path.relative(packageRoot, file)}`);
-if (scales.length === 1 && !values['no-growth'] && !ctx.quick) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
+if (scales.length === 1 && !values['no-growth'] && !ctx.quick && values.only === undefined) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));
 writeResults(RESULTS, RESULTS_MD);
 console.log(`results: ${path.relative(packageRoot, RESULTS_MD)}`);
 if (failed.length > 0) {
