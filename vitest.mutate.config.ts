@@ -27,24 +27,25 @@ const FILES = [
   'test/guard/hit-rate.test.ts', // ~15 s
 ];
 
-const rank = (spec: TestSpecification): number => {
-  const rel = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
-  const i = FILES.indexOf(rel);
-  // New files (the mutants.test.ts ones, anything added under test/guard or test/search) are small: first.
-  return i === -1 ? -1 : i;
-};
-
-class CheapFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    return [...files].sort((a, b) => rank(a) - rank(b));
-  }
+/**
+ * A sequencer running the listed files in their order, files not listed first (new files —
+ * the mutants.test.ts ones, anything added under test/guard or test/search — are small).
+ * Shared with vitest.mutate.guard.config.ts.
+ */
+export function cheapFirst(files: readonly string[]): typeof BaseSequencer {
+  const rank = (spec: TestSpecification): number => files.indexOf(path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/'));
+  return class CheapFirst extends BaseSequencer {
+    override async sort(specs: TestSpecification[]): Promise<TestSpecification[]> {
+      return [...specs].sort((a, b) => rank(a) - rank(b));
+    }
+  };
 }
 
 export default defineConfig({
   test: {
     include: ['test/verdict/*.test.ts', 'test/guard/*.test.ts', 'test/search/*.test.ts', 'test/window/window.test.ts'],
     exclude: [...configDefaults.exclude, 'test/search/quality.test.ts'],
-    sequence: { sequencer: CheapFirst },
+    sequence: { sequencer: cheapFirst(FILES) },
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

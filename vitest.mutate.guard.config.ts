@@ -1,6 +1,5 @@
-import path from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { cheapFirst } from './vitest.mutate.config.js';
 
 // The tests the guard's mutation runs (stryker.guard.config.mjs) run against each mutant.
 // src/guard.ts: the guard's, the verdict's and the audit's rule tests, nothing else — a
@@ -31,23 +30,11 @@ const TESTS: Record<string, string[]> = {
 };
 const target = process.env.SPANGUARD_MUTATE ?? 'guard';
 
-const rank = (spec: TestSpecification): number => {
-  const rel = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
-  const i = FILES.indexOf(rel);
-  return i === -1 ? -1 : i;
-};
-
-class CheapFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    return [...files].sort((a, b) => rank(a) - rank(b));
-  }
-}
-
 export default defineConfig({
   test: {
     include: TESTS[target] ?? TESTS.guard!,
     exclude: [...configDefaults.exclude, 'test/guard/grounding.test.ts'],
-    sequence: { sequencer: CheapFirst },
+    sequence: { sequencer: cheapFirst(FILES) },
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
