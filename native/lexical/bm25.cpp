@@ -116,15 +116,7 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
     acc[d] = 0;
     if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max))
       continue;
-    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
-    if (heap.size() < k) {
-      heap.push_back(hit);
-      std::push_heap(heap.begin(), heap.end(), Worse);
-    } else if (Worse(hit, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), Worse);
-      heap.back() = hit;
-      std::push_heap(heap.begin(), heap.end(), Worse);
-    }
+    OfferTopK(heap, k, LexicalHit{n.span_ids[d], static_cast<float>(total)});
   }
   std::sort_heap(heap.begin(), heap.end(), Worse);
 }
@@ -290,7 +282,6 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
         c.Next();
       }
     }
-    const bool full = heap.size() == k;
     bool pruned = false;
     for (size_t i = first_essential; i-- > 0;) {
       // Bounds carry a 1e-4 relative margin, so rounding never prunes a true top-k doc.
@@ -309,18 +300,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     if (pruned) continue;
     double total = 0;
     for (size_t i = 0; i < nterms; ++i) total += sc.contrib[i];
-    const LexicalHit hit{n.span_ids[d], static_cast<float>(total)};
-    if (!full) {
-      heap.push_back(hit);
-      std::push_heap(heap.begin(), heap.end(), Worse);
-    } else if (Worse(hit, heap.front())) {
-      // hit ranks above the current worst: replace it.
-      std::pop_heap(heap.begin(), heap.end(), Worse);
-      heap.back() = hit;
-      std::push_heap(heap.begin(), heap.end(), Worse);
-    } else {
-      continue;
-    }
+    if (!OfferTopK(heap, k, LexicalHit{n.span_ids[d], static_cast<float>(total)})) continue;
     if (heap.size() == k) {
       threshold = std::max(threshold, heap.front().score);
       while (first_essential < nterms && sc.prefix_bounds[first_essential] <= threshold) ++first_essential;

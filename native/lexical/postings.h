@@ -2,6 +2,7 @@
 // query-time scratch that BM25 and phrase queries reuse.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -195,6 +196,21 @@ struct PostingCursor {
 // A min-heap entry ordering: the "worst" hit is on top (lowest score, then highest id).
 inline bool Worse(const LexicalHit& a, const LexicalHit& b) {
   return a.score > b.score || (a.score == b.score && a.span_id < b.span_id);
+}
+
+// Offers `hit` to a top-k heap ordered by Worse: kept while the heap holds fewer than k, or
+// in place of the current worst when it ranks above it. Whether it was kept.
+inline bool OfferTopK(std::vector<LexicalHit>& heap, size_t k, const LexicalHit& hit) {
+  if (heap.size() < k) {
+    heap.push_back(hit);
+    std::push_heap(heap.begin(), heap.end(), Worse);
+    return true;
+  }
+  if (!Worse(hit, heap.front())) return false;
+  std::pop_heap(heap.begin(), heap.end(), Worse);
+  heap.back() = hit;
+  std::push_heap(heap.begin(), heap.end(), Worse);
+  return true;
 }
 
 /// A whole word strictly inside a phrase: its term, its atom offset from the phrase's
