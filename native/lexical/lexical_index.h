@@ -121,6 +121,14 @@ class LexicalIndex {
   /// does not grow with how many other spans share the phrase; the text is still verified.
   bool PhraseHas(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t span_id);
 
+  /// PhraseHas for each (phrases[i], span_ids[i]), answers in `out` (1 or 0): the same
+  /// answers, and the same error as the first phrase that would throw. The posting lists of
+  /// all the phrases are read in stages (every cursor opened, then every block sought, then
+  /// every doc decoded), so the cache misses of one word's lists overlap with the others'
+  /// instead of following one another.
+  void PhraseHasMany(const SpanSource& source, const std::vector<std::string>& phrases, RecordKind kind,
+                     const std::vector<uint64_t>& span_ids, uint8_t* out);
+
   /// Writes <file>.tmp, fsyncs, renames over <file>, fsyncs the directory.
   /// Throws NativeError(IO_ERROR / FSYNC_FAILED).
   void Save();

@@ -36,19 +36,24 @@ bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase
 /// Whether one document's positions (`positions[i]` for `constraints[i]`) put every
 /// constraint's word at its offset from one common start.
 /// With `tail` (sorted), the start must also have one of its positions at `tail_offset`.
-bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions,
+bool Aligned(const PhraseConstraint* constraints, const std::vector<uint32_t>* positions, size_t m,
              const std::vector<uint32_t>* tail = nullptr, uint32_t tail_offset = 0) {
   for (const uint32_t p : positions[0]) {
     if (p < constraints[0].offset) continue;
     const uint32_t base = p - constraints[0].offset;
     bool aligned = true;
-    for (size_t i = 1; i < constraints.size() && aligned; ++i) {
+    for (size_t i = 1; i < m && aligned; ++i) {
       aligned = std::binary_search(positions[i].begin(), positions[i].end(), base + constraints[i].offset);
     }
     if (aligned && tail != nullptr) aligned = std::binary_search(tail->begin(), tail->end(), base + tail_offset);
     if (aligned) return true;
   }
   return false;
+}
+
+bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector<std::vector<uint32_t>>& positions,
+             const std::vector<uint32_t>* tail = nullptr, uint32_t tail_offset = 0) {
+  return Aligned(constraints.data(), positions.data(), constraints.size(), tail, tail_offset);
 }
 
 }  // namespace
@@ -545,6 +550,11 @@ bool PhraseConstraints(const LexicalIndex::Namespace& n, std::string_view phrase
   out->clear();
   *best_partial = -1;
   Tokenize(phrase, stream, true);
+  for (const WordRef& word : stream->words) {
+    if (word.whole_token < 0 || word.byte_begin == 0 || word.byte_end >= phrase.size()) continue;
+    const std::string_view token = stream->token(static_cast<size_t>(word.whole_token));
+    n.PrefetchSlot(HashBytes(token.data(), token.size()));
+  }
   size_t best_partial_len = 0;
   for (size_t w = 0; w < stream->words.size(); ++w) {
     const WordRef& word = stream->words[w];
@@ -671,6 +681,100 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
                                      " that the log does not hold as this kind");
   }
   return view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
+}
+
+}  // namespace spanguard
+
+namespace spanguard {
+
+void LexicalIndex::PhraseHasMany(const SpanSource& source, const std::vector<std::string>& phrases, RecordKind kind,
+                                 const std::vector<uint64_t>& span_ids, uint8_t* out) {
+  const size_t count = phrases.size();
+  Namespace& n = ns(kind);
+  Scratch& sc = *scratch_;
+  // Per phrase: kDecided (its answer is 0 already), kAlone (PhraseHas answers it, in order,
+  // in the last stage: an empty phrase, which throws, or one without interior words), or the
+  // index of its first constraint.
+  constexpr uint32_t kDecided = UINT32_MAX;
+  constexpr uint32_t kAlone = UINT32_MAX - 1;
+  std::vector<uint32_t>& first = sc.batch_first;
+  std::vector<uint32_t>& size = sc.batch_count;
+  std::vector<PhraseConstraint>& all = sc.batch_constraints;
+  std::vector<uint32_t>& docs = sc.batch_docs;
+  first.assign(count, kDecided);
+  size.assign(count, 0);
+  all.clear();
+  docs.clear();
+  // Stage 1, as PhraseHas begins: the span's doc and the phrase's interior words.
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = 0;
+    const std::string_view phrase = phrases[i];
+    if (phrase.empty()) {
+      first[i] = kAlone;
+      continue;
+    }
+    const auto it = std::lower_bound(n.span_ids.begin(), n.span_ids.end(), span_ids[i]);
+    if (it == n.span_ids.end() || *it != span_ids[i]) continue;  // not indexed as this kind
+    const uint32_t d = static_cast<uint32_t>(it - n.span_ids.begin());
+    int best_partial = -1;
+    if (!PhraseConstraints(n, phrase, &stream_, &sc.phrase_constraints, &best_partial)) continue;
+    if (sc.phrase_constraints.empty()) {
+      first[i] = kAlone;
+      continue;
+    }
+    first[i] = static_cast<uint32_t>(all.size());
+    size[i] = static_cast<uint32_t>(sc.phrase_constraints.size());
+    for (const PhraseConstraint& c : sc.phrase_constraints) {
+      all.push_back(c);
+      docs.push_back(d);
+      __builtin_prefetch(&n.terms[c.term]);
+    }
+  }
+  const size_t total = all.size();
+  if (sc.batch_cursors.size() < total) sc.batch_cursors.resize(total);
+  if (sc.batch_positions.size() < total) sc.batch_positions.resize(total);
+  sc.batch_ok.assign(total, 0);
+  // Stage 2: every cursor opened (each reads its term and its first posting).
+  for (size_t k = 0; k < total; ++k) {
+    PostingCursor& c = sc.batch_cursors[k];
+    c = PostingCursor();
+    c.Open(n, all[k].term, true);
+    if (c.skip_count > 0) __builtin_prefetch(c.skips + c.skip_count / 2);
+  }
+  // Stage 3: every cursor placed at the block before its doc, the streams' next bytes asked for.
+  for (size_t k = 0; k < total; ++k) {
+    PostingCursor& c = sc.batch_cursors[k];
+    c.SeekBlock(docs[k]);
+    c.PrefetchStreams();
+  }
+  // Stage 4: every cursor at its doc, with that doc's positions (PhraseHas's per-word test).
+  for (size_t k = 0; k < total; ++k) {
+    PostingCursor& c = sc.batch_cursors[k];
+    c.Advance(docs[k]);
+    sc.batch_ok[k] = c.doc == docs[k] && c.ReadPositions(&sc.batch_positions[k]) ? 1 : 0;
+    if (sc.batch_ok[k] == 0) sc.batch_positions[k].clear();  // no stale positions to align
+  }
+  // Stage 5, in phrase order: the alignment and the text, as PhraseHas ends.
+  for (size_t i = 0; i < count; ++i) {
+    if (first[i] == kDecided) continue;
+    if (first[i] == kAlone) {
+      out[i] = PhraseHas(source, phrases[i], kind, span_ids[i]) ? 1 : 0;
+      continue;
+    }
+    const size_t f = first[i];
+    const size_t m = size[i];
+    bool held = true;
+    for (size_t k = f; k < f + m && held; ++k) held = sc.batch_ok[k] == 1;
+    if (!held || !Aligned(all.data() + f, sc.batch_positions.data() + f, m)) continue;
+    SpanView view;
+    if (!source.Read(span_ids[i], &view) || view.kind != kind) {
+      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_ids[i]) +
+                                       " that the log does not hold as this kind");
+    }
+    const std::string_view phrase = phrases[i];
+    out[i] =
+        view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
+  }
 }
 
 }  // namespace spanguard

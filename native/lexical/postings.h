@@ -73,7 +73,10 @@ struct PostingCursor {
     while (n > 0 && pos_end - q >= 8) {
       uint64_t w;
       std::memcpy(&w, q, 8);
-      const uint64_t ends = static_cast<uint64_t>(__builtin_popcountll(~w & 0x8080808080808080ULL));
+      // The bytes that end a varint, counted without a popcount instruction (a library
+      // call on a baseline x86-64 build): each such byte gives one low bit, the multiply
+      // sums the eight bytes into the top one.
+      const uint64_t ends = (((~w & 0x8080808080808080ULL) >> 7) * 0x0101010101010101ULL) >> 56;
       if (ends >= n) break;  // the n-th end is in this word: finish byte by byte
       n -= ends;
       q += 8;
@@ -120,13 +123,31 @@ struct PostingCursor {
   /// Moves to the first doc ≥ target.
   void Advance(uint32_t target) {
     if (doc >= target) return;  // includes kEnd
+    SeekBlock(target);
+    while (doc < target && Next()) {
+    }
+  }
+
+  /// The skip part of Advance: when a later block may hold `target`, places the streams at
+  /// the start of the block before it (nothing decoded yet); the doc stays where it was.
+  /// A batch of cursors (PhraseHasMany) seeks every block first, so their reads overlap.
+  void SeekBlock(uint32_t target) {
+    if (doc >= target) return;
     uint32_t s = next_skip;
     // Skips are ordered by doc: bisect, so a seek far ahead (a probe of one span on a
-    // posting list of 10^5 docs) costs log(blocks), not a walk over every block.
+    // posting list of 10^5 docs) costs log(blocks), not a walk over every block. The
+    // bisection has no data-dependent branch (the step is a select, the trip count depends
+    // on the length only): the next cursor's loads of a batch start before this one's end.
     if (s < skip_count && skips[s].doc_before < target) {
-      s = static_cast<uint32_t>(std::partition_point(skips + s, skips + skip_count,
-                                                     [target](const Skip& k) { return k.doc_before < target; }) -
-                                skips);
+      // The last skip before target, in [base, base + n): skips[s] is one.
+      const Skip* base = skips + s;
+      uint32_t n = skip_count - s;
+      while (n > 1) {
+        const uint32_t half = n / 2;
+        base = base[half].doc_before < target ? base + half : base;
+        n -= half;
+      }
+      s = static_cast<uint32_t>(base - skips) + 1;
     }
     if (s > next_skip) {
       const Skip& k = skips[s - 1];
@@ -140,8 +161,12 @@ struct PostingCursor {
         decoded_count = s * kSkipEvery;  // skips[s - 1] sits at posting s * 64
       }
     }
-    while (doc < target && Next()) {
-    }
+  }
+
+  /// Hints the cache that the next decode reads here (the doc stream and the positions).
+  void PrefetchStreams() const {
+    __builtin_prefetch(p);
+    if (with_positions) __builtin_prefetch(pos_p);
   }
 
   /// The largest BM25 contribution of any posting in the current posting's block, and the
@@ -237,6 +262,17 @@ struct LexicalIndex::Scratch {
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<uint32_t> phrase_starts;  // phrase starts the interior words checked so far agree on
   std::vector<PhraseConstraint> phrase_constraints;
+  // PhraseHasMany: every phrase's constraints in one list, with each one's doc, and whether
+  // its cursor reached that doc with its positions.
+  // Cursors and positions of their own, apart from phrase_cursors and phrase_positions
+  // (PhraseHas and Phrase): a phrase answered alone in between never disturbs them.
+  std::vector<PhraseConstraint> batch_constraints;
+  std::vector<uint32_t> batch_docs;
+  std::vector<uint8_t> batch_ok;
+  std::vector<PostingCursor> batch_cursors;
+  std::vector<std::vector<uint32_t>> batch_positions;
+  std::vector<uint32_t> batch_first;  // per phrase: its first constraint in batch_constraints
+  std::vector<uint32_t> batch_count;  // per phrase: how many
   std::vector<uint64_t> bitmap;
   std::vector<uint64_t> bitmap2;
   std::vector<uint32_t> affix_terms;

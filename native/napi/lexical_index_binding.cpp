@@ -324,7 +324,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         span_ids[i] = static_cast<uint64_t>(id);
       }
       auto out = Napi::Uint8Array::New(env, count);
-      for (size_t i = 0; i < count; ++i) out[i] = index_->PhraseHas(*source, texts[i], kind, span_ids[i]) ? 1 : 0;
+      index_->PhraseHasMany(*source, texts, kind, span_ids, out.Data());
       return out;
     });
   }
