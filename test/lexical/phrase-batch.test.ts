@@ -14,7 +14,7 @@ describe('phraseHas batch: staged reads give the answers of one phrase at a time
   const texts = Array.from({ length: 4000 }, (_, i) =>
     i % 97 === 5 ? `the value of limit_${i} is ${i}.5 ms and z = 1 end` : `the value of item ${i} is ${i * 3} and the rest of it`,
   );
-  texts[3999] = 'key=' + 'QmFz'.repeat(600) + ' = 1 end';
+  texts[3999] = `key=${'QmFz'.repeat(600)} = 1 end`;
   const docs = asDocs(texts);
   const ix = openIndex(path.join(tmp.dir, 'batch.idx'));
   addDocs(ix, docs);
