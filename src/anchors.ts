@@ -76,8 +76,10 @@ export function perturb(fact: string, variant = 0): string {
   let changed = false;
   const out = fact.replace(/\d+/g, (m) => {
     changed = true;
-    const n = BigInt(m) + BigInt(1 + (variant % 7)) * 10n ** BigInt(Math.max(0, Math.min(m.length - 1, variant % 3)));
-    const s = n.toString();
+    const step = 1 + (variant % 7);
+    const at = Math.max(0, Math.min(m.length - 1, variant % 3));
+    // Up to 15 digits the sum (< 1.7·10^15) is exact in a double: no BigInt to build.
+    const s = m.length <= 15 && Number.isInteger(variant) ? String(Number(m) + step * 10 ** at) : (BigInt(m) + BigInt(step) * 10n ** BigInt(at)).toString();
     // Keep the width so formatting (zero padding, alignment) still looks real.
     return s.length < m.length ? s.padStart(m.length, '0') : s;
   });

@@ -22,7 +22,7 @@ import { checkGrounding } from './grounding.js';
 import { analyzeQuery } from './query.js';
 import type { EngineContext } from './store/context.js';
 import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
-import { type AnchorProbe, checkIds, judgeAnchors, probeDivergence } from './guard/anchors.js';
+import { type AnchorProbe, checkIds, judgeAnchors, knownDivergence, probeDivergence } from './guard/anchors.js';
 import { HIT_RATE_RISE, LOCAL_PROBES, MIN_LOCAL_PAIRS, numbersOf, type Probe } from './guard/probes.js';
 
 export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
@@ -36,6 +36,8 @@ export class CompactionGuard {
   private readonly anchorTurns = new Map<number, number>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
   private anchorsAtDraw = 0;
+  /** The queries of probeSet, kept with it (every pass asks whether a local probe is already in the set). */
+  private probeQueries = new Set<string>();
 
   constructor(private readonly store: EngineContext) {}
 
@@ -179,7 +181,9 @@ export class CompactionGuard {
     for (let i = 0; i < probed.length; i++) {
       const f = finds[i]!;
       const { id } = probed[i]!;
-      const d = await probeDivergence(f, id, (topId) => this.distance(byId.get(id)!.text, topId));
+      // Most anchors come back first themselves: no wait for a measure that is not needed.
+      const known = knownDivergence(f, id);
+      const d = known !== undefined ? known : await probeDivergence(f, id, (topId) => this.distance(byId.get(id)!.text, topId));
       measured.push({ id, found: f.found, divergence: d });
     }
     const { unverified, diverged, divergence } = judgeAnchors(measured, store.options.maxDivergence);
@@ -353,7 +357,7 @@ export class CompactionGuard {
     if (a < 0) a = lowerBound(turnStart);
     if (b < 0) b = lowerBound(turnEnd + 1);
     const out: Probe[] = [];
-    const global = new Set(this.probeSet.map((p) => p.query));
+    const global = this.probeQueries;
     // The anchors the summary speaks for: evicted by this pass or under the summaries it
     // folds, not those of the range still in the window.
     const spoken: number[] = [];
@@ -403,6 +407,7 @@ export class CompactionGuard {
   /** Forgets the probe set; the next pass draws and measures a new one (after a repair). */
   resetProbes(): void {
     this.probeSet = [];
+    this.probeQueries = new Set();
     this.anchorsAtDraw = 0;
   }
 
@@ -416,6 +421,7 @@ export class CompactionGuard {
     const anchors = store.state.anchors;
     this.anchorsAtDraw = anchors.length;
     this.probeSet = [];
+    this.probeQueries = new Set();
     if (anchors.length === 0) return;
     const rand = prng(anchors.length * 2654435761);
     const seen = new Set<string>();
@@ -443,6 +449,7 @@ export class CompactionGuard {
         // its own new summary, which is what a pass can change.
         this.probeSet.push({ query: fact, positive: true, numbers: [], raw: true, summary: false });
         this.probeSet.push({ query: negative, positive: false, numbers: numbersOf(negative), raw: false, summary: false });
+        this.probeQueries.add(fact).add(negative);
         break;
       }
     }

@@ -22,9 +22,18 @@ export async function probeDivergence(
   anchorId: number,
   measure: (topId: number) => Promise<number>,
 ): Promise<number | null> {
+  const known = knownDivergence(find, anchorId);
+  return known !== undefined ? known : measure(find.topId!);
+}
+
+/**
+ * `probeDivergence` where it needs no measure (null or 0), without a wait; undefined when
+ * the first hit is another span that does not state the probe, whose distance is measured.
+ */
+export function knownDivergence(find: { found: boolean; topId: number | null; topHolds: boolean }, anchorId: number): number | null | undefined {
   if (!find.found) return null;
   if (find.topId === null || find.topId === anchorId || find.topHolds) return 0;
-  return measure(find.topId);
+  return undefined;
 }
 
 /** One evicted anchor's probe: whether the agent's retrieval returned it, and the divergence (null when not returned). */

@@ -25,8 +25,8 @@ export interface Probe {
   summary: boolean;
 }
 
-/** The digit runs of a probe, lower-cased: every one must be in a text that answers it. */
-export const numbersOf = (q: string): string[] => [...new Set(q.toLowerCase().match(/\d+/g) ?? [])];
+/** The digit runs of a probe (the same lower-cased or not): every one must be in a text that answers it. */
+export const numbersOf = (q: string): string[] => [...new Set(q.match(/\d+/g) ?? [])];
 
 /** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
 export const LOCAL_PROBES = 64;
