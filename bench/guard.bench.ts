@@ -146,41 +146,53 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   let spilled = 0;
   // Every receipt says where its pass's time went: the guard's own work (checks by id,
   // anchor probes, hit-rate monitor, event record), grounding, and the summary's append+index.
-  let timings: PassTiming[] = [];
   const evictedIds: number[] = [];
-  const pass = async (st: SpanStore, evict: number[]) => {
+  const pass = async (st: SpanStore, evict: number[]): Promise<{ wall: number; timing: PassTiming }> => {
     // A summary covers exactly the turns it replaces.
     const turnsOf = st.getMany(evict).flatMap((sp) => (sp ? [sp.turnStart, sp.turnEnd] : []));
+    const t0 = performance.now();
     const rec = await st.compact({ evict, summary: { text: `summary of ${evict.length} spans from ${evict[0]}`, turnStart: Math.min(...turnsOf), turnEnd: Math.max(...turnsOf) } });
+    const wallUs = (performance.now() - t0) * 1000;
     spilled += rec.spilled.length;
     evictedIds.push(...rec.evicted);
-    timings.push(rec.timing);
+    return { wall: wallUs, timing: rec.timing };
   };
   // The guard's work as the receipt defines it (check + anchors + monitor + record); grounding
   // is reported beside it, in its own row and in each row's parts.
   const guardWork = (t: PassTiming) => t.check + t.anchors + t.monitor + t.record;
   type Variant = { n: number; wall: { p50: number; p99: number }; guard: { p50: number; p99: number }; anchorsUs: number; summaryUs: number; recordUs: number; monitorUs: number; checkUs: number; groundingUs: number };
   const WARMUP = 5;
+  /**
+   * The variants' passes are taken in turn (one of each per round), so every variant meets
+   * the same conditions: measured one after another, the first ran while the reopened store's
+   * pages and the pass's code were still cold and the last after every other had warmed them,
+   * and the per-anchor difference measured that order rather than the anchors.
+   */
   const run = async (st: SpanStore, ks: number[], pick: (k: number) => number[] | null) => {
-    const out: Record<number, Variant> = {};
+    // The runs are taken before timing starts; a variant the store has too few runs for is
+    // measured over those it has (n in the row), or left out under 10.
+    const runs = new Map<number, number[][]>();
     for (const k of ks) {
-      // The runs are taken before timing starts; a variant the store has too few runs for is
-      // measured over those it has (n in the row), or left out under 10.
-      // (tinybench may call once more than asked: a few spare runs.)
-      const SPARE = 3;
-      const runs: number[][] = [];
-      for (let r: number[] | null; runs.length < PASSES + WARMUP + SPARE && (r = pick(k)) !== null; ) runs.push(r);
-      const n = runs.length - WARMUP - SPARE;
-      if (n < 10) continue;
-      timings = [];
-      let next = 0;
-      const wallLat = await latencyAsync(n, () => pass(st, runs[next++]!), WARMUP);
-      const measured = timings.slice(-n); // the warm-up passes' receipts are dropped
-      const med = (f: (t: PassTiming) => number) => pct(measured.map(f), 0.5);
+      const mine: number[][] = [];
+      for (let r: number[] | null; mine.length < PASSES + WARMUP && (r = pick(k)) !== null; ) mine.push(r);
+      if (mine.length - WARMUP >= 10) runs.set(k, mine);
+    }
+    const seen = new Map<number, { wall: number; timing: PassTiming }[]>([...runs.keys()].map((k) => [k, []]));
+    const rounds = Math.max(0, ...[...runs.values()].map((r) => r.length));
+    for (let i = 0; i < rounds; i++)
+      for (const [k, mine] of runs) {
+        const evict = mine[i];
+        if (!evict) continue;
+        const got = await pass(st, evict);
+        if (i >= WARMUP) seen.get(k)!.push(got); // the warm-up passes' receipts are dropped
+      }
+    const out: Record<number, Variant> = {};
+    for (const [k, measured] of seen) {
+      const med = (f: (t: PassTiming) => number) => pct(measured.map((m) => f(m.timing)), 0.5);
       out[k] = {
-        n,
-        wall: wallLat,
-        guard: { p50: med(guardWork), p99: pct(measured.map(guardWork), 0.99) },
+        n: measured.length,
+        wall: { p50: pct(measured.map((m) => m.wall), 0.5), p99: pct(measured.map((m) => m.wall), 0.99) },
+        guard: { p50: med(guardWork), p99: pct(measured.map((m) => guardWork(m.timing)), 0.99) },
         anchorsUs: med((t) => t.anchors),
         summaryUs: med((t) => t.summary),
         recordUs: med((t) => t.record),
