@@ -167,6 +167,57 @@ export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; s
   }
 }
 
+/**
+ * How far (in turns) from a span holding the question's names its frame reaches, for rule 6.
+ * A task's names recur through it (the candidates holding them are many, spread over the
+ * task), so a short reach covers the task; a long one reaches into the task before or after
+ * it (on miniswe, tasks of a median 74 turns, a reach of 25 let the previous task's `pip`
+ * answer "which pip package…" of a task that never ran pip).
+ */
+export const ASKED_FRAME_TURNS = 10;
+
+/**
+ * Rule 6 of src/support.ts: the thing a wh-question asks for ("which pip package did the agent
+ * install?") must be stated with its qualifier where the question is. The frame is the turns
+ * within ASKED_FRAME_TURNS of every candidate holding the most of the question's names (the task
+ * it names), or every turn searched when it names nothing. When the head noun (package) is
+ * stated in the frame and a qualifier (pip) is stated nowhere in it, the question asks about
+ * something the transcript never mentions there: returns the qualifiers missing with the head
+ * ("pip package"), else null. A head noun absent from the frame decides nothing: the evidence
+ * may word it otherwise ("which test launcher" answered by `bin/test`).
+ */
+export function askedOutsideFrame(
+  ctx: SearchContext,
+  judged: readonly { span: Span; support: Support }[],
+  a: QueryAnalysis,
+  kind: number,
+  turns: [number, number],
+): string | null {
+  if (!a.asked) return null;
+  const { head, qualifiers } = a.asked;
+  const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
+  let ranges: [number, number][] = [turns];
+  if (held.length > 0) {
+    const count = (j: { support: Support }) => held.filter((n) => j.support.names.matched.includes(n)).length;
+    const most = Math.max(...judged.map(count));
+    ranges = [];
+    // Overlapping reaches merged: one index search per stretch of turns.
+    const reaches = judged
+      .filter((j) => count(j) === most)
+      .map((j): [number, number] => [j.span.turnStart - ASKED_FRAME_TURNS, j.span.turnEnd + ASKED_FRAME_TURNS])
+      .sort((x, y) => x[0] - y[0]);
+    for (const r of reaches) {
+      const last = ranges[ranges.length - 1];
+      if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+      else ranges.push(r);
+    }
+  }
+  const inFrame = (w: string) => ranges.some(([lo, hi]) => ctx.lexical.search(w, 1, kind, lo, hi).ids.length > 0);
+  if (!inFrame(head)) return null;
+  const absent = qualifiers.filter((q) => !inFrame(q));
+  return absent.length > 0 ? `${absent.join(' ')} ${head}` : null;
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -284,6 +335,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       a,
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
+      () => askedOutsideFrame(ctx, js, a, kind, [tmin, tmax]),
     );
   };
   const rawDecision = decide(RecordKind.raw);
