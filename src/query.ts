@@ -6,7 +6,7 @@
  * (src/support.ts): a question whose words differ from its evidence is not a miss.
  */
 import { addon } from './native.js';
-import { defineCompound, profileQuery, type QueryProfile } from './match.js';
+import { defineCompound, defineQuotedValue, profileQuery, type QueryProfile } from './match.js';
 
 /**
  * Words that carry no content in a question: function words, question words, and the
@@ -219,11 +219,19 @@ const SINGLE_QUOTED = /(?<![\p{L}\p{N}])['‘]([^'’\n]{2,}?)['’](?![\p{L}\p{
 export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new Set()): QueryAnalysis {
   const profile = profileQuery(query);
   const question = isQuestion(query);
+  const shortQuoted: string[] = [];
   if (question) {
     for (const m of query.matchAll(SINGLE_QUOTED)) {
       const part = m[1]!;
       if (!profile.allQuoted.includes(part)) profile.allQuoted.push(part);
       if (part.length >= 6 && !profile.quoted.includes(part)) profile.quoted.push(part);
+      // A value inside the quote is not next to the words outside it ("the 'or 0' fallback"
+      // is not "0 fallback"): the quote stands verbatim in its evidence, its surroundings need
+      // not. A short quote with a value is then its own claim, held verbatim (`or 0`, not a 0).
+      if (!/\d/.test(part)) continue;
+      if (part.length < 6) shortQuoted.push(part.toLowerCase());
+      const around = [query.slice(0, m.index).match(/([\p{L}\p{N}_]+)[^\p{L}\p{N}_]*$/u)?.[1], query.slice(m.index! + m[0].length).match(/^[^\p{L}\p{N}_]*([\p{L}\p{N}_]+)/u)?.[1]];
+      for (const w of around) if (w) profile.dropContexts((source) => source.includes(w.toLowerCase()), true);
     }
   }
   const terms: { term: string; norm: string }[] = [];
@@ -265,7 +273,15 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     profile.dropContexts((source) => [...timeValues].some((v) => source.includes(v)), true);
     if (iso) timeValues.add(time.text);
   }
+  // A question's period and date are matched against the span's fields and timestamp, never
+  // required in its text (a quoted part is held with the question's standalone values).
+  if (question) profile.standalone = profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v));
   const claim = [...profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v)), ...profile.digitIds.filter((v) => !timeValues.has(v)), ...profile.quoted.map((q) => q.toLowerCase())];
+  for (const q of shortQuoted) {
+    if (claim.includes(q)) continue;
+    defineQuotedValue(profile, q);
+    claim.push(q);
+  }
   for (const c of question ? claimCompounds(query) : []) {
     if (claim.includes(c)) continue;
     defineCompound(profile, c);
