@@ -5,6 +5,7 @@
  *    byte-exact against the raw text), BM25 over the query's content terms (normal forms:
  *    stems, folded diacritics; text and metadata), the same BM25 limited to the turns of a
  *    time the query names, and the vector path. Fused by reciprocal rank.
+ *    BM25's first candidate is always judged (its support may lift it where the fusion did not).
  * 2. Support. The best fused candidates are read and each gets a `Support` record
  *    (src/support.ts): terms, values, names, who said it, when. Support reranks them: a
  *    span holding the query's claim, its names, the attributed party and the named time
@@ -236,27 +237,28 @@ function wordSet(text: string): Set<string> {
  * The first `k` of `ranked`, a span that repeats one ranked above it left for later: a console
  * that redraws its screen, or a log printed again, fills a top ten with copies of one turn and
  * pushes the other evidence out. Two spans are copies when their word sets overlap by at least
- * `threshold` (Jaccard). A copy is kept after every distinct span, so `k` hits still come back
- * when there are that many.
+ * `threshold` (Jaccard) and the lower holds nothing of the query the higher lacks. A copy is
+ * kept after every distinct span, so `k` hits still come back when there are that many.
  */
 export function distinct<T extends { span: { text: string }; support: Support }>(ranked: readonly T[], k: number, threshold: number): T[] {
-  if (threshold > 1) return ranked.slice(0, k);
   const kept: T[] = [];
   const later: T[] = [];
   const sets: Set<string>[] = [];
   const held = (s: Support) => [...s.terms.matched, ...s.names.matched, ...s.values.matched];
-  for (const j of ranked) {
-    if (kept.length >= k) break;
-    const w = wordSet(j.span.text);
+  const copy = (j: T, w: Set<string>) => {
     const mine = held(j.support);
-    const copy = sets.some((o, i) => {
+    return sets.some((o, i) => {
       const theirs = held(kept[i]!.support);
       if (mine.some((x) => !theirs.includes(x))) return false;
       let shared = 0;
       for (const x of w) if (o.has(x)) shared++;
       return shared / (w.size + o.size - shared || 1) >= threshold;
     });
-    if (copy) later.push(j);
+  };
+  for (const j of ranked) {
+    if (kept.length >= k) break;
+    const w = wordSet(j.span.text);
+    if (copy(j, w)) later.push(j);
     else {
       kept.push(j);
       sets.push(w);
@@ -332,9 +334,24 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const byScore = (x: { score: number }, y: { score: number }) => y.score - x.score;
   const judgeDepth = Math.max(JUDGE_DEPTH, 2 * k);
   const all = [...cands.values()];
+  // The best lexical match (of the whole namespace, and of the time the question names) is
+  // always judged, however low the fusion ranks it: its support (the party, the names, the
+  // claim it holds) may lift it where the vectors of other turns outvoted it.
+  const withLexicalBest = (cs: Cand[], n: number) => {
+    const sorted = cs.sort(byScore);
+    const head = sorted.slice(0, n);
+    const best = [sorted.find((c) => c.lex === 0), sorted.find((c) => c.time === 0)].filter((c): c is Cand => c !== undefined && !head.includes(c));
+    return [...head, ...new Set(best)];
+  };
   const ranked = [
-    ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, filtered ? 4 * judgeDepth : judgeDepth),
-    ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, judgeDepth),
+    ...withLexicalBest(
+      all.filter((c) => c.kind === RecordKind.raw),
+      filtered ? 4 * judgeDepth : judgeDepth,
+    ),
+    ...withLexicalBest(
+      all.filter((c) => c.kind !== RecordKind.raw),
+      judgeDepth,
+    ),
   ];
   const spans = ranked.length > 0 ? ctx.log.getMany(Float64Array.from(ranked, (c) => c.id)) : [];
   type Judged = { c: Cand; span: Span; support: Support; score: number };
