@@ -219,54 +219,6 @@ export function askedOutsideFrame(
   return absent.length > 0 ? `${absent.join(' ')} ${head}` : null;
 }
 
-/**
- * Word-set overlap (Jaccard) at which a span that holds nothing of the query more than one
- * ranked above it is taken for its copy. Measured on the natural questions (`npm run
- * quality`), bookminder recall@10: no rule 0.571, 0.9 and 0.8 0.571, 0.7 0.582, 0.6 0.582, 0.5
- * 0.571 (below 0.6, different turns of one console session count as copies).
- */
-const COPY_OVERLAP = 0.7;
-
-/** A span's words (lower-cased runs of letters and digits) in its first DUPLICATE_SCAN_CHARS. */
-const DUPLICATE_SCAN_CHARS = 4096;
-function wordSet(text: string): Set<string> {
-  return new Set(text.slice(0, DUPLICATE_SCAN_CHARS).toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-}
-
-/**
- * The first `k` of `ranked`, a span that repeats one ranked above it left for later: a console
- * that redraws its screen, or a log printed again, fills a top ten with copies of one turn and
- * pushes the other evidence out. Two spans are copies when their word sets overlap by at least
- * `threshold` (Jaccard) and the lower holds nothing of the query the higher lacks. A copy is
- * kept after every distinct span, so `k` hits still come back when there are that many.
- */
-export function distinct<T extends { span: { text: string }; support: Support }>(ranked: readonly T[], k: number, threshold: number): T[] {
-  const kept: T[] = [];
-  const later: T[] = [];
-  const sets: Set<string>[] = [];
-  const held = (s: Support) => [...s.terms.matched, ...s.names.matched, ...s.values.matched];
-  const copy = (j: T, w: Set<string>) => {
-    const mine = held(j.support);
-    return sets.some((o, i) => {
-      const theirs = held(kept[i]!.support);
-      if (mine.some((x) => !theirs.includes(x))) return false;
-      let shared = 0;
-      for (const x of w) if (o.has(x)) shared++;
-      return shared / (w.size + o.size - shared || 1) >= threshold;
-    });
-  };
-  for (const j of ranked) {
-    if (kept.length >= k) break;
-    const w = wordSet(j.span.text);
-    if (copy(j, w)) later.push(j);
-    else {
-      kept.push(j);
-      sets.push(w);
-    }
-  }
-  return [...kept, ...later].slice(0, k);
-}
-
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -436,8 +388,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       let best = 0;
       for (let i = 1; i < js.length; i++) if (content(js[i]!) > content(js[best]!)) best = i;
       if (best > 0 && js[best]!.support.speaker?.match === false) js.unshift(...js.splice(best, 1));
+      // After it, the asked party's spans before the other party's: "what did the user remind
+      // the assistant to do?" is answered by the user's turns, which the other party's long
+      // outputs sharing its words outrank by content.
+      const rest = js.slice(1);
+      js.splice(1, rest.length, ...rest.filter((j) => j.support.speaker?.match), ...rest.filter((j) => !j.support.speaker?.match));
     }
-    return distinct(js, k, COPY_OVERLAP).map(toHit);
+    return js.slice(0, k).map(toHit);
   };
   const hits = [...pick(RecordKind.raw, rawDecision), ...pick(RecordKind.summary, summaryDecision)].slice(0, k);
   const rawMatched = !rawDecision.miss && kinds.includes('raw');

@@ -30,7 +30,8 @@
  *    (rule 6 reads what a question asks for, never how many of its words a span holds).
  * 5. Nothing in common. When no candidate holds even one of the query's content terms
  *    (verbatim or by normal form), the nearest vectors are not evidence: a miss.
- * 6. What is asked for. A wh-question that asks for a qualified noun ("which pip package did
+ * 6. What is asked for. A wh-question with nothing specific in it (no value, no quoted part:
+ *    those are its claim, rule 1) that asks for a qualified noun ("which pip package did
  *    the agent install?") asks about something stated with that qualifier: when the head noun
  *    (package) is stated where the question is — within ASKED_FRAME_TURNS turns of the
  *    candidates that hold its names, or anywhere when it names nothing — and the qualifier
@@ -434,7 +435,9 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
   const absent = a.framing.filter((n) => top.every((s) => s.names.missing.includes(n)));
   if (absent.length > 0) return { miss: true, reason: 'name-not-stated', detail: absent.join(', ') };
   // Rule 6: what the question asks for, qualified, stated without its qualifier where it asks.
-  const outside = a.asked && askedOutsideFrame ? askedOutsideFrame() : null;
+  // Only for a question with nothing specific in it: a value or a quoted part is the claim
+  // the question is held to ("what pytest summary line did `pytest -v` print?").
+  const outside = a.asked && !specific && askedOutsideFrame ? askedOutsideFrame() : null;
   if (outside !== null) return { miss: true, reason: 'qualifier-not-stated', detail: outside };
   if (specific && a.party && !supports.some((s) => s.claim && s.speaker?.match)) {
     const by = supports.find((s) => s.claim)?.speaker?.said;

@@ -107,3 +107,11 @@ describe('rule 1c: a hyphenated compound a yes/no question asserts is part of it
     }
   });
 });
+
+describe('rule 6 holds a question with nothing specific in it only: a value or a quote is its claim', () => {
+  it('"which pip package did `conda install numpy-stubs` install?" is judged by its quote, not by the words around it', async () => {
+    const r = await store.search('In the Frobnicator task, which pip package did `conda install numpy-stubs` install?');
+    expect(r.miss).toBe(false);
+    expect(r.hits[0]!.turnStart).toBe(turnOf.get(TASK_A[2]!.text));
+  });
+});
