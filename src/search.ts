@@ -182,9 +182,9 @@ export const ASKED_FRAME_TURNS = 10;
  * install?") must be stated with its qualifier where the question is. The frame is the turns
  * within ASKED_FRAME_TURNS of every candidate holding the most of the question's names (the task
  * it names), or every turn searched when it names nothing. When the head noun (package) is
- * stated in the frame and a qualifier (pip) is stated nowhere in it, the question asks about
- * something the transcript never mentions there: returns the qualifiers missing with the head
- * ("pip package"), else null. A head noun absent from the frame decides nothing: the evidence
+ * stated in the frame and none of its qualifiers (pip) is, the question asks about something
+ * the transcript never mentions there: returns the qualifiers with the head ("pip package"),
+ * else null. A head noun absent from the frame decides nothing: the evidence
  * may word it otherwise ("which test launcher" answered by `bin/test`).
  */
 export function askedOutsideFrame(
@@ -215,8 +215,9 @@ export function askedOutsideFrame(
   }
   const inFrame = (w: string) => ranges.some(([lo, hi]) => ctx.lexical.search(w, 1, kind, lo, hi).ids.length > 0);
   if (!inFrame(head)) return null;
-  const absent = qualifiers.filter((q) => !inFrame(q));
-  return absent.length > 0 ? `${absent.join(' ')} ${head}` : null;
+  // Every qualifier absent: a question qualified by one word the frame holds ("what pytest
+  // summary line did…", pytest run there) is about what was discussed, however it words it.
+  return qualifiers.some(inFrame) ? null : `${qualifiers.join(' ')} ${head}`;
 }
 
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {

@@ -34,8 +34,8 @@
  *    those are its claim, rule 1) that asks for a qualified noun ("which pip package did
  *    the agent install?") asks about something stated with that qualifier: when the head noun
  *    (package) is stated where the question is — within ASKED_FRAME_TURNS turns of the
- *    candidates that hold its names, or anywhere when it names nothing — and the qualifier
- *    (pip) nowhere there, it is a miss (src/search.ts, askedOutsideFrame). A head noun not
+ *    candidates that hold its names, or anywhere when it names nothing — and none of its
+ *    qualifiers (pip) there, it is a miss (src/search.ts, askedOutsideFrame). A head noun not
  *    stated there decides nothing: the evidence may word it otherwise.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';

@@ -69,6 +69,11 @@ describe('rule 6: what a question asks for, qualified, must be stated with its q
     expect(r.miss).toBe(false);
     expect(r.hits.map((h) => h.turnStart)).toContain(turnOf.get(TASK_B[1]!.text));
   });
+  it('a question with one qualifier the task does state is about what was discussed there, however it words the rest', async () => {
+    const r = await store.search('In the Frobnicator task, which conda pip package did the agent install?');
+    expect(r.miss).toBe(false);
+    expect(r.hits.map((h) => h.turnStart)).toContain(turnOf.get(TASK_A[2]!.text));
+  });
   it('a head noun the task never states decides nothing: the evidence may word it otherwise', async () => {
     const r = await store.search('In the Frobnicator task, which pip launcher did the agent run?');
     expect(r.miss).toBe(false);
