@@ -214,6 +214,21 @@ class LazyTests extends Map<string, RegExp> {
   }
 }
 
+/**
+ * A hyphenated compound a question states as its claim (`pytest-asyncio`, `ubuntu-latest`):
+ * held bounded, written with a hyphen, an underscore or nothing between its parts
+ * (`pytest_asyncio`, `pytestasyncio`), never by its parts apart.
+ */
+export function defineCompound(profile: QueryProfile, compound: string): void {
+  const parts = compound.split('-').map((p) => escape(patternPart(p).part));
+  (profile.tests as LazyTests).define(compound, `(?<![${L}-])${parts.join('[-_]?')}(?![${L}]|-[${L}])`);
+}
+
+/** A short quoted part a question states (`'or 0'`): held verbatim, bounded like a value (`'or 0'` is not `or 00`). */
+export function defineQuotedValue(profile: QueryProfile, part: string): void {
+  (profile.tests as LazyTests).define(part, valueTest(part));
+}
+
 export function profileQuery(query: string): QueryProfile {
   const terms = [...new Set(matchTerms(query).filter((t) => !STOP.has(t) && t.length > 1))];
   const lowerQuery = query.toLowerCase();

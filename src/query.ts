@@ -6,7 +6,7 @@
  * (src/support.ts): a question whose words differ from its evidence is not a miss.
  */
 import { addon } from './native.js';
-import { profileQuery, type QueryProfile } from './match.js';
+import { defineCompound, defineQuotedValue, profileQuery, type QueryProfile } from './match.js';
 
 /**
  * Words that carry no content in a question: function words, question words, and the
@@ -59,7 +59,49 @@ export interface QueryAnalysis {
   question: boolean;
   /** The query handed to BM25: content terms and values, without question words. */
   bm25: string;
+  /**
+   * What a wh-question asks for, when it names it with a qualified noun ("which pip package
+   * did…", "what nginx config did…"): the head noun and the words that qualify it. See
+   * askedFor.
+   */
+  asked: AskedFor | null;
 }
+
+/** The noun phrase a wh-question asks for: its head noun and the content words before it. */
+export interface AskedFor {
+  head: string;
+  qualifiers: string[];
+}
+
+const AUXILIARY = 'did|does|do|was|were|is|are|has|have|had|can|could|should|would|will';
+/** `which`/`what`, then up to four words, then the question's auxiliary verb. */
+const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{N}'’]*\\s+){2,4}?)(?:${AUXILIARY})\\b`, 'iu');
+
+/**
+ * The noun phrase a wh-question asks for, when it has a qualifier: "which extra pip package
+ * did the agent install" asks for a package, qualified by pip; "which MySQL timezone tables"
+ * for tables, qualified by mysql and timezone. Null when the phrase is a single noun, or holds
+ * a function word ("which line of runserver.py is": a noun with its complement, not a
+ * qualified noun). Qualifiers that say how rather than what are left out: question words,
+ * adverbs and adjectives in -ly ("monthly price", "the exact release"), values (numbers and
+ * identifiers, which the claim already holds to) and words with punctuation in them.
+ */
+export function askedFor(query: string): AskedFor | null {
+  const m = ASKED_FOR.exec(query);
+  if (!m) return null;
+  const words = m[1]!
+    .trim()
+    .split(/\s+/u)
+    .map((w) => w.toLowerCase());
+  if (words.some((w) => STOP_WORDS.has(w))) return null;
+  const head = words[words.length - 1]!;
+  if (!/^\p{L}{2,}$/u.test(head)) return null;
+  const qualifiers = words.slice(0, -1).filter((w) => /^\p{L}{2,}$/u.test(w) && !QUESTION_STOP.has(w) && !w.endsWith('ly'));
+  return qualifiers.length > 0 ? { head, qualifiers } : null;
+}
+
+/** Function words: a phrase that holds one is not a plain qualified noun. */
+const STOP_WORDS = new Set('a an the of in on at to for from by with about into over under this that these those its it their our my your his her'.split(' '));
 
 /** The lexical index's normal form of a folded token (Porter2 stem, diacritics folded, leading zeros dropped). */
 export function normalForm(term: string): string {
@@ -149,17 +191,47 @@ export function isQuestion(query: string): boolean {
   return q.endsWith('?') || /^(?:who|whom|whose|what|which|when|where|why|how|did|do|does|is|are|was|were|has|have|had|can|could|should|would|will|in what|on what|at what)\b/i.test(q);
 }
 
+/**
+ * The hyphenated compounds a yes/no question puts to the transcript ("did the agent install
+ * pytest-asyncio…?", "do the tests run on ubuntu-latest?"): the question asserts that thing and
+ * asks for confirmation, so the compound is part of its claim, held as written (see
+ * defineCompound) or a miss. The question's framing clause ("In the proxy-auth task, …") and
+ * its quoted parts are not the claim: their words are the asker's. A wh-question's compounds
+ * describe what it asks about in the asker's words ("the never-opened user's fixture") and
+ * are not claims.
+ */
+export function claimCompounds(query: string): string[] {
+  const body = query
+    .replace(/^\s*(?:in|on|at|during|for|after|before|when)\b[^,?]*,\s*/iu, '')
+    .replace(/`[^`]*`|"[^"\n]*"|(?<![\p{L}\p{N}])['‘][^'’\n]*['’](?![\p{L}\p{N}])/gu, ' ');
+  if (!new RegExp(`^(?:${AUXILIARY})\\b`, 'iu').test(body)) return [];
+  const out: string[] = [];
+  for (const m of body.matchAll(/(?<![\p{L}\p{N}_./-])\p{L}+(?:-\p{L}+)+(?![\p{L}\p{N}_./-])/gu)) {
+    const w = m[0].toLowerCase();
+    if (!out.includes(w)) out.push(w);
+  }
+  return out;
+}
+
 /** Single-quoted parts of a question ('or 0', 'Proper Git hygene'): apostrophes inside words are not quotes. */
 const SINGLE_QUOTED = /(?<![\p{L}\p{N}])['‘]([^'’\n]{2,}?)['’](?![\p{L}\p{N}])/gu;
 
 export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new Set()): QueryAnalysis {
   const profile = profileQuery(query);
   const question = isQuestion(query);
+  const shortQuoted: string[] = [];
   if (question) {
     for (const m of query.matchAll(SINGLE_QUOTED)) {
       const part = m[1]!;
       if (!profile.allQuoted.includes(part)) profile.allQuoted.push(part);
       if (part.length >= 6 && !profile.quoted.includes(part)) profile.quoted.push(part);
+      // A value inside the quote is not next to the words outside it ("the 'or 0' fallback"
+      // is not "0 fallback"): the quote stands verbatim in its evidence, its surroundings need
+      // not. A short quote with a value is then its own claim, held verbatim (`or 0`, not a 0).
+      if (!/\d/.test(part)) continue;
+      if (part.length < 6) shortQuoted.push(part.toLowerCase());
+      const around = [query.slice(0, m.index).match(/([\p{L}\p{N}_]+)[^\p{L}\p{N}_]*$/u)?.[1], query.slice(m.index! + m[0].length).match(/^[^\p{L}\p{N}_]*([\p{L}\p{N}_]+)/u)?.[1]];
+      for (const w of around) if (w) profile.dropContexts((source) => source.includes(w.toLowerCase()), true);
     }
   }
   const terms: { term: string; norm: string }[] = [];
@@ -201,7 +273,20 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     profile.dropContexts((source) => [...timeValues].some((v) => source.includes(v)), true);
     if (iso) timeValues.add(time.text);
   }
+  // A question's period and date are matched against the span's fields and timestamp, never
+  // required in its text (a quoted part is held with the question's standalone values).
+  if (question) profile.standalone = profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v));
   const claim = [...profile.standalone.filter((v) => v !== periodValue && !timeValues.has(v)), ...profile.digitIds.filter((v) => !timeValues.has(v)), ...profile.quoted.map((q) => q.toLowerCase())];
+  for (const q of shortQuoted) {
+    if (claim.includes(q)) continue;
+    defineQuotedValue(profile, q);
+    claim.push(q);
+  }
+  for (const c of question ? claimCompounds(query) : []) {
+    if (claim.includes(c)) continue;
+    defineCompound(profile, c);
+    claim.push(c);
+  }
   const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
   const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
   return {
@@ -216,5 +301,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     period,
     question,
     bm25: bm25Terms.join(' '),
+    asked: question ? askedFor(query) : null,
   };
 }

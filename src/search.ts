@@ -5,6 +5,7 @@
  *    byte-exact against the raw text), BM25 over the query's content terms (normal forms:
  *    stems, folded diacritics; text and metadata), the same BM25 limited to the turns of a
  *    time the query names, and the vector path. Fused by reciprocal rank.
+ *    BM25's first candidate is always judged (its support may lift it where the fusion did not).
  * 2. Support. The best fused candidates are read and each gets a `Support` record
  *    (src/support.ts): terms, values, names, who said it, when. Support reranks them: a
  *    span holding the query's claim, its names, the attributed party and the named time
@@ -167,6 +168,58 @@ export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; s
   }
 }
 
+/**
+ * How far (in turns) from a span holding the question's names its frame reaches, for rule 6.
+ * A task's names recur through it (the candidates holding them are many, spread over the
+ * task), so a short reach covers the task; a long one reaches into the task before or after
+ * it (on miniswe, tasks of a median 74 turns, a reach of 25 let the previous task's `pip`
+ * answer "which pip package…" of a task that never ran pip).
+ */
+export const ASKED_FRAME_TURNS = 10;
+
+/**
+ * Rule 6 of src/support.ts: the thing a wh-question asks for ("which pip package did the agent
+ * install?") must be stated with its qualifier where the question is. The frame is the turns
+ * within ASKED_FRAME_TURNS of every candidate holding the most of the question's names (the task
+ * it names), or every turn searched when it names nothing. When the head noun (package) is
+ * stated in the frame and none of its qualifiers (pip) is, the question asks about something
+ * the transcript never mentions there: returns the qualifiers with the head ("pip package"),
+ * else null. A head noun absent from the frame decides nothing: the evidence
+ * may word it otherwise ("which test launcher" answered by `bin/test`).
+ */
+export function askedOutsideFrame(
+  ctx: SearchContext,
+  judged: readonly { span: Span; support: Support }[],
+  a: QueryAnalysis,
+  kind: number,
+  turns: [number, number],
+): string | null {
+  if (!a.asked) return null;
+  const { head, qualifiers } = a.asked;
+  const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
+  let ranges: [number, number][] = [turns];
+  if (held.length > 0) {
+    const count = (j: { support: Support }) => held.filter((n) => j.support.names.matched.includes(n)).length;
+    const most = Math.max(...judged.map(count));
+    ranges = [];
+    // Overlapping reaches merged: one index search per stretch of turns.
+    const reaches = judged
+      .filter((j) => count(j) === most)
+      .map((j): [number, number] => [j.span.turnStart - ASKED_FRAME_TURNS, j.span.turnEnd + ASKED_FRAME_TURNS])
+      .sort((x, y) => x[0] - y[0]);
+    for (const r of reaches) {
+      const last = ranges[ranges.length - 1];
+      if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+      else ranges.push(r);
+    }
+  }
+  const inFrame = (w: string) => ranges.some(([lo, hi]) => ctx.lexical.search(w, 1, kind, lo, hi).ids.length > 0);
+  if (!inFrame(head)) return null;
+  // Every qualifier absent: a question qualified by one word the frame holds ("what pytest
+  // summary line did…", pytest run there) is about what was discussed, however it words it.
+  return qualifiers.some(inFrame) ? null : `${qualifiers.join(' ')} ${head}`;
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
@@ -234,9 +287,24 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const byScore = (x: { score: number }, y: { score: number }) => y.score - x.score;
   const judgeDepth = Math.max(JUDGE_DEPTH, 2 * k);
   const all = [...cands.values()];
+  // The best lexical match (of the whole namespace, and of the time the question names) is
+  // always judged, however low the fusion ranks it: its support (the party, the names, the
+  // claim it holds) may lift it where the vectors of other turns outvoted it.
+  const withLexicalBest = (cs: Cand[], n: number) => {
+    const sorted = cs.sort(byScore);
+    const head = sorted.slice(0, n);
+    const best = [sorted.find((c) => c.lex === 0), sorted.find((c) => c.time === 0)].filter((c): c is Cand => c !== undefined && !head.includes(c));
+    return [...head, ...new Set(best)];
+  };
   const ranked = [
-    ...all.filter((c) => c.kind === RecordKind.raw).sort(byScore).slice(0, filtered ? 4 * judgeDepth : judgeDepth),
-    ...all.filter((c) => c.kind !== RecordKind.raw).sort(byScore).slice(0, judgeDepth),
+    ...withLexicalBest(
+      all.filter((c) => c.kind === RecordKind.raw),
+      filtered ? 4 * judgeDepth : judgeDepth,
+    ),
+    ...withLexicalBest(
+      all.filter((c) => c.kind !== RecordKind.raw),
+      judgeDepth,
+    ),
   ];
   const spans = ranked.length > 0 ? ctx.log.getMany(Float64Array.from(ranked, (c) => c.id)) : [];
   type Judged = { c: Cand; span: Span; support: Support; score: number };
@@ -284,6 +352,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       a,
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
+      () => askedOutsideFrame(ctx, js, a, kind, [tmin, tmax]),
     );
   };
   const rawDecision = decide(RecordKind.raw);
@@ -320,6 +389,11 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       let best = 0;
       for (let i = 1; i < js.length; i++) if (content(js[i]!) > content(js[best]!)) best = i;
       if (best > 0 && js[best]!.support.speaker?.match === false) js.unshift(...js.splice(best, 1));
+      // After it, the asked party's spans before the other party's: "what did the user remind
+      // the assistant to do?" is answered by the user's turns, which the other party's long
+      // outputs sharing its words outrank by content.
+      const rest = js.slice(1);
+      js.splice(1, rest.length, ...rest.filter((j) => j.support.speaker?.match), ...rest.filter((j) => !j.support.speaker?.match));
     }
     return js.slice(0, k).map(toHit);
   };

@@ -15,6 +15,9 @@
  *    The claim must also be held where the question's names are (rule 1b): a span that holds
  *    "Python 3.6.8" in another task than the one the question names ("In the URLValidator
  *    task, …") does not hold it — the names must be in that span or within FRAME_TURNS turns.
+ *    A yes/no question's hyphenated compounds are part of its claim too (rule 1c): "did the
+ *    agent install pytest-asyncio?" is not held by a turn that installs pytest-httpbin and
+ *    imports asyncio (src/query.ts, claimCompounds).
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
@@ -23,9 +26,17 @@
  *    party's turns hold it, the answer is a miss and the hits' support says who said it.
  * 4. Nothing else. A query without values, identifiers or names ("what did we decide about
  *    the build backend?") is not a miss while any candidate shares a word with it: its other
- *    words may all differ from its evidence. Low word coverage alone never makes a miss.
+ *    words may all differ from its evidence. Low word coverage alone never makes a miss
+ *    (rule 6 reads what a question asks for, never how many of its words a span holds).
  * 5. Nothing in common. When no candidate holds even one of the query's content terms
  *    (verbatim or by normal form), the nearest vectors are not evidence: a miss.
+ * 6. What is asked for. A wh-question with nothing specific in it (no value, no quoted part:
+ *    those are its claim, rule 1) that asks for a qualified noun ("which pip package did
+ *    the agent install?") asks about something stated with that qualifier: when the head noun
+ *    (package) is stated where the question is — within ASKED_FRAME_TURNS turns of the
+ *    candidates that hold its names, or anywhere when it names nothing — and none of its
+ *    qualifiers (pip) there, it is a miss (src/search.ts, askedOutsideFrame). A head noun not
+ *    stated there decides nothing: the evidence may word it otherwise.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
@@ -322,7 +333,8 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const vMissing: string[] = [];
   for (const v of a.claim) {
     // A value's pattern is compiled only for a span that holds its text at all.
-    const has = hay.includes(v) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
+    // A claimed compound is held in any of its spellings (`pytest_asyncio`): its test decides.
+    const has = (hay.includes(v) || /^\p{L}+(?:-\p{L}+)+$/u.test(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
@@ -377,9 +389,16 @@ function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
 export const FRAME_TURNS = 100;
 
 /** Candidates, best first, among which every name of the query must be held (rule 2). */
-const FRAMING_DEPTH = 10;
+export const FRAMING_DEPTH = 10;
 
-export type MissReason = 'value-not-stated' | 'value-contradicted' | 'name-not-stated' | 'other-party' | 'nothing-in-common' | 'no-candidates';
+export type MissReason =
+  | 'value-not-stated'
+  | 'value-contradicted'
+  | 'name-not-stated'
+  | 'qualifier-not-stated'
+  | 'other-party'
+  | 'nothing-in-common'
+  | 'no-candidates';
 
 export interface MissDecision {
   miss: boolean;
@@ -389,10 +408,11 @@ export interface MissDecision {
 }
 
 /**
- * The miss decision over every candidate's support (rules 1–4 of this file's header).
- * `exact`: some candidate holds the whole query verbatim.
+ * The miss decision over every candidate's support (the rules of this file's header).
+ * `exact`: some candidate holds the whole query verbatim. `askedOutsideFrame` (rule 6) is
+ * asked only when every other rule has passed: it searches the index around the candidates.
  */
-export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean): MissDecision {
+export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean, askedOutsideFrame?: () => string | null): MissDecision {
   // `supports` arrive best first (search's rerank order).
   if (exact) return { miss: false };
   if (supports.length === 0) return { miss: true, reason: 'no-candidates' };
@@ -414,6 +434,11 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
   const top = supports.slice(0, FRAMING_DEPTH);
   const absent = a.framing.filter((n) => top.every((s) => s.names.missing.includes(n)));
   if (absent.length > 0) return { miss: true, reason: 'name-not-stated', detail: absent.join(', ') };
+  // Rule 6: what the question asks for, qualified, stated without its qualifier where it asks.
+  // Only for a question with nothing specific in it: a value or a quoted part is the claim
+  // the question is held to ("what pytest summary line did `pytest -v` print?").
+  const outside = a.asked && !specific && askedOutsideFrame ? askedOutsideFrame() : null;
+  if (outside !== null) return { miss: true, reason: 'qualifier-not-stated', detail: outside };
   if (specific && a.party && !supports.some((s) => s.claim && s.speaker?.match)) {
     const by = supports.find((s) => s.claim)?.speaker?.said;
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };
