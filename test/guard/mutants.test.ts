@@ -837,10 +837,10 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 // - drawProbeSet's `attempt < 4` as `<= 4`: harmless — a fifth try in the same slice; the
 //   number of tries is a cost bound, no rule of the verdict.
 // - The monitor's `p.numbers.every(…)` as `some`: not equivalent. The pre-check is stricter
-//   than answersText in two cases — a statement with a quoted part, whose digit identifiers
-//   outside the quote need only not be contradicted, and a matchPolicy with
-//   minValueCoverage < 1 — where a summary can answer a probe by search's rule while the
-//   monitor does not count it. A test would pin that disagreement; left open (reported).
+//   than answersText for a statement with a quoted part, whose digit identifiers outside the
+//   quote need only not be contradicted: "ran `npm run build` with 4822 errors" answers
+//   "ran `npm run build` on node18 with 4822 errors" by search's rule, but lacks "18", so
+//   the monitor does not count it. A test would pin that disagreement; left open.
 
 /** `n` anchors, one per turn: `The <colour> queue keeps <100 + 13i> workers busy.` */
 const queueFact = (i: number) => `The ${QUEUES[i]} queue keeps ${100 + 13 * i} workers busy.`;
