@@ -10,23 +10,24 @@ import { cheapFirst } from './vitest.mutate.config.js';
 // rule is grounding-guard.test.ts) and whose 600-turn window (~15 s) would run for every
 // guard mutant that survives the other files.
 // src/guard/anchors.ts (the id checks and the anchor acceptance rule): the tests that state
-// those rules, directly and through compact().
+// those rules, directly and through compact(). src/match.ts (the honest-miss match): the
+// search tests, less quality.test.ts (its results are computed in beforeAll).
 // Per target: the test files, and their order (Stryker bails at the first failing test, so
 // the files that state the target's rules directly come first and the broad ones last).
-// Seconds: one run of the file alone, quiet machine.
+// Seconds: the file's tests, one run of the guard's set (vitest --reporter=verbose).
 const TARGETS: Record<string, { include: string[]; order: string[] }> = {
   guard: {
     include: ['test/guard/*.test.ts', 'test/verdict/*.test.ts', 'test/audit/*.test.ts'],
     order: [
-      'test/guard/retention-set.test.ts', // < 1 s
-      'test/guard/mutants.test.ts', // ~1 s: the rules one at a time
-      'test/guard/guard.test.ts', // ~2 s
-      'test/guard/caller-data.test.ts', // ~1 s
-      'test/guard/grounding-guard.test.ts', // < 1 s
-      'test/audit/audit.test.ts', // < 1 s
-      'test/verdict/verdict.test.ts', // < 1 s
-      'test/verdict/mutants.test.ts', // < 1 s
-      'test/guard/hit-rate.test.ts', // ~1 s: whole replays through ContextWindow
+      'test/guard/retention-set.test.ts', // 0.2 s
+      'test/guard/mutants.test.ts', // 1.4 s: the rules one at a time
+      'test/guard/guard.test.ts', // 1.9 s
+      'test/guard/caller-data.test.ts', // 0.6 s
+      'test/guard/grounding-guard.test.ts', // 0.3 s
+      'test/audit/audit.test.ts', // 0.3 s
+      'test/verdict/verdict.test.ts', // < 0.1 s
+      'test/verdict/mutants.test.ts', // < 0.1 s
+      'test/guard/hit-rate.test.ts', // 1.0 s: whole replays through ContextWindow
     ],
   },
   anchors: {

@@ -819,7 +819,7 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 //   `localBefore !== null && localAfter !== null` forced true): before and after are null
 //   under the same condition, so testing one of them is testing both; and the local rule
 //   also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false when there is no local probe.
-// - localProbes: `out.length < 2 * LOCAL_PROBES` forced true — the step n / LOCAL_PROBES
+// - localProbes: `out.length < 2 * LOCAL_PROBES` forced true or `<=` — the step n / LOCAL_PROBES
 //   gives at most LOCAL_PROBES iterations of two probes each (checked for every n up to
 //   200,000), so the cap never binds. `store.log.get(id)?.turnStart ?? -1`: an anchor is a
 //   record of the append-only log, which never drops one while the store is open (same for

@@ -665,12 +665,12 @@ describe("search: a claim's names may stand in a span near it that is no candida
 //   never starts on the quote character itself: a backtick or a double quote is neither a
 //   word character nor a sign); the character before a value read as "Stryker was here!"
 //   when there is none (`?? ''`: neither holds a sign).
-// - patternPart's surrogate guards, where either branch keeps a valid pattern: always
-//   skipping (or always dropping) one more character (`true`, `||`, `c < 0xdc00`, `c <
-//   0xd800`, `c >= 0xd800` forced true, `c <= 0xdfff`/`c <= 0xdbff` forced true) cuts a
-//   term one character shorter, still its prefix (suffix); `start--` / `end++` keep the
-//   whole pair instead of dropping it; `c < 0xdfff` / `c < 0xdbff` differ only on U+DFFF /
-//   U+DBFF halves, which end no letter or digit (private-use planes).
+// - patternPart's surrogate guards, where the mutant still cuts a valid pattern: a guard
+//   forced true (`true`, `||`, `c >= 0xdc00` / `c >= 0xd800` forced true, `c <= 0xdfff` /
+//   `c <= 0xdbff` forced true) drops one more character than needed, and the term's cut,
+//   one character shorter, is still its prefix (suffix) in the text; `c < 0xdbff` differs
+//   only on a high half U+DBFF, which starts no letter or digit (U+10FC00–U+10FFFF are
+//   private use, never inside a word).
 // - oneEditVariant: `a === b`, `Math.abs(la - lb) > 1`, the prefix loop's bounds (`true`,
 //   `||`, `<=`), `c !== undefined` and `la > lb` as `>=`: the caller never passes equal
 //   strings, strings whose lengths differ by 2+ fail the suffix comparison anyway, past
@@ -718,6 +718,8 @@ describe(`match: a term past ${MAX_TERM_PATTERN_CHARS} chars is tested by its fi
     expect(contextHolds(p, 'other 40')).toBe(false);
     const tail = `${'b'.repeat(100)}\u{10000}${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}`; // low surrogate DC00 too, other high half
     expect(contextHolds(profileQuery(`${tail} 40`), `${tail} 40`)).toBe(true);
+    const digit = `${'b'.repeat(100)}\u{1D7FF}${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}`; // a digit; low surrogate DFFF
+    expect(contextHolds(profileQuery(`${digit} 40`), `${digit} 40`)).toBe(true);
   });
 });
 
