@@ -490,16 +490,3 @@ export function quotedParts(query: string): string[] {
   for (const m of query.matchAll(QUOTED)) out.push((m[1] ?? m[2])!);
   return out;
 }
-
-/**
- * Whether one text answers `query` by the rule search() holds each candidate to: the whole
- * query verbatim; else a quoted part verbatim with nothing in the text contradicting the
- * rest; else the honest-miss match. The hit-rate monitor asks it of each new summary, so
- * the monitor and search cannot disagree on what counts as an answer.
- */
-export function answers(query: string, profile: QueryProfile, text: string, policy: MatchPolicy = DEFAULT_MATCH_POLICY): boolean {
-  const trimmed = query.trim();
-  if (trimmed.length >= 3 && text.includes(trimmed)) return true;
-  if (profile.quoted.some((p) => text.includes(p))) return consistent(profile, text);
-  return matches(profile, text, policy);
-}

@@ -12,8 +12,9 @@ import { RECALL_K } from '../../src/search.js';
 import type { SpanStore } from '../../src/store.js';
 import { IdSet } from '../../src/store/trail.js';
 import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore as Store, type SpanStoreOptions } from '../../src/index.js';
-import { judgeAnchors, probeDivergence } from '../../src/guard.js';
-import { perturb } from '../../src/anchors.js';
+import { CompactionGuard, judgeAnchors, probeDivergence } from '../../src/guard.js';
+import { perturb, valuePhrases } from '../../src/anchors.js';
+import { ErrorCode, SpanguardError } from '../../src/errors.js';
 import { tmpDir } from '../helpers/data.js';
 import { open } from './helpers.js';
 
@@ -802,5 +803,215 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
     expect(g.localProbes(1, 1, new Set(), new Map(), [])).toEqual([]);
     expect(g.localProbes(200, 300, new Set(), new Map(), [])).toEqual([]);
     expect(g.localProbes(42, 44, new Set(), new Map(), []).length).toBe(0);
+  });
+});
+
+// ------------------------------------------------------------------ the guard's whole run
+// Rules `npm run mutate:guard` (src/guard.ts whole, docs/MUTATION.md) found unchecked, one
+// describe per rule. Its surviving mutants that no test can tell apart from the code, and why:
+//
+// - compact()'s catch: `e.code !== CLOSED` / `!== READ_ONLY` forced true. Recording the refusal
+//   on a closed or read-only store throws the same error (recordEvent asserts writable), with
+//   the same code and message: skipping the attempt is a shortcut, not a rule. `e.details?.`
+//   as `e.details.`: a SpanguardError always has details (default {}).
+// - The hit rates' null guards (`probes.length === 0 ? null`, `local.length === 0 ? null`,
+//   either side of `after === null || before === null`, `&&` for `||`, and
+//   `localBefore !== null && localAfter !== null` forced true): before and after are null
+//   under the same condition, so testing one of them is testing both; and the local rule
+//   also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false when there is no local probe.
+// - localProbes: `out.length < 2 * LOCAL_PROBES` forced true or `<=` — the step n / LOCAL_PROBES
+//   gives at most LOCAL_PROBES iterations of two probes each (checked for every n up to
+//   200,000), so the cap never binds. `store.log.get(id)?.turnStart ?? -1`: an anchor is a
+//   record of the append-only log, which never drops one while the store is open (same for
+//   drawProbeSet's `if (!s) continue`).
+// - `negative !== fact` (localProbes) and `candidate !== fact` (drawProbeSet) forced true:
+//   perturb() always changes its input (a number shifted by at least 1, a letter by 1-25
+//   places in its case, or a suffix appended), so the test is always true.
+// - neverStated's `{ limit: 1 }` as `{}`: only whether a span exists is read; the limit is cost.
+// - drawProbeSet: `if (anchors.length === 0) return` forced false (the slice loop breaks at
+//   once: lo 0 >= length 0); `slice < want` as `<=` and `if (lo >= anchors.length) break`
+//   forced false or `>` (each makes the other the loop's bound: for slice < want, lo < length
+//   always, and slice = want gives lo = length); `Math.max(lo + 1, …)` as `lo - 1` (a slice
+//   of width 0 or 1 picks lo either way: floor(rand × 1) is 0); `Math.min(anchors.length - 1,
+//   …)` as `+ 1` (lo + floor(rand × (hi - lo)) < hi <= length already).
+// - drawProbeSet's `attempt < 4` as `<= 4`: harmless — a fifth try in the same slice; the
+//   number of tries is a cost bound, no rule of the verdict.
+// - The monitor's `p.numbers.every(…)` as `some`: not equivalent. The pre-check is stricter
+//   than answersText for a statement with a quoted part, whose digit identifiers outside the
+//   quote need only not be contradicted: "ran `npm run build` with 4822 errors" answers
+//   "ran `npm run build` on node18 with 4822 errors" by search's rule, but lacks "18", so
+//   the monitor does not count it. A test would pin that disagreement; left open.
+
+/** `n` anchors, one per turn: `The <colour> queue keeps <100 + 13i> workers busy.` */
+const queueFact = (i: number) => `The ${QUEUES[i]} queue keeps ${100 + 13 * i} workers busy.`;
+async function queues(n: number, options: SpanStoreOptions = {}, before: { role: string; text: string }[] = []) {
+  const s = await Store.open(tmpDir(), { durability: 'none', hitRateProbes: 1, ...options });
+  open.push(s);
+  const turns = [...before, ...range(0, n).map((i) => ({ role: 'assistant', text: queueFact(i) }))];
+  const ids = await s.appendMany(turns.map((t, i) => ({ ...t, turn: i + 1 })));
+  return { s, ids, anchorIds: ids.slice(before.length) };
+}
+
+describe('guard: any other refusal is recorded with the span ids its error names, 64 at most', () => {
+  it('an error naming 70 spans is recorded with the first 64', async () => {
+    const { s, ids } = await pools(1);
+    blindPhrase(s);
+    const named = range(0, 70).map((i) => 500 + i);
+    s.search = (async () => {
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'the search refused', { spanIds: named });
+    }) as never;
+    await expect(s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: 'the search refused' });
+    expect(eventsOf(s, 'refusal')).toEqual([{ type: 'refusal', pass: 1, anchors: [], divergence: 0, reason: 'invalid-request', detail: 'INVALID_ARGUMENT: the search refused', spanIds: named.slice(0, 64) }]);
+  });
+});
+
+describe('guard rule 4: a refusal names ten anchors in its message, every one in the error and the record', () => {
+  it('twelve unverified anchors', async () => {
+    const { s, ids } = await queues(12);
+    blindPhrase(s);
+    s.search = (async () => ({ miss: true, hits: [] })) as never;
+    const err = await s.compact({ evict: ids, summary: summary(1, 12) }).catch((e) => e);
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    expect(err.message).toBe(`compaction refused: anchor span(s) ${ids.slice(0, 10).join(', ')} are not returned by the agent's retrieval for a probe of their own content`);
+    expect(err.spanIds).toEqual(ids);
+    expect(eventsOf(s, 'refusal')).toEqual([expect.objectContaining({ reason: 'anchor-not-retrievable', anchors: ids })]);
+  });
+  it('twelve diverged anchors: the largest divergence is the one reported', async () => {
+    const { s, ids, anchorIds } = await queues(12, { maxDivergence: 0 }, [filler(0)]);
+    const other = ids[0]!;
+    blindPhrase(s);
+    // Each probe returns its anchor, but a filler first: every anchor diverges.
+    s.search = (async (q: string) => ({ miss: false, hits: [{ spanId: other, text: s.get(other)!.text }, { spanId: anchorIds[range(0, 12).findIndex((i) => queueFact(i) === q)]!, text: q }] })) as never;
+    const err = await s.compact({ evict: ids, summary: summary(1, 13) }).catch((e) => e);
+    expect(err).toBeInstanceOf(CompactionRefusedError);
+    const [r] = eventsOf(s, 'refusal');
+    expect(r).toMatchObject({ reason: 'divergence', anchors: anchorIds });
+    const d = r!.divergence as number;
+    const each = await Promise.all(range(0, 12).map(async (i) => 1 - dot(await s.embedQuery([queueFact(i), s.get(other)!.text]))));
+    expect(d).toBeCloseTo(Math.max(...each), 6);
+    expect(err.message).toBe(`compaction refused: for anchor span(s) ${anchorIds.slice(0, 10).join(', ')} the probe returned a span at divergence ${d.toFixed(3)} > maxDivergence 0`);
+    expect(err.spanIds).toEqual(anchorIds);
+  });
+});
+
+describe('guard monitor: a degrade names the rates that rose, and only those', () => {
+  it('the session-wide rate alone', async () => {
+    // Two anchors: one in the session-wide set, one local pair (fewer than four: not judged).
+    const { s, ids } = await pools(2);
+    const r = await s.compact({ evict: ids.slice(0, 4), summary: summary(1, 4, [0, 1].map((i) => poolLine(i, wrong(i))).join('\n')) });
+    expect(eventsOf(s, 'pass')[0]).toMatchObject({ hitRateBefore: 0.5, hitRateAfter: 1, localHitRateBefore: 0.5, localHitRateAfter: 1 });
+    expect(eventsOf(s, 'degrade')).toEqual([{ type: 'degrade', pass: 1, reason: 'hit-rate-rise', detail: 'hit rate rose from 0.500 to 1.000 over one pass (limit +15%)', spanIds: [r.summaryId] }]);
+  });
+});
+
+describe('guard monitor: the local rate rises only by more than 15%; a rise of exactly 15% is within the limit', () => {
+  it('20 local pairs, 3 of them answered by the summary: 0.500 to 0.575, no degrade', async () => {
+    const { s, anchorIds } = await queues(24);
+    await s.compact({ evict: [], summary: summary(0, 0, 'nothing yet') }); // draws the session-wide pair
+    const drawn = guardOf(s).probeSet[0]!.query;
+    const spoken = range(0, 24).filter((i) => queueFact(i) !== drawn).slice(0, 20);
+    const lines = spoken.slice(0, 3).map((i) => `${QUEUES[i]} queue: keeps ${/\d+/.exec(perturb(queueFact(i), 0))![0]} workers`);
+    const turns = spoken.map((i) => i + 1);
+    await s.compact({ evict: spoken.map((i) => anchorIds[i]!), summary: summary(Math.min(...turns), Math.max(...turns), lines.join('\n')) });
+    const p = eventsOf(s, 'pass')[1]!;
+    expect(p.localHitRateBefore).toBe(0.5);
+    expect(p.localHitRateAfter).toBe(23 / 40);
+    expect(p.localHitRateAfter).toBe(0.5 * (1 + 0.15));
+    expect(eventsOf(s, 'degrade')).toEqual([]);
+  });
+});
+
+describe("guard monitor: a session-wide probe a later turn states counts on both sides of the whole rate, not in the pass's own", () => {
+  it("the pass's own rate is unmoved", async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const first = await g.compact({ evict: ids.slice(0, 10), summary: summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, NUMS[i]!)).join('\n')) } as never);
+    const i = range(0, 6).find((k) => g.probeSet[0]!.query === poolFact(k))!;
+    expect(g.probeSet[1]!.query).toBe(perturb(poolFact(i), 0));
+    await s.appendMany([{ turn: ids.length + 1, role: 'assistant', text: perturb(poolFact(i), 0) }]);
+    await g.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 10, poolLine(i, wrong(i))) } as never);
+    const local = g.localProbes(1, 10, new Set()).length;
+    const all = local + g.probeSet.length;
+    expect(local).toBeGreaterThanOrEqual(8);
+    const second = eventsOf(s, 'pass')[1]!;
+    expect(second.localHitRateBefore).toBe(0.5);
+    expect(second.localHitRateAfter).toBe(0.5);
+    expect(second.hitRateBefore).toBeCloseTo((all / 2 + 1) / all, 12);
+    expect(second.hitRateAfter).toBeCloseTo((all / 2 + 1) / all, 12);
+  });
+});
+
+describe('guard monitor: a perturbation stated verbatim is never a never-stated probe, whatever its value phrases', () => {
+  it('a stated perturbation with no value phrase', async () => {
+    const stated = 'checksum   =    (4821)';
+    expect(valuePhrases(stated)).toBeNull();
+    const { s } = await pools(1, {}, [{ role: 'assistant', text: stated }]);
+    expect(guardOf(s).neverStated(stated)).toBe(false);
+    expect(guardOf(s).neverStated('checksum   =    (4822)')).toBe(true);
+  });
+});
+
+describe("guard monitor: the session-wide draw is seeded by the anchors' count", () => {
+  it('each slice gives the anchor prng(count × 2654435761) picks in it', async () => {
+    const { s, ids } = await pools(8, { hitRateProbes: 2 });
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    const rand = prng(8 * 2654435761);
+    const picks = [0, 4].map((lo) => lo + Math.floor(rand() * 4));
+    expect(guardOf(s).probeSet.map((p) => p.query)).toEqual(picks.flatMap((i) => [poolFact(i), perturb(poolFact(i), 0)]));
+  });
+});
+
+describe('guard monitor: an anchor gets eight perturbations to find a never-stated one', () => {
+  it('a fact whose first eight perturbations are all stated makes no pair', async () => {
+    const fact = 'The main pool keeps 537 workers busy.';
+    const variants = range(0, 8).map((v) => perturb(fact, v));
+    expect(new Set([...variants, perturb(fact, 8)]).size).toBe(9);
+    const { s, ids } = await pools(0, { hitRateProbes: 16 }, [fact, ...variants].map((text) => ({ role: 'assistant', text })));
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) });
+    const queries = guardOf(s).probeSet.map((p) => p.query);
+    expect(queries).toContain(variants[0]);
+    expect(queries).not.toContain(fact);
+  });
+});
+
+/** One anchor whose fact, cut from a line over 160 chars, starts and ends with a blank. */
+const PADDED = `${'ab '.repeat(30)} the build took 4821 ms ${'cd '.repeat(40)}end`;
+
+describe('guard monitor: an anchor fact is trimmed wherever a probe is made of it, so the session-wide and local sets agree', () => {
+  it('the anchor in the session-wide set is no local probe: as evicted now, and as evicted earlier', async () => {
+    const { s, ids } = await pools(0, {}, [{ role: 'assistant', text: PADDED }]);
+    const fact = s.engine.anchorFactOf(ids[0]!, PADDED, ROLE_CODES.assistant!)!;
+    expect(fact).not.toBe(fact.trim());
+    const first = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    expect(guardOf(s).probeSet[0]!.query).toBe(fact.trim());
+    expect(eventsOf(s, 'pass')[0]).toMatchObject({ localHitRateBefore: null, localHitRateAfter: null });
+    // A new guard (a reopened store) re-summarizing: the fact is read back from the log.
+    (s as unknown as { guard: CompactionGuard }).guard = new CompactionGuard(s.engine);
+    await s.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 2) });
+    expect(guardOf(s).probeSet[0]!.query).toBe(fact.trim());
+    expect(eventsOf(s, 'pass')[1]).toMatchObject({ localHitRateBefore: null, localHitRateAfter: null });
+  });
+});
+
+describe("guard monitor: an anchor's fact and turn are read once — the pass's own facts from rule 4, the rest cached", () => {
+  it('a pass reads no evicted anchor from the log again', async () => {
+    const { s, ids, anchorIds } = await pools(6);
+    await s.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) }); // draws the session-wide set
+    const get = vi.spyOn(s.log, 'get');
+    await s.compact({ evict: ids.slice(1, 10), summary: summary(2, 10) });
+    const evictedAnchors = anchorIds.slice(0, 5);
+    expect(get.mock.calls.filter(([id]) => evictedAnchors.includes(id as number))).toEqual([]);
+  });
+  it('asking for the same local probes again reads nothing from the log', async () => {
+    const { s, ids } = await pools(6);
+    await s.compact({ evict: ids.slice(0, 10), summary: summary(1, 10) });
+    const g = guardOf(s);
+    g.resetProbes();
+    const get = vi.spyOn(s.log, 'get');
+    const once = g.localProbes(1, 10, new Set());
+    expect(get).toHaveBeenCalled();
+    get.mockClear();
+    expect(g.localProbes(1, 10, new Set())).toEqual(once);
+    expect(get).not.toHaveBeenCalled();
   });
 });

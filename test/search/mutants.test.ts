@@ -3,7 +3,7 @@
 // by `npm run mutate` (docs/MUTATION.md). One describe per rule, on the pure functions.
 import { describe, expect, it } from 'vitest';
 import { analyzeQuery, isQuestion, parseParty, parseTime } from '../../src/query.js';
-import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, profileQuery } from '../../src/match.js';
+import { consistent, contextHolds, contradicts, coverage, matches, matchTerms, MAX_TERM_PATTERN_CHARS, pieceAt, profileQuery } from '../../src/match.js';
 import { answersText, decideMiss, FRAME_TURNS, fieldText, saidBy, supportOf, type Support, type SupportSpan } from '../../src/support.js';
 import { frameClaims } from '../../src/search.js';
 
@@ -645,5 +645,149 @@ describe("search: a claim's names may stand in a span near it that is no candida
     const j = judgedAt(10 + FRAME_TURNS);
     frameClaims(ctx(false), [named, j], a);
     expect(j.support.claim).toBe(true);
+  });
+});
+
+// ------------------------------------------------------------------ src/match.ts, whole run
+// Rules `npm run mutate:match` (docs/MUTATION.md) found unchecked, one describe per rule. Its
+// surviving mutants no test can tell apart from the code, and why:
+//
+// - matchTerms: the split patterns without `+` (`[^…]` and `[_./:-]`) and `if (part)` forced
+//   true: a run of separators then gives empty pieces, which are skipped (`if (!w)`), and
+//   with the `+` no piece is empty (the word's own leading and trailing separators are
+//   stripped first; a camelCase split is between two letters).
+// - The pattern caches (cachedRegExp's `re === undefined` and its 8,192-entry clear, the
+//   lazy tests' `re === undefined`): the same source compiles to the same test; cost only.
+//   The lazy tests' `source === undefined` forced false: every caller asks for a known
+//   term, or asks `has` first.
+// - profileQuery: `quoted` seeded with a string (its index shifts every quote's segment
+//   number alike; segments are only compared for equality); `a <= at` as `a < at` (a word
+//   never starts on the quote character itself: a backtick or a double quote is neither a
+//   word character nor a sign); the character before a value read as "Stryker was here!"
+//   when there is none (`?? ''`: neither holds a sign).
+// - patternPart's surrogate guards, where the mutant still cuts a valid pattern: a guard
+//   forced true (`true`, `||`, `c >= 0xdc00` / `c >= 0xd800` forced true, `c <= 0xdfff` /
+//   `c <= 0xdbff` forced true) drops one more character than needed, and the term's cut,
+//   one character shorter, is still its prefix (suffix) in the text; `c < 0xdbff` differs
+//   only on a high half U+DBFF, which starts no letter or digit (U+10FC00–U+10FFFF are
+//   private use, never inside a word).
+// - oneEditVariant: `a === b`, `Math.abs(la - lb) > 1`, the prefix loop's bounds (`true`,
+//   `||`, `<=`), `c !== undefined` and `la > lb` as `>=`: the caller never passes equal
+//   strings, strings whose lengths differ by 2+ fail the suffix comparison anyway, past
+//   either end the `undefined` character ends the prefix loop, and alnum() is never asked
+//   past the end.
+// - contradicts: `missing.length === 0` forced false (the loop over no term returns false);
+//   `sk !== null` forced true (a null skeleton equals no token's skeleton).
+// - passes(): the substring pre-check of every value (`minValueCoverage >= 1` forced false
+//   or `> 1`, `!lower.includes(v)` forced false): each value's bounded test matches that
+//   very string, so coverage() rejects the same candidates; cost only.
+// - consistent(): `tried.has(a)` forced false (the same window judged twice; `tried` is a
+//   set, so the 64-window cap is unchanged).
+// - pieceAt: `hi = starts.length - 1` as `+ 1` (the extra probe reads undefined, never <= at).
+
+describe(`match: a term past ${MAX_TERM_PATTERN_CHARS} chars is tested by its first ${MAX_TERM_PATTERN_CHARS} (a word before a value by its last), never cutting a surrogate pair`, () => {
+  it('a long word: its head is what a text must hold', () => {
+    const w = `${'a'.repeat(1000)}${'b'.repeat(500)}`;
+    const p = profileQuery(`${w} done`);
+    expect(coverage(p, `${w.slice(0, MAX_TERM_PATTERN_CHARS)}zzz done`).terms).toBe(1);
+    expect(coverage(p, `${'a'.repeat(600)}${w.slice(-MAX_TERM_PATTERN_CHARS)} done`).terms).toBe(0.5);
+  });
+  it('a head cut that would split a pair stops before it', () => {
+    // U+10000 (a letter, high surrogate D800) at chars 1023-1024.
+    const w = `${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}\u{10000}${'b'.repeat(100)}`;
+    const p = profileQuery(`${w} done`);
+    expect(coverage(p, `${w} done`).terms).toBe(1);
+    expect(coverage(p, `${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}\u{10001} done`).terms).toBe(1);
+    const high = `${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}\u{1D41A}${'b'.repeat(100)}`; // high surrogate D835
+    expect(coverage(profileQuery(`${high} done`), `${high} done`).terms).toBe(1);
+  });
+  it('a value of exactly 1,024 chars is bounded at both ends; one past it runs on over value characters', () => {
+    const v = '1'.repeat(MAX_TERM_PATTERN_CHARS);
+    expect(coverage(profileQuery(`limit ${v}`), `limit ${v} ok`).values).toBe(1);
+    expect(coverage(profileQuery(`limit ${v}`), `limit ${v}5 ok`).values).toBe(0);
+    const longer = `${v}1`;
+    expect(coverage(profileQuery(`limit ${longer}`), `limit ${longer}5 ok`).values).toBe(1);
+  });
+  it("a long word before a value: its tail must stand next to the value, not its head, nor nothing", () => {
+    // U+1D400 (a letter; low surrogate DC00) straddles the tail's first char.
+    const w = `${'b'.repeat(100)}\u{1D400}${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}`;
+    const p = profileQuery(`${w} 40`);
+    expect(p.contextCount).toBe(1);
+    expect(contextHolds(p, `${w} 40`.toLowerCase())).toBe(true);
+    expect(contextHolds(p, `x${'a'.repeat(MAX_TERM_PATTERN_CHARS)} 40`)).toBe(true);
+    expect(contextHolds(p, 'other 40')).toBe(false);
+    const tail = `${'b'.repeat(100)}\u{10000}${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}`; // low surrogate DC00 too, other high half
+    expect(contextHolds(profileQuery(`${tail} 40`), `${tail} 40`)).toBe(true);
+    const digit = `${'b'.repeat(100)}\u{1D7FF}${'a'.repeat(MAX_TERM_PATTERN_CHARS - 1)}`; // a digit; low surrogate DFFF
+    expect(contextHolds(profileQuery(`${digit} 40`), `${digit} 40`)).toBe(true);
+  });
+});
+
+describe("match: a sign opening the query is part of its value", () => {
+  it('+76 at the first character', () => {
+    expect(profileQuery('+76 lines').standalone).toEqual(['+76']);
+  });
+});
+
+describe('match: values and digit identifiers are tested bounded, words as prefixes', () => {
+  it('40 is not held by 400, float16 not by float160', () => {
+    expect(coverage(profileQuery('rate 40'), 'rate 400').values).toBe(0);
+    expect(coverage(profileQuery('rate 40'), 'rate 40').values).toBe(1);
+    expect(coverage(profileQuery('cast to float16'), 'cast to float160').values).toBe(0);
+  });
+});
+
+describe("match: a question's value needs its words on one side — a side it has, never none", () => {
+  it('only a word before it', () => {
+    const p = profileQuery('timeout 40');
+    expect(contextHolds(p, 'timeout 40', true)).toBe(true);
+    expect(contextHolds(p, 'count 40', true)).toBe(false);
+  });
+  it('only a word after it', () => {
+    const p = profileQuery('40 workers');
+    expect(contextHolds(p, 'had 40 workers', true)).toBe(true);
+    expect(contextHolds(p, '40 threads', true)).toBe(false);
+  });
+});
+
+describe('match: with no term to anchor a window (stop words only), the whole candidate is judged', () => {
+  it('a policy that asks no coverage matches a multi-line candidate', () => {
+    const p = profileQuery('the and of');
+    expect(p.key).toBeNull();
+    expect(matches(p, 'a\nb\nc', { minCoverage: 0, minValueCoverage: 1 })).toBe(true);
+  });
+});
+
+describe('match: the windows are around the lines that hold the key, and none past the last line', () => {
+  it('a candidate without the key on any line is no match, however many of the other terms it holds', () => {
+    const p = profileQuery('undefined alpha beta\ngamma');
+    expect(p.key).toBe('undefined');
+    expect(matches(p, 'x\ny\nalpha beta gamma')).toBe(false);
+    expect(matches(p, 'x\ny\nundefined alpha beta gamma')).toBe(true);
+  });
+});
+
+describe('match: a statement with a quoted part needs each value next to its words on both sides; a question on one', () => {
+  it('consistent() reads a statement by default', () => {
+    const p = profileQuery('ran `pytest -x` with timeout 40 seconds');
+    const text = 'ran `pytest -x` with timeout 40 ms';
+    expect(consistent(p, text)).toBe(false);
+    expect(consistent(p, text, true)).toBe(true);
+  });
+});
+
+describe('match: a quote held verbatim is looked for as written; only when none is, case aside', () => {
+  it('a window around a case-folded occurrence does not count while a verbatim one exists', () => {
+    const p = profileQuery('the `FooBar run` and `BazQux step` printed 42 errors');
+    const verbatimFirst = 'FooBar run printed 7 errors\nf1\nf2\nfoobar RUN and bazqux STEP printed 42 errors';
+    expect(consistent(p, verbatimFirst)).toBe(false);
+    // No quote verbatim: every case-folded occurrence is looked at.
+    expect(consistent(p, verbatimFirst.replace('FooBar run', 'foobar run'))).toBe(true);
+  });
+});
+
+describe('match: pieceAt — an offset at a piece\'s start is in that piece', () => {
+  it('starts 0, 5, 10', () => {
+    expect([0, 4, 5, 9, 10, 99].map((at) => pieceAt([0, 5, 10], at))).toEqual([0, 0, 1, 1, 2, 2]);
   });
 });
