@@ -23,7 +23,7 @@ import { analyzeQuery } from './query.js';
 import type { EngineContext } from './store/context.js';
 import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 import { type AnchorProbe, checkIds, judgeAnchors, knownDivergence, probeDivergence } from './guard/anchors.js';
-import { HIT_RATE_RISE, LOCAL_PROBES, MIN_LOCAL_PAIRS, numbersOf, type Probe } from './guard/probes.js';
+import { HIT_RATE_RISE, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe, requiredDigits } from './guard/probes.js';
 
 export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 export { judgeAnchors, probeDivergence, type AnchorProbe } from './guard/anchors.js';
@@ -241,6 +241,8 @@ export class CompactionGuard {
     let stated = 0;
     let statedLocal = 0;
     for (const p of probes) {
+      // A summary lacking a digit run search's rule requires cannot answer (requiredDigits):
+      // ruled out before any analysis, the rest asked by that rule itself.
       if (p.raw || p.summary || !p.numbers.every((n) => lowered.includes(n))) continue;
       if (!answersText((p.analysis ??= analyzeQuery(p.query)), summary.text, store.options.matchPolicy, lowered)) continue;
       // A perturbation never stated when its probe was made may be stated by a turn appended
@@ -380,7 +382,7 @@ export class CompactionGuard {
           const negative = perturb(fact, 0);
           // Whether the perturbation is stated somewhere is asked only if a summary answers
           // it (see the monitor): most never come near one.
-          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, numbers: numbersOf(negative) };
+          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, numbers: requiredDigits(negative, store.options.matchPolicy) };
         }
         this.pairs.set(id, pair);
       }
@@ -448,7 +450,7 @@ export class CompactionGuard {
         // not even near-true (neverStated). Summaries count from the draw on: each pass asks
         // its own new summary, which is what a pass can change.
         this.probeSet.push({ query: fact, positive: true, numbers: [], raw: true, summary: false });
-        this.probeSet.push({ query: negative, positive: false, numbers: numbersOf(negative), raw: false, summary: false });
+        this.probeSet.push({ query: negative, positive: false, numbers: requiredDigits(negative, store.options.matchPolicy), raw: false, summary: false });
         this.probeQueries.add(fact).add(negative);
         break;
       }

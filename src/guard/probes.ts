@@ -1,5 +1,6 @@
 /** The hit-rate monitor's probes: what one is, and the constants of the per-pass probe. */
-import type { QueryAnalysis } from '../query.js';
+import type { MatchPolicy } from '../match.js';
+import { isQuestion, type QueryAnalysis } from '../query.js';
 
 
 /**
@@ -17,16 +18,30 @@ import type { QueryAnalysis } from '../query.js';
 export interface Probe {
   query: string;
   positive: boolean;
-  /** Built on first use: most probes are ruled out by their values before any analysis. */
+  /** Built on first use: most probes are ruled out by their digits before any analysis. */
   analysis?: QueryAnalysis;
-  /** The numbers of the probe: a summary missing any of them cannot answer it. */
+  /** What a text must hold to answer the probe by search's rule (see {@link requiredDigits}). */
   numbers: string[];
   raw: boolean;
   summary: boolean;
 }
 
-/** The digit runs of a probe (the same lower-cased or not): every one must be in a text that answers it. */
-export const numbersOf = (q: string): string[] => [...new Set(q.match(/\d+/g) ?? [])];
+/**
+ * The digit runs a text must hold to answer `query` by search's rule for one candidate
+ * (`answersText`), or none where that rule does not require them all. For a statement (not
+ * a question) without a quoted part (no backtick or double quote), an answer holds the whole
+ * query verbatim or `matches` it, and under a policy that requires every value
+ * (minValueCoverage ≥ 1) `matches` requires each of the query's values — every word holding
+ * a digit is one — in the text, so each digit run too. A quoted part relaxes that (the rest
+ * need only not contradict the quote: "ran `npm run build` with 4822 errors" answers "ran
+ * `npm run build` on node18 with 4822 errors") and a question is judged by the miss decision
+ * (a day or year it names is matched against the turn's fields): for those nothing is
+ * required, and the monitor asks `answersText` itself.
+ */
+export function requiredDigits(query: string, policy: MatchPolicy): string[] {
+  if (policy.minValueCoverage < 1 || isQuestion(query) || /[`"]/.test(query)) return [];
+  return [...new Set(query.match(/\d+/g) ?? [])];
+}
 
 /** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
 export const LOCAL_PROBES = 64;

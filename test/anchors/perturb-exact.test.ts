@@ -2,7 +2,6 @@
 // one as a BigInt. Both must give what exact arithmetic gives, digit for digit.
 import { describe, expect, it } from 'vitest';
 import { perturb } from '../../src/anchors.js';
-import { numbersOf } from '../../src/guard/probes.js';
 import { prng } from '../../src/prng.js';
 
 /** The rule in exact arithmetic: each digit run + (1 + variant % 7)·10^min(len−1, variant % 3), width kept. */
@@ -41,14 +40,11 @@ describe('perturb: digit runs bumped exactly, whatever their length', () => {
       const fact = parts.join(' and ');
       const v = Math.floor(rand() * 10);
       expect(perturb(fact, v), fact).toBe(exact(fact, v));
-      expect(numbersOf(fact), fact).toEqual([...new Set(fact.match(/\d+/g))]);
     }
   });
   it('only ASCII digits are digits (as /\\d/ has it), at the ends of the fact too', () => {
     for (const fact of ['7 ms', 'took 12', '٣ items and ３ more, 4 left', 'x٣4y', '0', '9', 'no digits here 4x4']) {
       for (let v = 0; v < 8; v++) expect(perturb(fact, v), `${fact} ${v}`).toBe(exact(fact, v));
-      expect(numbersOf(fact), fact).toEqual([...new Set(fact.match(/\d+/g) ?? [])]);
     }
-    expect(numbersOf('a1b22c1d333 22')).toEqual(['1', '22', '333']);
   });
 });

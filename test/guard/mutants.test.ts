@@ -15,6 +15,10 @@ import { CompactionRefusedError, LosslessRetrievalBoundaryError, SpanStore as St
 import { CompactionGuard, judgeAnchors, probeDivergence } from '../../src/guard.js';
 import { perturb, valuePhrases } from '../../src/anchors.js';
 import { ErrorCode, SpanguardError } from '../../src/errors.js';
+import { analyzeQuery } from '../../src/query.js';
+import { answersText } from '../../src/support.js';
+import { DEFAULT_MATCH_POLICY } from '../../src/match.js';
+import { requiredDigits } from '../../src/guard/probes.js';
 import { tmpDir } from '../helpers/data.js';
 import { open } from './helpers.js';
 
@@ -836,11 +840,6 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 //   …)` as `+ 1` (lo + floor(rand × (hi - lo)) < hi <= length already).
 // - drawProbeSet's `attempt < 4` as `<= 4`: harmless — a fifth try in the same slice; the
 //   number of tries is a cost bound, no rule of the verdict.
-// - The monitor's `p.numbers.every(…)` as `some`: not equivalent. The pre-check is stricter
-//   than answersText for a statement with a quoted part, whose digit identifiers outside the
-//   quote need only not be contradicted: "ran `npm run build` with 4822 errors" answers
-//   "ran `npm run build` on node18 with 4822 errors" by search's rule, but lacks "18", so
-//   the monitor does not count it. A test would pin that disagreement; left open.
 
 /** `n` anchors, one per turn: `The <colour> queue keeps <100 + 13i> workers busy.` */
 const queueFact = (i: number) => `The ${QUEUES[i]} queue keeps ${100 + 13 * i} workers busy.`;
@@ -1013,5 +1012,44 @@ describe("guard monitor: an anchor's fact and turn are read once — the pass's 
     get.mockClear();
     expect(g.localProbes(1, 10, new Set())).toEqual(once);
     expect(get).not.toHaveBeenCalled();
+  });
+});
+
+describe('guard monitor: the new summary answers a probe exactly when search would take it as the one candidate', () => {
+  it('a summary lacking a digit identifier the quoted statement names outside its quote still answers it', async () => {
+    const stated = 'ran `npm run build` with 4822 errors';
+    const { s, ids } = await pools(1, {}, [{ role: 'assistant', text: stated }]);
+    const g = guardOf(s);
+    const query = 'ran `npm run build` on node18 with 4822 errors';
+    // Search's rule for one candidate: the quoted part held, nothing contradicted.
+    expect(answersText(analyzeQuery(query), stated)).toBe(true);
+    // The first pass draws the session-wide set (two anchors: the pool's and this turn's);
+    // the probe joins it after, so no redraw replaces it.
+    await s.compact({ evict: [ids[0]!], summary: summary(1, 1) });
+    const probe: Probe = { query, positive: false, numbers: requiredDigits(query, DEFAULT_MATCH_POLICY), raw: false, summary: false };
+    g.probeSet.push(probe);
+    await s.compact({ evict: [ids[2]!, ids[3]!], summary: summary(3, 4, stated) });
+    expect(probe.summary).toBe(true);
+  });
+  it('what a probe is pre-checked for is held by every text search takes as its answer', () => {
+    // Each text answers its query by search's rule without one of the query's digit runs: a
+    // quoted statement's identifier outside the quote, a question's day, year or turn number.
+    const cases: [string, string][] = [
+      ['ran `npm run build` on node18 with 4822 errors', 'ran `npm run build` with 4822 errors'],
+      ['the "proxy config v2" sets 40 workers', 'the "proxy config v2" sets 40 workers here'],
+      ['On day 12, which port did the proxy listen on?', 'The proxy listens on port 8080.'],
+      ['Which port did the proxy listen on in 2023?', 'The proxy listens on port 8080.'],
+      ['Did the proxy listen on port 8080 on day 3?', 'The proxy listens on port 8080.'],
+      // And plain statements, whose every digit run an answer holds.
+      ['The blue pool keeps 120 workers busy.', 'blue pool: keeps 120 workers'],
+      ['The blue pool keeps 120 workers busy.', 'The blue pool keeps 120 workers busy.'],
+    ];
+    for (const [query, text] of cases) {
+      expect(answersText(analyzeQuery(query), text), query).toBe(true);
+      for (const n of requiredDigits(query, DEFAULT_MATCH_POLICY)) expect(text.toLowerCase(), query).toContain(n);
+    }
+    // A plain statement is still ruled out by its digits, before any analysis.
+    expect(requiredDigits('The blue pool keeps 120 workers busy for 3 days.', DEFAULT_MATCH_POLICY)).toEqual(['120', '3']);
+    expect(requiredDigits('The blue pool keeps 120 workers busy.', { ...DEFAULT_MATCH_POLICY, minValueCoverage: 0.5 })).toEqual([]);
   });
 });
