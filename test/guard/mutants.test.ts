@@ -814,6 +814,9 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 // Rules `npm run mutate:guard` (src/guard.ts whole, docs/MUTATION.md) found unchecked, one
 // describe per rule. Its surviving mutants that no test can tell apart from the code, and why:
 //
+// - compact()'s `known !== undefined ? known : await probeDivergence(…)` forced false:
+//   probeDivergence returns knownDivergence's answer whenever it has one (src/guard/anchors.ts),
+//   so asking it again gives the same divergence after a wait; the shortcut is cost only.
 // - compact()'s catch: `e.code !== CLOSED` / `!== READ_ONLY` forced true. Recording the refusal
 //   on a closed or read-only store throws the same error (recordEvent asserts writable), with
 //   the same code and message: skipping the attempt is a shortcut, not a rule. `e.details?.`
