@@ -169,8 +169,10 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     const t0 = performance.now();
     const rec = await st.compact({ evict, summary: { text: `summary of ${evict.length} spans from ${evict[0]}`, turnStart: Math.min(...turnsOf), turnEnd: Math.max(...turnsOf) } });
     const wallUs = (performance.now() - t0) * 1000;
-    spilled += rec.spilled.length;
-    evictedIds.push(...rec.evicted);
+    if (st === store) {
+      spilled += rec.spilled.length;
+      evictedIds.push(...rec.evicted);
+    }
     return { wall: wallUs, timing: rec.timing };
   };
   // The guard's work as the receipt defines it (check + anchors + monitor + record); grounding
@@ -184,28 +186,30 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
    * pages and the pass's code were still cold and the last after every other had warmed them,
    * and the per-anchor difference measured that order rather than the anchors.
    */
-  const run = async (st: SpanStore, ks: number[], pick: (k: number) => number[] | null) => {
+  type Measured = { st: SpanStore; ks: number[]; pick: (k: number) => number[] | null };
+  const run = async (sets: Measured[]) => {
     // The runs are taken before timing starts; a variant the store has too few runs for is
     // measured over those it has (n in the row), or left out under 10.
-    const runs = new Map<number, number[][]>();
-    for (const k of ks) {
-      const mine: number[][] = [];
-      for (let r: number[] | null; mine.length < PASSES + WARMUP && (r = pick(k)) !== null; ) mine.push(r);
-      if (mine.length - WARMUP >= 10) runs.set(k, mine);
-    }
-    const seen = new Map<number, { wall: number; timing: PassTiming }[]>([...runs.keys()].map((k) => [k, []]));
-    const rounds = Math.max(0, ...[...runs.values()].map((r) => r.length));
-    for (let i = 0; i < rounds; i++)
-      for (const [k, mine] of runs) {
-        const evict = mine[i];
-        if (!evict) continue;
-        const got = await pass(st, evict);
-        if (i >= WARMUP) seen.get(k)!.push(got); // the warm-up passes' receipts are dropped
+    const variants: { set: number; k: number; st: SpanStore; runs: number[][]; seen: { wall: number; timing: PassTiming }[] }[] = [];
+    sets.forEach(({ st, ks, pick }, set) => {
+      for (const k of ks) {
+        const runs: number[][] = [];
+        for (let r: number[] | null; runs.length < PASSES + WARMUP && (r = pick(k)) !== null; ) runs.push(r);
+        if (runs.length - WARMUP >= 10) variants.push({ set, k, st, runs, seen: [] });
       }
-    const out: Record<number, Variant> = {};
-    for (const [k, measured] of seen) {
+    });
+    const rounds = Math.max(0, ...variants.map((x) => x.runs.length));
+    for (let i = 0; i < rounds; i++)
+      for (const x of variants) {
+        const evict = x.runs[i];
+        if (!evict) continue;
+        const got = await pass(x.st, evict);
+        if (i >= WARMUP) x.seen.push(got); // the warm-up passes' receipts are dropped
+      }
+    const out: Record<number, Variant>[] = sets.map(() => ({}));
+    for (const { set, k, seen: measured } of variants) {
       const med = (f: (t: PassTiming) => number) => pct(measured.map((m) => f(m.timing)), 0.5);
-      out[k] = {
+      out[set]![k] = {
         n: measured.length,
         wall: { p50: pct(measured.map((m) => m.wall), 0.5), p99: pct(measured.map((m) => m.wall), 0.99) },
         guard: { p50: med(guardWork), p99: pct(measured.map((m) => guardWork(m.timing)), 0.99) },
@@ -219,8 +223,14 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
     }
     return out;
   };
-  const v = await run(store, [5, 1, 0], nextRun);
-  const far = await run(store, [5], scattered);
+  // The same contiguous passes on a live store, its turns appended in this process as an
+  // agent's session has them, beside the reopened one: a reopened store finds each evicted
+  // anchor's fact in its text again at the pass, a live one kept it from the append. Both
+  // stores' passes are taken in turn too.
+  const live = storeDir && N <= 100_000 ? await SpanStore.open(ctx.tmp('guard-live'), { durability: 'none', policy: 'spill' }) : null;
+  if (live) await appendAll(live, data);
+  const [v = {}, lv = {}] = await run([{ st: store, ks: [5, 1, 0], pick: nextRun }, ...(live ? [{ st: live, ks: [5, 1, 0], pick: layoutOf(live).nextRun }] : [])]);
+  const [far = {}] = await run([{ st: store, ks: [5], pick: scattered }]);
   const parts = (x: Variant) =>
     `check ${x.checkUs.toFixed(1)} + anchors ${x.anchorsUs.toFixed(1)} + monitor ${x.monitorUs.toFixed(1)} + record ${x.recordUs.toFixed(1)} µs (p50 each); grounding ${x.groundingUs.toFixed(1)} µs beside it; ${x.n} passes`;
   const what = '10 consecutive turns evicted (a contiguous pass)';
@@ -258,13 +268,7 @@ export async function runGuard(ctx: Ctx, data: BenchData, storeDir?: string): Pr
   }
   check(ctx, 'evicted anchors come back verbatim after the passes', back === sample.length, `${back}/${sample.length} evicted anchors returned by findExact of their own text`);
 
-  // The same contiguous passes on a live store, its turns appended in this process as an
-  // agent's session has them, beside the reopened one above: a reopened store finds each
-  // evicted anchor's fact in its text again at the pass, a live one kept it from the append.
-  if (storeDir && N <= 100_000) {
-    const live = await SpanStore.open(ctx.tmp('guard-live'), { durability: 'none', policy: 'spill' });
-    await appendAll(live, data);
-    const lv = await run(live, [5, 1, 0], layoutOf(live).nextRun);
+  if (live) {
     const l0 = lv[0];
     const l5 = lv[5];
     if (l0) figure(ctx, { group: 'guard', key: 'pass.guard.live', label: `a pass's guard work on a live store (turns appended in this process): ${what}, 0 anchors`, value: l0.guard.p50, p99: l0.guard.p99, unit: 'µs', better: 'lower', note: `target < 50 µs; ${parts(l0)}` });
