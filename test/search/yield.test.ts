@@ -15,13 +15,13 @@ describe('a long search lets the event loop run between candidates', () => {
   it('immediates queued during a search run before it resolves, and the answer is the same', async () => {
     store = await SpanStore.open(tmpDir(), { durability: 'none' });
     // Many long spans that all share the quote's words: every one is a candidate to judge.
-    const filler = realTurns(200).map((t) => t.text).join(' ').slice(0, 12_000);
+    const filler = realTurns(800).map((t) => t.text).join(' ').slice(0, 48_000);
     const query = `the shared pipeline reported status ok for stage 7 after run 7 and ${filler.slice(0, 150)}`;
     // The premise: a search long enough to cross several slices. A fast machine gets more
     // candidates until it is (the answer is measured, not assumed).
     let ms = 0;
     let during = 0;
-    for (let round = 0, n = 0; round < 8 && ms <= 2 * SLICE_MS; round++) {
+    for (let round = 0, n = 0; round < 24 && ms <= 2 * SLICE_MS; round++) {
       const turns = Array.from({ length: 300 }, (_, i) => ({ turn: n + i + 1, role: 'tool', text: `${filler} run ${n + i} of the shared pipeline reported status ok for stage ${n + i}` }));
       n += turns.length;
       await store.appendMany(turns);
