@@ -1,5 +1,5 @@
 /** The hit-rate monitor's probes: what one is, and the constants of the per-pass probe. */
-import type { MatchPolicy } from '../match.js';
+import { type MatchPolicy, quotedParts } from '../match.js';
 import { isQuestion, type QueryAnalysis } from '../query.js';
 
 
@@ -18,29 +18,38 @@ import { isQuestion, type QueryAnalysis } from '../query.js';
 export interface Probe {
   query: string;
   positive: boolean;
-  /** Built on first use: most probes are ruled out by their digits before any analysis. */
+  /** Built on first use: most probes are ruled out by what an answer must hold before any analysis. */
   analysis?: QueryAnalysis;
-  /** What a text must hold to answer the probe by search's rule (see {@link requiredDigits}). */
+  /** Digit runs and quoted parts a text must hold to answer the probe by search's rule (see {@link requiredParts}). */
   numbers: string[];
+  quoted: string[];
   raw: boolean;
   summary: boolean;
 }
 
 /**
- * The digit runs a text must hold to answer `query` by search's rule for one candidate
- * (`answersText`), or none where that rule does not require them all. For a statement (not
- * a question) without a quoted part (no backtick or double quote), an answer holds the whole
- * query verbatim or `matches` it, and under a policy that requires every value
- * (minValueCoverage ≥ 1) `matches` requires each of the query's values — every word holding
- * a digit is one — in the text, so each digit run too. A quoted part relaxes that (the rest
- * need only not contradict the quote: "ran `npm run build` with 4822 errors" answers "ran
- * `npm run build` on node18 with 4822 errors") and a question is judged by the miss decision
- * (a day or year it names is matched against the turn's fields): for those nothing is
- * required, and the monitor asks `answersText` itself.
+ * What a text must hold to answer `query` by search's rule for one candidate (`answersText`),
+ * as far as that rule requires it of every answer. A question is judged by the miss decision
+ * (a day or year it names is matched against the turn's fields): nothing. A statement is
+ * answered by a text that holds it whole, or holds each of its quoted parts (`quotedParts`:
+ * in the text, or case-folded in the lower-cased text) and is consistent with it, or, when
+ * it has no quoted part, `matches` it — which, under a policy requiring every value
+ * (minValueCoverage ≥ 1), needs each of its values in the lower-cased text, and every word
+ * holding a digit is a value, so each digit run too. The digits of a statement with a quoted
+ * part are not required: a digit identifier outside the quote need only not be contradicted
+ * ("ran `npm run build` with 4822 errors" answers "ran `npm run build` on node18 with 4822
+ * errors").
  */
-export function requiredDigits(query: string, policy: MatchPolicy): string[] {
-  if (policy.minValueCoverage < 1 || isQuestion(query) || /[`"]/.test(query)) return [];
-  return [...new Set(query.match(/\d+/g) ?? [])];
+export function requiredParts(query: string, policy: MatchPolicy): { numbers: string[]; quoted: string[] } {
+  if (isQuestion(query)) return { numbers: [], quoted: [] };
+  const quoted = quotedParts(query);
+  const numbers = quoted.length === 0 && policy.minValueCoverage >= 1 ? [...new Set(query.match(/\d+/g) ?? [])] : [];
+  return { numbers, quoted };
+}
+
+/** Whether a text (and its lower-cased form) holds what {@link requiredParts} says an answer must. */
+export function holdsRequired(p: { numbers: readonly string[]; quoted: readonly string[] }, text: string, lowered: string): boolean {
+  return p.numbers.every((n) => lowered.includes(n)) && p.quoted.every((q) => text.includes(q) || lowered.includes(q.toLowerCase()));
 }
 
 /** Anchors of the turns a pass's summary speaks for, probed per pass besides the session-wide set. */
