@@ -4,7 +4,7 @@
 // run neither reuses nor overwrites another's, and a run cut short is resumed by the next.
 //
 //   npm run mutate:guard      src/guard.ts
-//   npm run mutate:anchors    src/guard/anchors.ts
+//   npm run mutate:anchors    src/guard/anchors.ts and src/guard/probes.ts
 //   npm run mutate:match      src/match.ts (against the search tests)
 //
 // src/guard.ts can be run in line ranges (`npx stryker run stryker.guard.config.mjs --mutate
@@ -15,14 +15,14 @@ const base = JSON.parse(fs.readFileSync(new URL('./stryker.config.json', import.
 delete base.$schema;
 
 const target = process.env.SPANGUARD_MUTATE ?? 'guard';
-const TARGETS = { guard: 'src/guard.ts', anchors: 'src/guard/anchors.ts', match: 'src/match.ts' };
+const TARGETS = { guard: ['src/guard.ts'], anchors: ['src/guard/anchors.ts', 'src/guard/probes.ts'], match: ['src/match.ts'] };
 if (!(target in TARGETS)) throw new Error(`SPANGUARD_MUTATE=${target}: one of ${Object.keys(TARGETS).join(', ')}`);
 // Read by vitest.mutate.guard.config.ts in the runner processes (they inherit the environment).
 process.env.SPANGUARD_MUTATE = target;
 
 export default {
   ...base,
-  mutate: [TARGETS[target]],
+  mutate: TARGETS[target],
   vitest: { ...base.vitest, configFile: 'vitest.mutate.guard.config.ts' },
   incrementalFile: `reports/stryker-incremental-${target}.json`,
   htmlReporter: { fileName: `reports/mutation/${target}/mutation.html` },

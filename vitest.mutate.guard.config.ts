@@ -9,7 +9,8 @@ import { cheapFirst } from './vitest.mutate.config.js';
 // test/guard/grounding.test.ts, whose subject is src/grounding.ts (the guard's grounding
 // rule is grounding-guard.test.ts) and whose 600-turn window (~15 s) would run for every
 // guard mutant that survives the other files.
-// src/guard/anchors.ts (the id checks and the anchor acceptance rule): the tests that state
+// src/guard/anchors.ts (the id checks and the anchor acceptance rule) and src/guard/probes.ts
+// (what the monitor requires of an answer before asking search's rule): the tests that state
 // those rules, directly and through compact(). src/match.ts (the honest-miss match): the
 // search tests, less quality.test.ts (its results are computed in beforeAll).
 // Per target: the test files, and their order (Stryker bails at the first failing test, so

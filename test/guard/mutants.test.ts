@@ -1040,6 +1040,9 @@ describe('guard monitor: the new summary answers a probe exactly when search wou
     const cases: [string, string][] = [
       ['ran `npm run build` on node18 with 4822 errors', 'ran `npm run build` with 4822 errors'],
       ['the "proxy config v2" sets 40 workers', 'the "proxy config v2" sets 40 workers here'],
+      // A quoted part held only case-folded: the quote's words in another case.
+      ['the "Proxy Config v2" sets 40 workers', 'The proxy config v2 sets 40 workers'],
+      ['ran `NPM RUN BUILD` with 4822 errors', 'Ran `npm run build` with 4822 errors.'],
       ['On day 12, which port did the proxy listen on?', 'The proxy listens on port 8080.'],
       ['Which port did the proxy listen on in 2023?', 'The proxy listens on port 8080.'],
       ['Did the proxy listen on port 8080 on day 3?', 'The proxy listens on port 8080.'],
