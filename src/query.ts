@@ -75,6 +75,8 @@ export interface AskedFor {
 
 const AUXILIARY = 'did|does|do|was|were|is|are|has|have|had|can|could|should|would|will';
 /** `which`/`what`, then up to four words, then the question's auxiliary verb. */
+/** A question opening with an auxiliary: a yes/no question (claimCompounds). */
+const YES_NO = new RegExp(`^(?:${AUXILIARY})\\b`, 'iu');
 const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{N}'’]*\\s+){2,4}?)(?:${AUXILIARY})\\b`, 'iu');
 
 /**
@@ -204,7 +206,7 @@ export function claimCompounds(query: string): string[] {
   const body = query
     .replace(/^\s*(?:in|on|at|during|for|after|before|when)\b[^,?]*,\s*/iu, '')
     .replace(/`[^`]*`|"[^"\n]*"|(?<![\p{L}\p{N}])['‘][^'’\n]*['’](?![\p{L}\p{N}])/gu, ' ');
-  if (!new RegExp(`^(?:${AUXILIARY})\\b`, 'iu').test(body)) return [];
+  if (!YES_NO.test(body)) return [];
   const out: string[] = [];
   for (const m of body.matchAll(/(?<![\p{L}\p{N}_./-])\p{L}+(?:-\p{L}+)+(?![\p{L}\p{N}_./-])/gu)) {
     const w = m[0].toLowerCase();

@@ -75,6 +75,8 @@ export interface SupportSpan {
 
 const L = '\\p{L}\\p{N}_';
 const TERM_SCAN_CHARS = 16_384;
+/** A hyphenated compound a yes/no question claims (claimCompounds): held in any spelling its test allows. */
+const COMPOUND = /^\p{L}+(?:-\p{L}+)+$/u;
 /**
  * The endings a word may carry beyond its normal form (`enjoy` + `ed`, `configur` +
  * `ation`), so that a stem does not hold every longer word that begins like it (`redi`
@@ -334,7 +336,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   for (const v of a.claim) {
     // A value's pattern is compiled only for a span that holds its text at all.
     // A claimed compound is held in any of its spellings (`pytest_asyncio`): its test decides.
-    const has = (hay.includes(v) || /^\p{L}+(?:-\p{L}+)+$/u.test(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
+    const has = (hay.includes(v) || COMPOUND.test(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
@@ -389,7 +391,7 @@ function framingHeld(a: QueryAnalysis, n: string, hay: string): boolean {
 export const FRAME_TURNS = 100;
 
 /** Candidates, best first, among which every name of the query must be held (rule 2). */
-export const FRAMING_DEPTH = 10;
+const FRAMING_DEPTH = 10;
 
 export type MissReason =
   | 'value-not-stated'
