@@ -22,6 +22,12 @@ const CONSTRAINT =
   /\b(?:must(?: not)?|never|always|at most|at least|no more than|no fewer than|no less than|up to|limit(?:ed|s)?|max(?:imum)?|min(?:imum)?|required?|do not|don't|shall(?: not)?|cannot|can't|exceed)\b/i;
 const CONFIG = /(?:^|\s)(?:--?[a-z][\w-]*[ =]|[A-Za-z_][\w.]*\s?[=:]\s?)["']?\d[\w.]*/m;
 const HAS_NUMBER = /\d/;
+/**
+ * What the facts found depend on: the rules' patterns and the version of the code that cuts
+ * the fact around a match (lineAround, distinctiveLine). Facts kept on disk by other rules
+ * are not used (src/store/facts.ts). Raise the version with any change to how a fact is cut.
+ */
+export const DETECTION_RULES = `1\u0000${QUANTITY.source}\u0000${CONFIG.source}/${CONFIG.flags}\u0000${CONSTRAINT.source}/${CONSTRAINT.flags}`;
 
 export type AnchorRule = 'quantity' | 'constraint' | 'configuration';
 

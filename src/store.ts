@@ -16,7 +16,8 @@ import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from 
 import { Auditor, type AuditReport } from './audit.js';
 import { search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
-import { checkSpanId, checkSpanIds, exactHits, FactCache, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
+import { checkSpanId, checkSpanIds, exactHits, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
+import { FactCache } from './store/facts.js';
 import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, readTrailInSlices, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
 import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
@@ -129,6 +130,8 @@ export class SpanStore {
       indexes = await Indexes.open(dir, o, log);
       const store = new SpanStore(dir, o, log, indexes);
       await store.replay();
+      // The anchor facts the last close or checkpoint kept, when they are this log's.
+      store.facts.load(path.join(dir, 'index'), store.storeId, log);
       if (o.replica !== undefined && !o.readOnly) {
         const recordGap = (detail: string) => store.recordEvent({ type: 'degrade', pass: store.state.passes, reason: 'replica-gap', detail, spanIds: [] });
         await openReplica(dir, o.durability, o.replica, (shipper) => (store.replica = shipper), recordGap);
@@ -241,7 +244,7 @@ export class SpanStore {
     for (let j = 0; j < turns.length; j++) {
       if (!(cols.flags[j]! & RecordFlag.anchor)) continue;
       this.state.anchors.push(first + j);
-      if (facts[j] !== undefined) this.facts.remember(first + j, facts[j]!);
+      if (facts[j] !== undefined) this.facts.remember(first + j, facts[j]!, cols.texts[j]!);
     }
     for (let j = 0; j < turns.length; j++) if (turns[j]!.key !== undefined) this.keys.remember(turns[j]!.key!, first + j);
     if (turns.length > 0) this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[turns.length - 1]!);
@@ -258,7 +261,7 @@ export class SpanStore {
     return this.replica?.status() ?? null;
   }
 
-  /** @internal The fact an anchor span pins (src/store/spans.ts FactCache). */
+  /** @internal The fact an anchor span pins (src/store/facts.ts FactCache). */
   anchorFactOf(id: number, text: string, role: number): string | null {
     return this.facts.of(id, text, role);
   }
@@ -438,6 +441,16 @@ export class SpanStore {
     await this.recordRetention();
     await this.log.flush();
     await this.indexes.save(this.storeId);
+    this.saveFacts();
+  }
+
+  /** Keeps the anchor facts beside the indexes for the next open; a cache, so a failure to write it is no failure. */
+  private saveFacts(): void {
+    try {
+      this.facts.save(path.join(this.dir, 'index'), this.storeId, this.log);
+    } catch {
+      // The next open finds the facts again from the spans' texts.
+    }
   }
 
   stats(): StoreStats {
@@ -459,6 +472,7 @@ export class SpanStore {
       if (declared !== null) throw declared;
       if (!this.options.readOnly && !this.log.stats().failed) {
         await this.log.flush();
+        this.saveFacts();
         try {
           await this.indexes.save(this.storeId);
         } catch {

@@ -23,7 +23,7 @@ export interface EngineContext {
   recordEvent(e: GuardEvent): Promise<number>;
   /** Appends a summary record and indexes it. */
   appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number): Promise<number>;
-  /** The fact an anchor span pins (src/store/spans.ts FactCache). */
+  /** The fact an anchor span pins (src/store/facts.ts FactCache). */
   anchorFactOf(id: number, text: string, role: number): string | null;
   findExact(phrase: string, options?: { limit?: number }): Hit[];
   embedQuery(texts: string[]): Promise<Float32Array>;

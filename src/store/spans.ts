@@ -3,7 +3,7 @@
  * anything is written), idempotency keys, the anchor facts kept from append, and the
  * conversion of the log's records to the public `Span`.
  */
-import { anchorFact, detectAnchor } from '../anchors.js';
+import { detectAnchor } from '../anchors.js';
 import { ErrorCode, SpanguardError } from '../errors.js';
 import { checkMeta, MAX_ROLE_CHARS, metaText as toMetaText } from '../meta.js';
 import { KIND_NAMES, RecordFlag, RecordKind, ROLE_CODES, ROLE_NAMES, roleCodeOf, type AppendColumns, type NativeSpan, type NativeSpanLog } from '../native.js';
@@ -14,8 +14,6 @@ import type { Hit, Span, TurnInput } from './types.js';
 /** A retry is recognized while its key is among the last KEY_WINDOW keyed raw spans. */
 export const KEY_WINDOW = 65536;
 const MAX_KEY_LENGTH = 256;
-/** Anchor facts kept from append (~160 chars each: a few MiB at most). */
-const FACT_CACHE = 16384;
 
 /**
  * Validates a batch of turns whole and lays it out as the log's append columns (raw spans).
@@ -197,29 +195,6 @@ export class KeyIndex {
     keys.delete(key);
     keys.set(key, id);
     if (keys.size > KEY_WINDOW) keys.delete(keys.keys().next().value!);
-  }
-}
-
-/**
- * The fact an anchor span pins (src/anchors.ts `anchorFact`): detection's match, kept from the
- * append that ran it for the last FACT_CACHE anchors, else computed from the span. A pass
- * probes each anchor it evicts, and detection over a long tool output costs tens of
- * microseconds, paid at append already.
- */
-export class FactCache {
-  private facts = new Map<number, string | null>();
-
-  of(id: number, text: string, role: number): string | null {
-    const known = this.facts.get(id);
-    if (known !== undefined) return known;
-    const fact = anchorFact(text, role);
-    this.remember(id, fact);
-    return fact;
-  }
-
-  remember(id: number, fact: string | null): void {
-    this.facts.set(id, fact);
-    if (this.facts.size > FACT_CACHE) this.facts.delete(this.facts.keys().next().value!);
   }
 }
 
