@@ -90,7 +90,7 @@ export function perturb(fact: string, variant = 0): string {
     return s.length < m.length ? s.padStart(m.length, '0') : s;
   });
   if (changed) return out;
-  const ids = fact.match(/[A-Za-z_][A-Za-z0-9_]{3,}/g) ?? [];
+  const ids = fact.match(IDENTIFIERS) ?? [];
   const longest = ids.sort((a, b) => b.length - a.length)[0];
   if (!longest) return `${fact} ${variant}7`;
   // The letter nearest the middle, changed to another letter of the same case: never a
@@ -109,6 +109,19 @@ export function perturb(fact: string, variant = 0): string {
   const swapped = c === lower ? shifted : shifted.toUpperCase();
   return fact.replace(longest, longest.slice(0, i) + swapped + longest.slice(i + 1));
 }
+
+/** The identifiers `perturb` changes a letter of, in a fact without digits. */
+const IDENTIFIERS = /[A-Za-z_][A-Za-z0-9_]{3,}/g;
+const IDENTIFIER = new RegExp(IDENTIFIERS.source);
+const DIGIT = /\d/;
+
+/**
+ * Whether some `perturb(fact, variant)` can be a distinctive value (`distinctiveValue`):
+ * false for a fact without digits that has an identifier, whose perturbations change one
+ * letter of it for another and so hold no digit, which every distinctive value has. A caller
+ * that needs a distinctive perturbation skips such a fact without building any.
+ */
+export const perturbsToValue = (fact: string): boolean => DIGIT.test(fact) || !IDENTIFIER.test(fact);
 
 /**
  * The value phrases of a perturbed fact: each changed number with the word next to it on

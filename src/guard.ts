@@ -16,7 +16,7 @@ import { toRanges } from './events.js';
 import { RecordFlag, RecordKind } from './native.js';
 import { agentFinds } from './audit.js';
 import { prng } from './prng.js';
-import { distinctiveValue, perturb, valuePhrases } from './anchors.js';
+import { distinctiveValue, perturb, perturbsToValue, valuePhrases } from './anchors.js';
 import { answersText } from './support.js';
 import { checkGrounding } from './grounding.js';
 import { analyzeQuery } from './query.js';
@@ -173,6 +173,9 @@ export class CompactionGuard {
     const probed: { id: number; probe: string }[] = [];
     for (const id of anchors) {
       const s = byId.get(id)!;
+      // Its turn, read already: the monitor's range bound reads it for the next pass (the
+      // anchor before that pass's first evicted id is often this pass's last).
+      this.anchorTurns.set(id, s.turnStart);
       const probe = store.anchorFactOf(id, s.text, s.role);
       if (probe !== null) probed.push({ id, probe }); // an empty span holds no value to lose
     }
@@ -378,7 +381,8 @@ export class CompactionGuard {
           const s = store.log.get(id);
           fact = s ? store.anchorFactOf(id, s.text, s.role)?.trim() : undefined;
         }
-        if (fact && fact.length >= 8) {
+        // (A fact whose perturbation cannot be a distinctive value makes no pair: none is built.)
+        if (fact && fact.length >= 8 && perturbsToValue(fact)) {
           const negative = perturb(fact, 0);
           // Whether the perturbation is stated somewhere is asked only if a summary answers
           // it (see the monitor): most never come near one.
@@ -437,7 +441,7 @@ export class CompactionGuard {
         const s = store.log.get(id);
         if (!s) continue;
         const fact = store.anchorFactOf(id, s.text, s.role)?.trim();
-        if (!fact || fact.length < 8 || seen.has(fact)) continue;
+        if (!fact || fact.length < 8 || seen.has(fact) || !perturbsToValue(fact)) continue;
         let negative: string | null = null;
         for (let v = 0; v < 8 && negative === null; v++) {
           const candidate = perturb(fact, v);

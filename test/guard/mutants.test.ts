@@ -313,6 +313,7 @@ interface GuardInternals {
   probeSet: Probe[];
   anchorsAtDraw: number;
   pairs: Map<number, { fact: string; negative: string; numbers: string[]; quoted: string[] } | null>;
+  anchorTurns: Map<number, number>;
   localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts?: ReadonlyMap<number, string>): Probe[];
   neverStated(perturbed: string): boolean;
   distance(anchorText: string, topId: number): Promise<number>;
@@ -1009,6 +1010,9 @@ describe("guard monitor: an anchor's fact and turn are read once — the pass's 
     await s.compact({ evict: ids.slice(0, 10), summary: summary(1, 10) });
     const g = guardOf(s);
     g.resetProbes();
+    // The pass kept its anchors' turns and pairs: forgotten, the first ask reads them again.
+    g.anchorTurns.clear();
+    g.pairs.clear();
     const get = vi.spyOn(s.log, 'get');
     const once = g.localProbes(1, 10, new Set());
     expect(get).toHaveBeenCalled();
