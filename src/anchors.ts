@@ -79,17 +79,21 @@ export function lineAround(text: string, at: number, len: number, max = 160): st
  * `variant` picks among deterministic perturbations so a caller can retry on collision.
  */
 export function perturb(fact: string, variant = 0): string {
-  let changed = false;
-  const out = fact.replace(/\d+/g, (m) => {
-    changed = true;
-    const step = 1 + (variant % 7);
-    const at = Math.max(0, Math.min(m.length - 1, variant % 3));
-    // Up to 15 digits the sum (< 1.7·10^15) is exact in a double: no BigInt to build.
-    const s = m.length <= 15 && Number.isInteger(variant) ? String(Number(m) + step * 10 ** at) : (BigInt(m) + BigInt(step) * 10n ** BigInt(at)).toString();
-    // Keep the width so formatting (zero padding, alignment) still looks real.
-    return s.length < m.length ? s.padStart(m.length, '0') : s;
-  });
-  if (changed) return out;
+  // Each run of ASCII digits bumped, in one scan (a pass perturbs every anchor it evicts).
+  let out = '';
+  let last = 0;
+  const n = fact.length;
+  for (let i = 0; i < n; ) {
+    if (!isDigit(fact.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && isDigit(fact.charCodeAt(j))) j++;
+    out += fact.slice(last, i) + bump(fact.slice(i, j), variant);
+    last = i = j;
+  }
+  if (last > 0) return out + fact.slice(last);
   const ids = fact.match(IDENTIFIERS) ?? [];
   const longest = ids.sort((a, b) => b.length - a.length)[0];
   if (!longest) return `${fact} ${variant}7`;
@@ -108,6 +112,18 @@ export function perturb(fact: string, variant = 0): string {
   const shifted = String.fromCharCode(((lower.charCodeAt(0) - 97 + 1 + (variant % 25)) % 26) + 97);
   const swapped = c === lower ? shifted : shifted.toUpperCase();
   return fact.replace(longest, longest.slice(0, i) + swapped + longest.slice(i + 1));
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/** A digit run `m` plus (1 + variant % 7)·10^min(len − 1, variant % 3), its width kept. */
+function bump(m: string, variant: number): string {
+  const step = 1 + (variant % 7);
+  const at = Math.max(0, Math.min(m.length - 1, variant % 3));
+  // Up to 15 digits the sum (< 1.7·10^15) is exact in a double: no BigInt to build.
+  const s = m.length <= 15 && Number.isInteger(variant) ? String(Number(m) + step * 10 ** at) : (BigInt(m) + BigInt(step) * 10n ** BigInt(at)).toString();
+  // Keep the width so formatting (zero padding, alignment) still looks real.
+  return s.length < m.length ? s.padStart(m.length, '0') : s;
 }
 
 /** The identifiers `perturb` changes a letter of, in a fact without digits. */
