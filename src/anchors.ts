@@ -130,6 +130,7 @@ function bump(m: string, variant: number): string {
 const IDENTIFIERS = /[A-Za-z_][A-Za-z0-9_]{3,}/g;
 const IDENTIFIER = new RegExp(IDENTIFIERS.source);
 const DIGIT = /\d/;
+const MULTI_DIGIT = /\d{2,}/;
 
 /**
  * Whether some `perturb(fact, variant)` can be a distinctive value (`distinctiveValue`):
@@ -161,7 +162,9 @@ export function valuePhrases(perturbed: string): string[] | null {
  * never-stated probe.
  */
 export const distinctiveValue = (fact: string): boolean =>
-  /\d{2,}|\d[.,]\d|[\p{L}_]\d|\d(?:\s?(?:ms|µs|us|ns|s|sec|seconds?|mins?|minutes?|h|hours?|days?|%|[kKmMgGtT]i?[bB]|bytes?|px|tokens?|chars?|lines?|tests?|items?|errors?|passed|failed|skipped|warnings?|req\/s|rps|qps|workers|threads|retries|attempts|connections))(?![\p{L}])/u.test(fact);
+  // A multi-digit number first, on its own: most facts have one, and it needs no Unicode scan.
+  MULTI_DIGIT.test(fact) ||
+  /\d[.,]\d|[\p{L}_]\d|\d(?:\s?(?:ms|µs|us|ns|s|sec|seconds?|mins?|minutes?|h|hours?|days?|%|[kKmMgGtT]i?[bB]|bytes?|px|tokens?|chars?|lines?|tests?|items?|errors?|passed|failed|skipped|warnings?|req\/s|rps|qps|workers|threads|retries|attempts|connections))(?![\p{L}])/u.test(fact);
 
 /** The fact an anchor pins: what detection matched, or its first non-empty line for host-flagged anchors. */
 export function anchorFact(text: string, role: number): string | null {

@@ -42,7 +42,8 @@ export interface Probe {
  */
 export function requiredParts(query: string, policy: MatchPolicy): { numbers: string[]; quoted: string[] } {
   if (isQuestion(query)) return { numbers: [], quoted: [] };
-  const quoted = quotedParts(query);
+  // A quoted part is backticked or double-quoted: a query with neither quote has none.
+  const quoted = query.includes('`') || query.includes('"') ? quotedParts(query) : [];
   const numbers = quoted.length === 0 && policy.minValueCoverage >= 1 ? [...new Set(query.match(/\d+/g) ?? [])] : [];
   return { numbers, quoted };
 }
