@@ -669,11 +669,13 @@ describe('guard monitor: the local probes are the anchors the summary speaks for
       { role: 'assistant', text: '47 ms' },
       { role: 'user', text: 'We must never push to main' },
       { role: 'assistant', text: '47 ms ok' },
+      // Digits, but a single bare one (2: every variant stays one digit): no distinctive value either.
+      { role: 'user', text: 'We must never run 2 jobs' },
     ]);
-    await s.compact({ evict: ids.slice(0, 3), summary: summary(1, 3) });
+    await s.compact({ evict: ids.slice(0, 4), summary: summary(1, 4) });
     const g = guardOf(s);
     const global = new Set(g.probeSet.map((p) => p.query));
-    expect(g.localProbes(1, 3, new Set()).map((p) => p.query)).toEqual(global.has('47 ms ok') ? [] : ['47 ms ok', perturb('47 ms ok', 0)]);
+    expect(g.localProbes(1, 4, new Set()).map((p) => p.query)).toEqual(global.has('47 ms ok') ? [] : ['47 ms ok', perturb('47 ms ok', 0)]);
   });
 });
 
