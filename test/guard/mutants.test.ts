@@ -1024,6 +1024,13 @@ describe("guard monitor: an anchor's fact and turn are read once — the pass's 
   });
 });
 
+// src/guard/probes.ts (`npm run mutate:anchors`): requiredParts reads quoted parts only from a
+// query holding a backtick or a double quote. Its three survivors make that test always true
+// (the condition forced true; either quote character as '', which every string includes):
+// quotedParts then runs on every query and finds nothing in one without a quote character —
+// the same parts, at a cost. test/guard/required-parts.test.ts checks the parts against
+// quotedParts over random queries of every kind of quote (a test narrower than the pattern
+// fails it).
 describe('guard monitor: the new summary answers a probe exactly when search would take it as the one candidate', () => {
   it('a summary lacking a digit identifier the quoted statement names outside its quote still answers it', async () => {
     const stated = 'ran `npm run build` with 4822 errors';
