@@ -25,6 +25,9 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1: span ids are exact doubles
 constexpr uint32_t kMaxK = 100000;
+// One locked step of a pool catch-up: text and metadata bytes (~1 ms of indexing), the
+// longest a search on the JS thread waits for it.
+constexpr size_t kLexicalStepBytes = 32 << 10;
 // Marks the handle prepareLexicalIndex resolves with (an index loaded on the thread pool).
 constexpr napi_type_tag kPreparedLexicalTag = {0x51d7a3e90c4b2f68ULL, 0x9a0e6c13b7f54d22ULL};
 
@@ -108,6 +111,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::HighWater>("highWater"),
                            InstanceMethod<&LexicalIndexWrap::Add>("add"),
                            InstanceMethod<&LexicalIndexWrap::CatchUp>("catchUp"),
+                           InstanceMethod<&LexicalIndexWrap::CatchUpAsync>("catchUpAsync"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
@@ -149,6 +153,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
  private:
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      auto held = lock_.Reader();
       return Napi::Number::New(info.Env(), static_cast<double>(index_->high_water()));
     });
   }
@@ -223,6 +228,37 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     });
   }
 
+  // catchUpAsync(log, limit, maxBytes) → Promise<number>: catchUp's slice, indexed on the
+  // thread pool. The slice's records are copied out of the log here, on the JS thread (the
+  // log is read nowhere else); the pool indexes the copy in steps under lock_, so searches
+  // and phrases meanwhile wait at most one step and see every id below the high water as it
+  // stands. Until it settles add, catchUp, catchUpAsync and save throw INVALID_ARGUMENT.
+  // Resolves with the raw and summary records indexed; a failure rejects with its code.
+  Napi::Value CatchUpAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 1 || !info[0].IsObject())
+        ThrowTyped(env, "INVALID_ARGUMENT", "catchUpAsync expects a SpanLog");
+      SpanSource* source = UnwrapSpanSource(env, info[0]);
+      Writable(env);
+      const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
+      auto slice = std::make_shared<CopiedSlice>(*source, std::max(index_->high_water(), source->first_id()), end);
+      auto indexed = std::make_shared<uint64_t>(0);
+      catching_ = true;
+      LexicalIndex* index = index_.get();
+      IndexLock* lock = &lock_;
+      return BackgroundJob::Queue(
+          env, "spanguard:catchUpLexical",
+          [index, lock, slice, indexed]() {
+            CatchUpInSteps(*slice, kLexicalStepBytes, *lock,
+                           [&](uint64_t cut) { *indexed += index->CatchUp(SliceSource(*slice, cut)); });
+          },
+          [indexed](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*indexed)); },
+          [this]() { catching_ = false; }, Value());
+    });
+  }
+
   // search(query, k, kind, turnMin, turnMax) → { ids: Float64Array, scores: Float32Array }
   Napi::Value Search(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
@@ -241,6 +277,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
       }
       const std::string query = info[0].As<Napi::String>().Utf8Value();
+      auto held = lock_.Reader();
       index_->Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
       auto ids = Napi::Float64Array::New(env, hits_.size());
       auto scores = Napi::Float32Array::New(env, hits_.size());
@@ -285,6 +322,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
       const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
       std::vector<uint64_t> ids;
+      auto held = lock_.Reader();
       index_->Phrase(*source, phrase, kind, max, &ids);
       auto out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -324,6 +362,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         span_ids[i] = static_cast<uint64_t>(id);
       }
       auto out = Napi::Uint8Array::New(env, count);
+      auto held = lock_.Reader();
       index_->PhraseHasMany(*source, texts, kind, span_ids, out.Data());
       return out;
     });
@@ -370,6 +409,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   void Writable(Napi::Env env) const {
     if (saving_)
       ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
+    if (catching_)
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "the lexical index is being caught up on the thread pool; it cannot change until that settles");
   }
 
   // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
@@ -381,6 +423,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         return env.Undefined();
       }
       std::vector<uint64_t> ids;
+      auto held = lock_.Reader();
       index_->SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -391,6 +434,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
+      auto held = lock_.Reader();
       const LexicalStats s = index_->Stats();
       Napi::Object out = Napi::Object::New(env);
       auto num = [&](const char* name, uint64_t v) { out.Set(name, Napi::Number::New(env, static_cast<double>(v))); };
@@ -419,7 +463,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   std::unique_ptr<LexicalIndex> index_;
   std::vector<LexicalHit> hits_;
-  bool saving_ = false;  ///< a saveAsync is running on the pool
+  bool saving_ = false;    ///< a saveAsync is running on the pool
+  bool catching_ = false;  ///< a catchUpAsync is running on the pool
+  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread
 };
 
 // normalizeTerm(token) → the form the index files the token under beside itself (Porter2
