@@ -317,7 +317,13 @@ export interface NativeVectorIndex {
   saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
   /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */
-  close(): void;
+close(): void;
+  /**
+   * close() with the memory freed on the thread pool; later calls throw CLOSED at once, the
+   * vectors file's lock is released when it resolves. Resolves true when this call released
+   * the index, false when it was closed already.
+   */
+  closeAsync(): Promise<boolean>;
 }
 
 /** An engine object built on the thread pool, for its class constructor to adopt (once). */

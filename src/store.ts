@@ -472,9 +472,13 @@ export class SpanStore {
         }
       }
     } finally {
-      this.indexes.release();
-      await this.log.close();
-      await this.replica?.stop();
+      // The vector index's memory is freed on the thread pool; the log closes either way.
+      try {
+        await this.indexes.releaseAsync();
+      } finally {
+        await this.log.close();
+        await this.replica?.stop();
+      }
     }
   }
 

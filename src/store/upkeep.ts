@@ -181,9 +181,9 @@ export class Indexes {
   /**
    * rebuild() for a repair of an open store: the old files are removed and the empty vector
    * index is created on the thread pool (fs.promises, openVectorIndex), so the event loop
-   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked. Only
-   * the old vector index's close (its memory released) stays on the JS thread. A reader
-   * replaces in memory as rebuild() does.
+   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked, and
+   * the old vector index is closed there too (its memory released: NativeVectorIndex
+   * `closeAsync`). A reader replaces in memory as rebuild() does.
    */
   async replace(name: IndexName): Promise<void> {
     if (this.options.readOnly) return this.rebuild(name);
@@ -204,7 +204,7 @@ export class Indexes {
     await this.settled();
     const old = this.vector;
     this.vector = fresh;
-    old.close();
+    await old.closeAsync();
   }
 
   /** Waits until no save and no catch-up job runs on the thread pool. */
@@ -212,6 +212,18 @@ export class Indexes {
     while (this.saving !== null || this.round !== null) {
       if (this.saving !== null) await this.saving.catch(() => {});
       if (this.round !== null) await this.round;
+    }
+  }
+
+  /**
+   * release() with the vector index's memory freed on the thread pool (a close: at 10^6 spans
+   * hundreds of MB). Its lock is released when this resolves. Idempotent.
+   */
+  async releaseAsync(): Promise<void> {
+    await this.vector.closeAsync();
+    if (this.privateVectorDir !== null) {
+      await fs.promises.rm(this.privateVectorDir, { recursive: true, force: true });
+      this.privateVectorDir = null;
     }
   }
 

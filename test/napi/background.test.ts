@@ -332,3 +332,28 @@ describe('catchUpAsync: a slice copied out of the log on the JS thread, indexed 
     expect(lex.highWater()).toBe(501);
   });
 });
+
+describe('closeAsync: a vector index is released on the thread pool', () => {
+  it('its memory is freed off the JS thread; later calls throw CLOSED at once; the lock is free once it settles', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 500);
+    const vdir = path.join(dir, 'vector');
+    const vec = await openVectorIndex(vdir, VEC);
+    const emb = new a.Embedder(64);
+    await vec.catchUpAsync(log, emb);
+    const job = vec.catchUpAsync(log, emb);
+    expect(await rejection(vec.closeAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' }); // a pool catch-up holds it
+    await job;
+    const before = testing.background().offThread;
+    const closed = vec.closeAsync();
+    expect(() => vec.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+    // The engine was released on the pool, by this call.
+    expect(await closed).toBe(true);
+    expect(testing.background().offThread - before).toBe(1);
+    expect(await vec.closeAsync()).toBe(false); // idempotent
+    vec.close();
+    // The vectors file's writer lock went with it: the directory opens again.
+    const again = await openVectorIndex(vdir, VEC);
+    again.close();
+  });
+});

@@ -69,17 +69,17 @@ describe('a rebuild from the log runs in slices: a timer keeps ticking through t
     expect(stall).toBeLessThan(200);
   }, 120_000);
 
-  it('repair() rebuilds in slices too', async () => {
+  it('repair() rebuilds off the event loop too', async () => {
     const dir = await storeToRebuild();
     const store = await openStore(dir, { backgroundCatchUpAbove: Infinity });
     const { stall, wall } = await longestStall(async () => {
       await store.repair();
     });
     expect(wall).toBeGreaterThan(400);
-    // Looser than the open's bound: closing the old vector index (its memory released)
-    // still runs on the JS thread; its files' removal and the empty index's creation run on
-    // the thread pool (test/store/repair-replace.test.ts). The rebuild as one call stalls ~1 s.
-    expect(stall).toBeLessThan(400);
+    // The old vector files' removal, the empty index's creation and the old index's release
+    // run on the thread pool (test/store/repair-replace.test.ts), the rebuild by pool jobs;
+    // the full audit after it goes in slices. The rebuild as one call stalls ~1 s.
+    expect(stall).toBeLessThan(200);
     expect(await store.verifyIndexes()).toEqual([]);
   }, 120_000);
 });
@@ -131,7 +131,6 @@ describe('catch-up jobs run on the thread pool: searches, checkpoints and repair
     let turns = 0;
     let searched = 0;
     while (!settled) {
-      const hw = store.lexical.highWater();
       const r = await store.search('okapi ledger', { k: 5 });
       if (store.stats().indexLag?.code === 'CATCHING_UP') {
         // Not lossless while an index lacks spans: the answer is what is indexed, and says so.
@@ -141,7 +140,8 @@ describe('catch-up jobs run on the thread pool: searches, checkpoints and repair
         if (store.stats().indexLag?.code === 'CATCHING_UP') for (const h of exact) expect(h.verdict).not.toBe('lossless');
         searched++;
       }
-      for (const h of r.hits) expect(h.spanId).toBeLessThan(Math.max(hw, store.lexical.highWater()));
+      // Hits come from what either index holds (they catch up side by side).
+      for (const h of r.hits) expect(h.spanId).toBeLessThan(Math.max(store.lexical.highWater(), store.vector.highWater()));
       await new Promise((res) => setImmediate(res));
       turns++;
     }
