@@ -244,6 +244,12 @@ export interface NativeLexicalIndex {
    */
   saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
+  /**
+   * Frees the index on the thread pool (the collector would free it on the JS thread); later
+   * calls throw CLOSED at once. Resolves true when this call released it, false when it was
+   * released already. Refused (INVALID_ARGUMENT) while a save or a pool catch-up runs.
+   */
+  releaseAsync(): Promise<boolean>;
 }
 
 export interface NativeEmbedder {

@@ -120,6 +120,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::SaveAsync>("saveAsync"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
                            InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
+                           InstanceMethod<&LexicalIndexWrap::ReleaseAsync>("releaseAsync"),
                        });
   }
 
@@ -154,7 +155,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       auto held = lock_.Reader();
-      return Napi::Number::New(info.Env(), static_cast<double>(index_->high_water()));
+      return Napi::Number::New(info.Env(), static_cast<double>(Live(info.Env()).high_water()));
     });
   }
 
@@ -203,10 +204,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                                static_cast<int64_t>(starts[i]), static_cast<int64_t>(ends[i]), owned[i]};
       }
       double indexed = 0;
-      Writable(env);
-      index_->CheckBatch(inputs.data(), n);
+      LexicalIndex& index = Writable(env);
+      index.CheckBatch(inputs.data(), n);
       for (const IndexInput& in : inputs) {
-        index_->Add(in);
+        index.Add(in);
         if (in.kind != RecordKind::kEvent) ++indexed;
       }
       return Napi::Number::New(env, indexed);
@@ -218,12 +219,12 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       Napi::Env env = info.Env();
       if (info.Length() < 1 || !info[0].IsObject()) ThrowTyped(env, "INVALID_ARGUMENT", "catchUp expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
-      Writable(env);
+      LexicalIndex& index = Writable(env);
       // catchUp(log, limit, maxBytes): one slice of a backlog (SliceEnd).
       const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
-                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index.high_water(), *source);
       const SliceSource slice(*source, end);
-      const uint64_t indexed = index_->CatchUp(slice);
+      const uint64_t indexed = index.CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));
     });
   }
@@ -240,13 +241,12 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       if (info.Length() < 1 || !info[0].IsObject())
         ThrowTyped(env, "INVALID_ARGUMENT", "catchUpAsync expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
-      Writable(env);
+      LexicalIndex* index = &Writable(env);
       const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
-                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
-      auto slice = std::make_shared<CopiedSlice>(*source, std::max(index_->high_water(), source->first_id()), end);
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index->high_water(), *source);
+      auto slice = std::make_shared<CopiedSlice>(*source, std::max(index->high_water(), source->first_id()), end);
       auto indexed = std::make_shared<uint64_t>(0);
       catching_ = true;
-      LexicalIndex* index = index_.get();
       IndexLock* lock = &lock_;
       return BackgroundJob::Queue(
           env, "spanguard:catchUpLexical",
@@ -278,7 +278,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       const std::string query = info[0].As<Napi::String>().Utf8Value();
       auto held = lock_.Reader();
-      index_->Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
+      Live(env).Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
       auto ids = Napi::Float64Array::New(env, hits_.size());
       auto scores = Napi::Float32Array::New(env, hits_.size());
       for (size_t i = 0; i < hits_.size(); ++i) {
@@ -323,7 +323,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
       std::vector<uint64_t> ids;
       auto held = lock_.Reader();
-      index_->Phrase(*source, phrase, kind, max, &ids);
+      Live(env).Phrase(*source, phrase, kind, max, &ids);
       auto out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
       return out;
@@ -363,7 +363,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       auto out = Napi::Uint8Array::New(env, count);
       auto held = lock_.Reader();
-      index_->PhraseHasMany(*source, texts, kind, span_ids, out.Data());
+      Live(env).PhraseHasMany(*source, texts, kind, span_ids, out.Data());
       return out;
     });
   }
@@ -386,8 +386,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      Writable(info.Env());
-      index_->Save();
+      Writable(info.Env()).Save();
       return info.Env().Undefined();
     });
   }
@@ -398,20 +397,50 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
-      Writable(env);
+      LexicalIndex* index = &Writable(env);
       saving_ = true;
-      LexicalIndex* index = index_.get();
       return BackgroundJob::Queue(
           env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
     });
   }
 
-  void Writable(Napi::Env env) const {
+  /// The index, or a typed CLOSED error after releaseAsync().
+  LexicalIndex& Live(Napi::Env env) const {
+    if (!index_) ThrowTyped(env, "CLOSED", "the lexical index is released");
+    return *index_;
+  }
+
+  /// The index for a call that changes it (or releases it): refused while a save or a pool
+  /// catch-up runs.
+  LexicalIndex& Writable(Napi::Env env) const {
+    LexicalIndex& index = Live(env);
     if (saving_)
       ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
     if (catching_)
       ThrowTyped(env, "INVALID_ARGUMENT",
                  "the lexical index is being caught up on the thread pool; it cannot change until that settles");
+    return index;
+  }
+
+  // releaseAsync() → Promise<boolean>: frees the index on the thread pool (at 10^6 spans its
+  // dictionary, postings and documents are hundreds of MB: tens of ms on the JS thread, where
+  // the collector would otherwise free it). Later calls throw CLOSED at once. Resolves true
+  // when this call released the index, false when it was released already. Refused while a
+  // save or a pool catch-up runs.
+  Napi::Value ReleaseAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (index_) Writable(env);
+      auto engine = std::make_shared<std::unique_ptr<LexicalIndex>>(std::move(index_));
+      auto released = std::make_shared<bool>(false);
+      return BackgroundJob::Queue(
+          env, "spanguard:releaseLexical",
+          [engine, released]() {
+            *released = *engine != nullptr;
+            engine->reset();
+          },
+          [released](Napi::Env e) { return Napi::Boolean::New(e, *released); });
+    });
   }
 
   // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
@@ -424,7 +453,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       std::vector<uint64_t> ids;
       auto held = lock_.Reader();
-      index_->SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+      Live(env).SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
       return out;
@@ -435,10 +464,11 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
       auto held = lock_.Reader();
-      const LexicalStats s = index_->Stats();
+      const LexicalIndex& index = Live(env);
+      const LexicalStats s = index.Stats();
       Napi::Object out = Napi::Object::New(env);
       auto num = [&](const char* name, uint64_t v) { out.Set(name, Napi::Number::New(env, static_cast<double>(v))); };
-      out.Set("file", Napi::String::New(env, index_->file()));
+      out.Set("file", Napi::String::New(env, index.file()));
       num("highWater", s.high_water);
       out.Set("loadedFrom", Napi::String::New(env, s.loaded_from));
       out.Set("loadError", Napi::String::New(env, s.load_error));

@@ -182,15 +182,21 @@ export class Indexes {
    * rebuild() for a repair of an open store: the old files are removed and the empty vector
    * index is created on the thread pool (fs.promises, openVectorIndex), so the event loop
    * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked, and
-   * the old vector index is closed there too (its memory released: NativeVectorIndex
-   * `closeAsync`). A reader replaces in memory as rebuild() does.
+   * the old indexes are released there too (their memory freed: NativeLexicalIndex
+   * `releaseAsync`, NativeVectorIndex `closeAsync`). A reader replaces in memory as
+   * rebuild() does.
    */
   async replace(name: IndexName): Promise<void> {
     if (this.options.readOnly) return this.rebuild(name);
     if (name === 'lexical') {
       const file = path.join(this.indexDir, 'lexical.idx');
       await fs.promises.rm(file, { force: true });
+      // A catch-up job an append started, or a save, holds the old index until it settles;
+      // then it is freed on the pool.
+      await this.settled();
+      const old = this.lexical;
       this.lexical = new (addon().LexicalIndex)(file);
+      await old.releaseAsync();
       return;
     }
     // The old index answers searches until the new one takes its place: its files are
@@ -216,11 +222,12 @@ export class Indexes {
   }
 
   /**
-   * release() with the vector index's memory freed on the thread pool (a close: at 10^6 spans
-   * hundreds of MB). Its lock is released when this resolves. Idempotent.
+   * release() with both indexes' memory freed on the thread pool (a close: at 10^6 spans
+   * hundreds of MB each). The vector index's lock is released when this resolves. Idempotent.
    */
   async releaseAsync(): Promise<void> {
-    await this.vector.closeAsync();
+    const freed = await Promise.allSettled([this.vector.closeAsync(), this.lexical.releaseAsync()]);
+    for (const r of freed) if (r.status === 'rejected') throw r.reason;
     if (this.privateVectorDir !== null) {
       await fs.promises.rm(this.privateVectorDir, { recursive: true, force: true });
       this.privateVectorDir = null;

@@ -333,8 +333,27 @@ describe('catchUpAsync: a slice copied out of the log on the JS thread, indexed 
   });
 });
 
-describe('closeAsync: a vector index is released on the thread pool', () => {
-  it('its memory is freed off the JS thread; later calls throw CLOSED at once; the lock is free once it settles', async () => {
+describe('closeAsync / releaseAsync: an index is released on the thread pool', () => {
+  it('lexical: freed off the JS thread by the call that releases it; later calls throw CLOSED at once', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 500);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const job = lex.catchUpAsync(log);
+    expect(await rejection(lex.releaseAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' }); // a pool catch-up holds it
+    await job;
+    const before = testing.background().offThread;
+    const released = lex.releaseAsync();
+    const closed = expect.objectContaining({ code: 'CLOSED' });
+    expect(() => lex.highWater()).toThrow(closed);
+    expect(() => lex.search('zebra3', 5, 1, NaN, NaN)).toThrow(closed);
+    expect(() => lex.catchUp(log)).toThrow(closed);
+    expect(await released).toBe(true);
+    expect(testing.background().offThread - before).toBe(1);
+    expect(await lex.releaseAsync()).toBe(false);
+    expect(lex.tokenize('still tokenizes')).toEqual(['still', 'tokenizes']);
+  });
+
+  it('vector: freed off the JS thread; later calls throw CLOSED at once; the lock is free once it settles', async () => {
     const dir = tmp();
     const log = await filledLog(path.join(dir, 'log'), 500);
     const vdir = path.join(dir, 'vector');
