@@ -154,8 +154,8 @@ const MAX_SCAN_IDS = 1 << 20;
  * A full pass over the log's ids (the open's replay: the anchors, the event trail) in slices
  * of ids that let the event loop run: at 10^6 spans one scan reads every record header of
  * hundreds of MB of mapped segments (page faults on a cold log) — seconds in one call. The
- * slice adapts like {@link SliceSizer}: about {@link SLICE_MS} per call, the loop let run
- * once that much work has gone by.
+ * slice adapts to what a read costs: about {@link SLICE_MS} per call, the loop let run once
+ * that much work has gone by.
  */
 export class ScanSlicer {
   private ranSince = performance.now();
