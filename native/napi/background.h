@@ -168,18 +168,20 @@ class SliceSource final : public SpanSource {
 /// of text and metadata (at least one record: indexing costs grow with the bytes, and one
 /// long tool output costs what hundreds of short turns do). Undefined means no bound. A bad
 /// bound is INVALID_ARGUMENT.
+/// A catch-up bound (limit, maxBytes): a positive integer or Infinity; undefined is Infinity.
+inline double SliceBound(Napi::Env env, const Napi::Value& v, const char* name) {
+  if (v.IsUndefined()) return INFINITY;
+  const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+  if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
+    ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
+  }
+  return l;
+}
+
 inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
                          const SpanSource& source) {
-  auto bound = [&](const Napi::Value& v, const char* name) -> double {
-    if (v.IsUndefined()) return INFINITY;
-    const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
-      ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
-    }
-    return l;
-  };
-  const double l = bound(limit, "limit");
-  const double b = bound(max_bytes, "maxBytes");
+  const double l = SliceBound(env, limit, "limit");
+  const double b = SliceBound(env, max_bytes, "maxBytes");
   const uint64_t from = std::max(high_water, source.first_id());
   uint64_t end =
       l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
@@ -203,28 +205,29 @@ namespace spanguard {
 
 /// A slice of a source's records, copied out of it on the thread that owns the source (the
 /// JS thread, for a SpanLog: its mappings and id table change under appends and are read
-/// nowhere else) so a catch-up can index it on the pool. Ids [first_id, next_id); an id the
-/// source did not hold reads as absent here too (the index's catch-up says CORRUPT).
+/// nowhere else) so a catch-up can index it on the pool. Ids from `from` up to `end`, cut
+/// after the record that reaches `max_bytes` of text and metadata (at least one record: as
+/// SliceEnd cuts, in the same one pass over the records that copies them). An id the source
+/// did not hold reads as absent here too (the index's catch-up says CORRUPT).
 class CopiedSlice final : public SpanSource {
  public:
-  CopiedSlice(const SpanSource& source, uint64_t from, uint64_t end) : from_(std::min(from, end)), end_(end) {
-    records_.reserve(end_ - from_);
-    size_t bytes = 0;
-    SpanView view;
-    for (uint64_t id = from_; id < end_; ++id) {
-      if (source.Read(id, &view)) bytes += view.text_len + view.meta_len;
-    }
-    bytes_.reserve(bytes);
-    for (uint64_t id = from_; id < end_; ++id) {
+  CopiedSlice(const SpanSource& source, uint64_t from, uint64_t end, double max_bytes = INFINITY)
+      // A source whose end lies below `from` (an index ahead of its log) keeps that end, so
+      // the catch-up over this slice sees the index ahead and says CORRUPT.
+      : from_(std::min(from, end)), end_(from_) {
+    double bytes = 0;
+    while (end_ < end && bytes < max_bytes) {
       Record r;
-      r.present = source.Read(id, &r.view);
+      r.present = source.Read(end_, &r.view);
       if (r.present) {
         r.text_at = bytes_.size();
         bytes_.append(r.view.text, r.view.text_len);
         r.meta_at = bytes_.size();
         bytes_.append(r.view.meta == nullptr ? "" : r.view.meta, r.view.meta == nullptr ? 0 : r.view.meta_len);
+        bytes += static_cast<double>(r.view.text_len) + r.view.meta_len;
       }
       records_.push_back(r);
+      ++end_;
     }
   }
   uint64_t first_id() const override { return from_; }
@@ -256,6 +259,18 @@ class CopiedSlice final : public SpanSource {
   std::string bytes_;
   std::vector<Record> records_;
 };
+
+/// catchUpAsync's slice: SliceEnd's bounds (`limit`, `max_bytes`, validated the same way),
+/// copied out of `source` in one pass on the calling thread.
+inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes,
+                                              uint64_t high_water, const SpanSource& source) {
+  const double l = SliceBound(env, limit, "limit");
+  const double b = SliceBound(env, max_bytes, "maxBytes");
+  const uint64_t from = std::max(high_water, source.first_id());
+  const uint64_t end =
+      l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
+  return std::make_shared<CopiedSlice>(source, from, end, b);
+}
 
 /// The lock between an index's pool catch-up (the one writer) and the JS thread's reads
 /// (search, phrase, ids, stats, high water). The writer holds it for one step at a time (a

@@ -242,9 +242,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "catchUpAsync expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       LexicalIndex* index = &Writable(env);
-      const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
-                                    info.Length() > 2 ? info[2] : env.Undefined(), index->high_water(), *source);
-      auto slice = std::make_shared<CopiedSlice>(*source, std::max(index->high_water(), source->first_id()), end);
+      auto slice = CopySlice(env, info.Length() > 1 ? info[1] : env.Undefined(),
+                             info.Length() > 2 ? info[2] : env.Undefined(), index->high_water(), *source);
       auto indexed = std::make_shared<uint64_t>(0);
       catching_ = true;
       IndexLock* lock = &lock_;

@@ -288,9 +288,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       SpanSource* source = UnwrapSpanSource(env, info[0]);
       const Embedder* embedder = UnwrapEmbedder(env, info[1]);
       VectorIndex* ix = &writable(env);
-      const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
-                                    info.Length() > 3 ? info[3] : env.Undefined(), ix->high_water(), *source);
-      auto slice = std::make_shared<CopiedSlice>(*source, std::max(ix->high_water(), source->first_id()), end);
+      auto slice = CopySlice(env, info.Length() > 2 ? info[2] : env.Undefined(),
+                             info.Length() > 3 ? info[3] : env.Undefined(), ix->high_water(), *source);
       auto added = std::make_shared<size_t>(0);
       catching_ = true;
       embedder_ref_ = Napi::Persistent(info[1].As<Napi::Object>());
