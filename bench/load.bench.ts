@@ -21,13 +21,15 @@
  * least-squares slope of the windows' throughput (share of the mean per minute: flat is 0,
  * decay is negative), the first and last window, event-loop delay over the whole run, and
  * peak RSS (sampled every 100 ms during the run; getrusage's maximum would include the
- * sections run before).
+ * sections run before). With `stalls` (run.ts --stalls) the late turns are attributed to the
+ * calls that ran in them (bench/stalls.ts).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SpanStore, extractiveSummary } from '../src/index.js';
 import { naturalQuestions, type BenchData } from './data.js';
 import { check, figure, rng, type Ctx } from './lib.js';
 import type { LoadInfo, LoadWindow } from './results.js';
+import { attributeStalls, LATE_MS } from './stalls.js';
 
 export const APPENDERS = 256;
 const WINDOW_S = 5;
@@ -56,7 +58,7 @@ export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'app
   return sxx > 0 && my > 0 ? (sxy / sxx) * 60 / my : NaN;
 }
 
-export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promise<void> {
+export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls = false): Promise<void> {
   const dir = ctx.tmp('load');
   const store = await SpanStore.open(dir, { durability: 'group', policy: 'spill' });
   const spans = data.spans.slice(0, Math.min(data.spans.length, 10_000));
@@ -149,6 +151,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promi
   const rssTimer = setInterval(() => {
     rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
   }, 100);
+  const attribution = stalls ? attributeStalls({ LexicalIndex: store.lexical, VectorIndex: store.vector, Embedder: store.embedderNative, SpanLog: store.log }) : null;
   whole.enable();
   win.enable();
   const t0 = performance.now();
@@ -188,6 +191,12 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promi
   clearInterval(rssTimer);
   whole.disable();
   win.disable();
+  const stallReport = attribution?.stop();
+  if (stallReport !== undefined) {
+    ctx.log(`load: ${stallReport.lateTurns} turns ran more than ${LATE_MS} ms late (${stallReport.lateMs.toFixed(0)} ms); spent in:`);
+    for (const r of stallReport.rows.slice(0, 12))
+      ctx.log(`  ${r.op}: ${(r.share * 100).toFixed(1)}% (${r.lateMs.toFixed(0)} ms); ${r.calls} calls, longest ${r.maxMs.toFixed(1)} ms, ${r.over8} over 8 ms, ${r.over16} over 16 ms`);
+  }
   const verdict = store.verdict();
   await store.close();
 
@@ -196,7 +205,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number): Promi
   // The slope needs two windows; with one it is reported as not measured (null in the JSON).
   const perMinute = throughputSlope(windows);
   const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute };
-  ctx.info.load = { ...info, errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped } };
+  ctx.info.load = { ...info, ...(stallReport ? { stalls: stallReport } : {}), errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped } };
   const first = rates[0] ?? NaN;
   const lastRate = rates.at(-1) ?? NaN;
   figure(ctx, { group: 'load', key: 'load.appends', label: `${APPENDERS} group appenders + searches + compactions: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });

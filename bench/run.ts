@@ -1,9 +1,10 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
  * [--only log,retrieval,ingest,guard,open,load] [--data auto|gen] [--peers-all] [--peer-fts5]
- * [--duration seconds]`. `ingest` is the retrieval section's ingest, memory and disk figures
+ * [--duration seconds] [--stalls]`. `ingest` is the retrieval section's ingest, memory and disk figures
  * alone (for 10^6); `load` is the load test (bench/load.bench.ts), `--duration` long (300 s,
- * 20 s under --quick).
+ * 20 s under --quick). `--stalls`: the load test also says which calls its late event-loop
+ * turns were spent in (bench/stalls.ts).
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     'peer-fts5': { type: 'boolean', default: false },
     'no-growth': { type: 'boolean', default: false },
     duration: { type: 'string' },
+    stalls: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -125,7 +127,7 @@ try {
   }
   if (only.has('load')) {
     ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
-    await runLoad(ctx, data, duration);
+    await runLoad(ctx, data, duration, values.stalls!);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });

@@ -1,32 +1,38 @@
 /**
- * Catch-up in slices: an index is brought up to the end of the log by native calls that
- * each index at most a budget of text bytes (NativeLexicalIndex / NativeVectorIndex
- * `catchUp(log, …, limit, maxBytes)`), with the event loop let run between slices (one setImmediate), so a long backlog
- * — a reopen after many unindexed appends, a rebuild from the log, a repair — never holds the
- * host's event loop for more than about one slice.
+ * Catch-up in slices on the thread pool: an index is brought up to the end of the log by
+ * jobs that each index at most a budget of text bytes (NativeLexicalIndex /
+ * NativeVectorIndex `catchUpAsync(log, …, limit, maxBytes)`). A job's records are copied out
+ * of the log on the JS thread (the log is read nowhere else); the indexing runs on the pool,
+ * in steps of about a millisecond under the index's lock, so a search meanwhile waits at
+ * most one step and sees the index as it stands between records. The event loop only pays
+ * for the copy.
  *
- * The budget adapts to what a slice costs: it starts small and is scaled after every call so
- * that one call takes about {@link SLICE_MS} (indexing costs differ by index and by machine).
- * A slice always indexes at least one record, so a backlog always moves.
+ * The budget adapts to what the copy costs: it starts small and is scaled after every job
+ * so that the copy takes about {@link COPY_MS} (a cold log's pages fault in as they are
+ * read), up to {@link MAX_SLICE_BYTES} (what one job holds in memory, and what a close
+ * waits for). A job always indexes at least one record, so a backlog always moves. The two
+ * indexes' jobs run side by side on the pool.
  */
 import type { NativeEmbedder, NativeLexicalIndex, NativeSpanLog, NativeVectorIndex } from './native.js';
 
-/** The time one slice aims at, in milliseconds. */
+/** The time the JS thread's share of a job (copying its records out of the log) aims at, in milliseconds. */
+export const COPY_MS = 2;
+/** The time the JS thread's work between two turns of the event loop aims at (log scans), in milliseconds. */
 export const SLICE_MS = 8;
-/** Fewest bytes of text one slice is given (it always indexes at least one record). */
+/** Fewest bytes of text one job is given (it always indexes at least one record). */
 export const MIN_SLICE_BYTES = 4 << 10;
-/** Most bytes of text one slice is given. */
-export const MAX_SLICE_BYTES = 64 << 20;
-/** The first slice of an index whose cost is not measured yet. */
-const FIRST_SLICE_BYTES = 32 << 10;
+/** Most bytes of text one job is given. */
+export const MAX_SLICE_BYTES = 4 << 20;
+/** The first job of an index whose copy cost is not measured yet. */
+const FIRST_SLICE_BYTES = 256 << 10;
 
-/** Where a catch-up stands, reported after every slice (SpanStoreOptions.onCatchUp). */
+/** Where a catch-up stands, reported after every job (SpanStoreOptions.onCatchUp). */
 export interface CatchUpProgress {
-  /** The index the slice advanced. */
+  /** The index the job advanced. */
   index: 'lexical' | 'vector';
   /** One past the highest id the index covers now. */
   highWater: number;
-  /** The log's next id when the slice ended: the catch-up is done when every index reaches it. */
+  /** The log's next id when the job ended: the catch-up is done when every index reaches it. */
   nextId: number;
 }
 
@@ -36,8 +42,9 @@ export function yieldToLoop(): Promise<void> {
 }
 
 /**
- * One index's slice, in bytes of text and metadata (what indexing costs grow with: one long
- * tool output costs what hundreds of short turns do), learnt from the calls made so far.
+ * One index's job size, in bytes of text and metadata (what both the copy and the indexing
+ * grow with: one long tool output costs what hundreds of short turns do), learnt from the
+ * jobs run so far.
  */
 export class SliceSizer {
   private bytes = FIRST_SLICE_BYTES;
@@ -47,18 +54,18 @@ export class SliceSizer {
   }
 
   /**
-   * Scales the budget so the next slice takes about SLICE_MS, given that the last took `ms`;
-   * `full`: it used its whole budget (the backlog went on past it). A short tail that ran
-   * fast says little about the rate; one that ran slow still shrinks the budget.
+   * Scales the budget so the next job's copy takes about COPY_MS, given that the last took
+   * `ms`; `full`: it used its whole budget (the backlog went on past it). A short tail that
+   * ran fast says little about the rate; one that ran slow still shrinks the budget.
    */
   observe(ms: number, full: boolean): void {
-    if (!full && ms <= SLICE_MS) return;
-    const scale = Math.min(4, Math.max(0.25, SLICE_MS / Math.max(ms, 0.05)));
+    if (!full && ms <= COPY_MS) return;
+    const scale = Math.min(4, Math.max(0.25, COPY_MS / Math.max(ms, 0.05)));
     this.bytes = Math.min(MAX_SLICE_BYTES, Math.max(MIN_SLICE_BYTES, Math.round(this.bytes * scale)));
   }
 }
 
-/** What a sliced catch-up works on. `vector` null: only the lexical index (a reader's vector index stays as saved). */
+/** What a catch-up works on. `vector` null: only the lexical index (a reader's vector index stays as saved). */
 export interface CatchUpTarget {
   log: NativeSpanLog;
   lexical: NativeLexicalIndex;
@@ -66,26 +73,33 @@ export interface CatchUpTarget {
   embedder: NativeEmbedder;
 }
 
+/** How a catch-up is held back and watched by its owner. */
+export interface CatchUpControl {
+  /** Checked before every round: true ends the catch-up (a close). */
+  stop?: () => boolean;
+  /** Awaited before every round when not null: an index save in flight (an index being saved cannot change). */
+  gate?: () => Promise<void> | null;
+  /** Told of every round of pool jobs as it starts (a save waits for it: an index being caught up cannot be saved). */
+  round?: (jobs: Promise<unknown>) => void;
+}
+
 /**
- * Runs slices until both indexes reach the log's next id (read afresh after every slice, so
- * appends made meanwhile are caught up too), or `stop()` says to stop. Before each slice it
- * waits for `gate()` (an index save in flight). Throws what a native catch-up throws; the
- * indexes keep every slice indexed before it.
+ * Runs rounds of pool jobs until both indexes reach the log's next id (read afresh after
+ * every round, so appends made meanwhile are caught up too), or `stop()` says to stop. A
+ * round starts one job per index that is behind; the two run side by side. Throws what a
+ * job rejects with (the lexical index's failure first); the indexes keep every job indexed
+ * before it.
  */
 export async function catchUpInSlices(
   target: () => CatchUpTarget,
   sizers: { lexical: SliceSizer; vector: SliceSizer },
   onProgress: ((p: CatchUpProgress) => void) | undefined,
-  stop: () => boolean = () => false,
-  gate: () => Promise<void> | null = () => null,
+  control: CatchUpControl = {},
 ): Promise<void> {
-  let ranSince = performance.now();
   for (;;) {
-    // An index being saved on the thread pool cannot change until the save settles.
-    const saving = gate();
+    const saving = control.gate?.() ?? null;
     if (saving !== null) {
       await saving.catch(() => {});
-      ranSince = performance.now();
       continue;
     }
     // The target is read each round: a repair or a rebuild may replace an index meanwhile.
@@ -94,29 +108,40 @@ export async function catchUpInSlices(
     // An index stands at its high water, or at the log's first id when that is higher (an
     // empty index of a log whose ids start at 1).
     const first = log.firstId();
-    const lexBehind = Math.max(lexical.highWater(), first) < next;
-    const vecBehind = vector !== null && Math.max(vector.highWater(), first) < next;
-    if (!lexBehind && !vecBehind) return;
-    if (stop()) return;
-    // The lexical index first: it answers exact recall, the verdict's ground.
-    const index = lexBehind ? 'lexical' : 'vector';
-    const sizer = sizers[index];
-    const before = lexBehind ? lexical.highWater() : vector!.highWater();
-    const t0 = performance.now();
-    if (lexBehind) lexical.catchUp(log, Infinity, sizer.current);
-    else vector!.catchUp(log, embedder, Infinity, sizer.current);
-    const after = lexBehind ? lexical.highWater() : vector!.highWater();
-    // A slice that did not move the index (nothing left it can read) ends the catch-up
-    // rather than spinning; the caller's next catch-up tries again.
-    if (after <= Math.max(before, first)) return;
-    sizer.observe(performance.now() - t0, after < log.nextId());
-    onProgress?.({ index, highWater: after, nextId: log.nextId() });
-    // The loop runs once SLICE_MS of work has gone by since it last ran: a small catch-up
-    // (an append's: one lexical and one vector call) finishes without a hop.
-    if (performance.now() - ranSince >= SLICE_MS) {
-      await yieldToLoop();
-      ranSince = performance.now();
-    }
+    const lexFrom = Math.max(lexical.highWater(), first);
+    const vecFrom = vector === null ? next : Math.max(vector.highWater(), first);
+    if (lexFrom >= next && vecFrom >= next) return;
+    if (control.stop?.()) return;
+    const jobs: Promise<{ index: 'lexical' | 'vector'; moved: boolean }>[] = [];
+    const start = (index: 'lexical' | 'vector', from: number, call: (bytes: number) => Promise<number>, highWater: () => number) => {
+      const sizer = sizers[index];
+      const t0 = performance.now();
+      let job: Promise<number>;
+      try {
+        job = call(sizer.current);
+      } catch (e) {
+        job = Promise.reject(e);
+      }
+      // The call returned once the records were copied: that much ran on this thread.
+      const copyMs = performance.now() - t0;
+      jobs.push(
+        job.then(() => {
+          const after = highWater();
+          sizer.observe(copyMs, after < log.nextId());
+          onProgress?.({ index, highWater: after, nextId: log.nextId() });
+          return { index, moved: after > from };
+        }),
+      );
+    };
+    if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
+    if (vecFrom < next) start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
+    const round = Promise.allSettled(jobs);
+    control.round?.(round);
+    const settled = await round;
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    // A round that moved no index (nothing left it can read) ends the catch-up rather than
+    // spinning; the caller's next catch-up tries again.
+    if (!settled.some((r) => r.status === 'fulfilled' && r.value.moved)) return;
   }
 }
 
@@ -129,8 +154,8 @@ const MAX_SCAN_IDS = 1 << 20;
  * A full pass over the log's ids (the open's replay: the anchors, the event trail) in slices
  * of ids that let the event loop run: at 10^6 spans one scan reads every record header of
  * hundreds of MB of mapped segments (page faults on a cold log) — seconds in one call. The
- * slice adapts like {@link SliceSizer}: about {@link SLICE_MS} per call, the loop let run
- * once that much work has gone by.
+ * slice adapts to what a read costs: about {@link SLICE_MS} per call, the loop let run once
+ * that much work has gone by.
  */
 export class ScanSlicer {
   private ranSince = performance.now();

@@ -214,6 +214,15 @@ export interface NativeLexicalIndex {
    */
   catchUp(log: NativeSpanLog, limit?: number, maxBytes?: number): number;
   /**
+   * catchUp's slice indexed on the thread pool: the slice's records are copied out of the log
+   * on this thread (only the copy costs the event loop), then indexed in steps of about a
+   * millisecond each under the index's lock. Reads meanwhile (search, phrase, phraseHas, ids,
+   * stats, highWater) wait at most one step and see every id below the high water they read,
+   * none above it. Until it settles add, catchUp, catchUpAsync and save throw
+   * INVALID_ARGUMENT. Resolves with the records indexed; a failure rejects with its code.
+   */
+  catchUpAsync(log: NativeSpanLog, limit?: number, maxBytes?: number): Promise<number>;
+  /**
    * Direct ingest (the same path catchUp uses): ids strictly increasing from highWater(),
    * kind 3 (event) only advances the high water. The batch is checked whole first.
    * Returns the raw and summary records indexed.
@@ -235,6 +244,12 @@ export interface NativeLexicalIndex {
    */
   saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
+  /**
+   * Frees the index on the thread pool (the collector would free it on the JS thread); later
+   * calls throw CLOSED at once. Resolves true when this call released it, false when it was
+   * released already. Refused (INVALID_ARGUMENT) while a save or a pool catch-up runs.
+   */
+  releaseAsync(): Promise<boolean>;
 }
 
 export interface NativeEmbedder {
@@ -289,6 +304,12 @@ export interface NativeVectorIndex {
   highWater(): number;
   /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them; `limit` and `maxBytes` cut it to one slice as for the lexical index. */
   catchUp(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number, maxBytes?: number): number;
+  /**
+   * catchUp's slice embedded and indexed on the thread pool, as NativeLexicalIndex
+   * `catchUpAsync` does (search, ids, stats and highWater wait at most one step); until it
+   * settles add, catchUp, catchUpAsync, save and close throw INVALID_ARGUMENT.
+   */
+  catchUpAsync(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number, maxBytes?: number): Promise<number>;
   /** Host embedder path: store vectors (appended to the vectors file) and index them. */
   add(ids: Float64Array, kinds: Uint8Array, vectors: Float32Array): void;
   /**
@@ -302,7 +323,13 @@ export interface NativeVectorIndex {
   saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
   /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */
-  close(): void;
+close(): void;
+  /**
+   * close() with the memory freed on the thread pool; later calls throw CLOSED at once, the
+   * vectors file's lock is released when it resolves. Resolves true when this call released
+   * the index, false when it was closed already.
+   */
+  closeAsync(): Promise<boolean>;
 }
 
 /** An engine object built on the thread pool, for its class constructor to adopt (once). */

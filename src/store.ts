@@ -138,6 +138,8 @@ export class SpanStore {
       }
       return store;
     } catch (e) {
+      // A background catch-up started by the replay holds the indexes until its job settles.
+      await indexes?.stop();
       indexes?.release();
       await log.close();
       throw e;
@@ -311,7 +313,9 @@ export class SpanStore {
    */
   async search(query: string, options: SearchOptions = {}): Promise<SearchResult> {
     this.assertOpen();
-    return runSearch(searchContextOf(this.engine, () => this.monitor.verdict().state), query, options);
+    // The store's verdict, not the trail's alone: while an index lacks spans (catching up in
+    // the background, or behind after a failure) an answer cannot vouch for what it lacks.
+    return runSearch(searchContextOf(this.engine, () => this.verdict().state), query, options);
   }
 
   /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
@@ -319,7 +323,7 @@ export class SpanStore {
     this.assertOpen();
     if (typeof phrase !== 'string' || phrase.length === 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'phrase must be a non-empty string');
     const ids = this.lexical.phrase(this.log, phrase, RecordKind.raw, options.limit ?? 1_000_000);
-    return exactHits(this.log.getMany(ids), this.monitor.verdict().state);
+    return exactHits(this.log.getMany(ids), this.verdict().state);
   }
 
   /**
@@ -393,7 +397,7 @@ export class SpanStore {
    */
   async repair(): Promise<{ rebuilt: string[]; audit: AuditReport; verdict: Verdict }> {
     this.assertWritable();
-    // Between slices of a running catch-up and saves, never inside one; the rebuild goes in slices too.
+    // Between catch-up rounds and saves, never inside one; the rebuild goes by pool jobs too.
     await this.indexes.idle();
     await this.indexes.replace('lexical');
     await this.indexes.replace('vector');
@@ -466,7 +470,7 @@ export class SpanStore {
     if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
       await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
-    // A running catch-up ends after its current slice; the next open catches up the rest.
+    // A running catch-up ends after its current job; the next open catches up the rest.
     await this.indexes.stop();
     try {
       if (declared !== null) throw declared;
@@ -482,9 +486,13 @@ export class SpanStore {
         }
       }
     } finally {
-      this.indexes.release();
-      await this.log.close();
-      await this.replica?.stop();
+      // The vector index's memory is freed on the thread pool; the log closes either way.
+      try {
+        await this.indexes.releaseAsync();
+      } finally {
+        await this.log.close();
+        await this.replica?.stop();
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 // Work that runs on the libuv thread pool and settles a promise on the JS thread: opening a
-// log (recovery, mapping), loading an index file, saving an index. The event loop keeps
+// log (recovery, mapping), loading an index file, saving an index, catching an index up. The event loop keeps
 // serving timers and sockets while it runs; only the short hand-over runs on the JS thread.
 //
 // Opening has two halves: `prepare*` builds the engine object on the pool and resolves with
@@ -17,9 +17,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/errors.h"
 #include "log/span_source.h"
@@ -166,18 +168,20 @@ class SliceSource final : public SpanSource {
 /// of text and metadata (at least one record: indexing costs grow with the bytes, and one
 /// long tool output costs what hundreds of short turns do). Undefined means no bound. A bad
 /// bound is INVALID_ARGUMENT.
+/// A catch-up bound (limit, maxBytes): a positive integer or Infinity; undefined is Infinity.
+inline double SliceBound(Napi::Env env, const Napi::Value& v, const char* name) {
+  if (v.IsUndefined()) return INFINITY;
+  const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+  if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
+    ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
+  }
+  return l;
+}
+
 inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
                          const SpanSource& source) {
-  auto bound = [&](const Napi::Value& v, const char* name) -> double {
-    if (v.IsUndefined()) return INFINITY;
-    const double l = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(l >= 1) || (l != std::floor(l) && l != INFINITY)) {
-      ThrowTyped(env, "INVALID_ARGUMENT", std::string("catchUp: ") + name + " must be a positive integer or Infinity");
-    }
-    return l;
-  };
-  const double l = bound(limit, "limit");
-  const double b = bound(max_bytes, "maxBytes");
+  const double l = SliceBound(env, limit, "limit");
+  const double b = SliceBound(env, max_bytes, "maxBytes");
   const uint64_t from = std::max(high_water, source.first_id());
   uint64_t end =
       l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
@@ -193,6 +197,122 @@ inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Va
     }
   }
   return end;
+}
+
+}  // namespace spanguard
+
+namespace spanguard {
+
+/// A slice of a source's records, copied out of it on the thread that owns the source (the
+/// JS thread, for a SpanLog: its mappings and id table change under appends and are read
+/// nowhere else) so a catch-up can index it on the pool. Ids from `from` up to `end`, cut
+/// after the record that reaches `max_bytes` of text and metadata (at least one record: as
+/// SliceEnd cuts, in the same one pass over the records that copies them). An id the source
+/// did not hold reads as absent here too (the index's catch-up says CORRUPT).
+class CopiedSlice final : public SpanSource {
+ public:
+  CopiedSlice(const SpanSource& source, uint64_t from, uint64_t end, double max_bytes = INFINITY)
+      // A source whose end lies below `from` (an index ahead of its log) keeps that end, so
+      // the catch-up over this slice sees the index ahead and says CORRUPT.
+      : from_(std::min(from, end)), end_(from_) {
+    double bytes = 0;
+    while (end_ < end && bytes < max_bytes) {
+      Record r;
+      r.present = source.Read(end_, &r.view);
+      if (r.present) {
+        r.text_at = bytes_.size();
+        bytes_.append(r.view.text, r.view.text_len);
+        r.meta_at = bytes_.size();
+        bytes_.append(r.view.meta == nullptr ? "" : r.view.meta, r.view.meta == nullptr ? 0 : r.view.meta_len);
+        bytes += static_cast<double>(r.view.text_len) + r.view.meta_len;
+      }
+      records_.push_back(r);
+      ++end_;
+    }
+  }
+  uint64_t first_id() const override { return from_; }
+  uint64_t next_id() const override { return end_; }
+  bool Read(uint64_t id, SpanView* out) const override {
+    if (id < from_ || id >= end_) return false;
+    const Record& r = records_[id - from_];
+    if (!r.present) return false;
+    *out = r.view;
+    out->text = bytes_.data() + r.text_at;
+    out->meta = bytes_.data() + r.meta_at;
+    return true;
+  }
+  /// Text and metadata bytes of records [id, id + 1).
+  size_t bytes_of(uint64_t id) const {
+    const Record& r = records_[id - from_];
+    return r.present ? r.view.text_len + r.view.meta_len : 0;
+  }
+
+ private:
+  struct Record {
+    SpanView view;  ///< text and meta pointers are rebased onto bytes_ when read
+    bool present = false;
+    size_t text_at = 0;
+    size_t meta_at = 0;
+  };
+  uint64_t from_;
+  uint64_t end_;
+  std::string bytes_;
+  std::vector<Record> records_;
+};
+
+/// catchUpAsync's slice: SliceEnd's bounds (`limit`, `max_bytes`, validated the same way),
+/// copied out of `source` in one pass on the calling thread.
+inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes,
+                                              uint64_t high_water, const SpanSource& source) {
+  const double l = SliceBound(env, limit, "limit");
+  const double b = SliceBound(env, max_bytes, "maxBytes");
+  const uint64_t from = std::max(high_water, source.first_id());
+  const uint64_t end =
+      l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
+  return std::make_shared<CopiedSlice>(source, from, end, b);
+}
+
+/// The lock between an index's pool catch-up (the one writer) and the JS thread's reads
+/// (search, phrase, ids, stats, high water). The writer holds it for one step at a time (a
+/// few KiB of text: about a millisecond of indexing), and before each step lets a reader
+/// that is waiting go first, so a read on the JS thread waits at most one step and always
+/// sees the index as it stands between records: every id below its high water indexed,
+/// none above.
+class IndexLock {
+ public:
+  /// The JS thread, around a read of the index.
+  std::unique_lock<std::mutex> Reader() {
+    waiting_.fetch_add(1, std::memory_order_acq_rel);
+    std::unique_lock<std::mutex> held(mu_);
+    waiting_.fetch_sub(1, std::memory_order_acq_rel);
+    return held;
+  }
+  /// A pool job, around one step of its writes.
+  std::unique_lock<std::mutex> Writer() {
+    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    return std::unique_lock<std::mutex>(mu_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::atomic<uint32_t> waiting_{0};
+};
+
+/// Runs `step(end)` over `slice` in steps of about `step_bytes` of text and metadata (at
+/// least one record each), each under `lock`'s writer side: `step` indexes the slice's
+/// records below `end` (a catch-up over SliceSource(slice, end)). Pool side of catchUpAsync.
+template <typename Step>
+void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Step step) {
+  uint64_t id = slice.first_id();
+  const uint64_t end = slice.next_id();
+  do {
+    size_t bytes = 0;
+    uint64_t cut = id;
+    while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
+    auto held = lock.Writer();
+    step(cut);
+    id = cut;
+  } while (id < end);
 }
 
 }  // namespace spanguard

@@ -25,6 +25,9 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1: span ids are exact doubles
 constexpr uint32_t kMaxK = 100000;
+// One locked step of a pool catch-up: text and metadata bytes (~1 ms of indexing), the
+// longest a search on the JS thread waits for it.
+constexpr size_t kLexicalStepBytes = 32 << 10;
 // Marks the handle prepareLexicalIndex resolves with (an index loaded on the thread pool).
 constexpr napi_type_tag kPreparedLexicalTag = {0x51d7a3e90c4b2f68ULL, 0x9a0e6c13b7f54d22ULL};
 
@@ -108,6 +111,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::HighWater>("highWater"),
                            InstanceMethod<&LexicalIndexWrap::Add>("add"),
                            InstanceMethod<&LexicalIndexWrap::CatchUp>("catchUp"),
+                           InstanceMethod<&LexicalIndexWrap::CatchUpAsync>("catchUpAsync"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
@@ -116,6 +120,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::SaveAsync>("saveAsync"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
                            InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
+                           InstanceMethod<&LexicalIndexWrap::ReleaseAsync>("releaseAsync"),
                        });
   }
 
@@ -149,7 +154,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
  private:
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      return Napi::Number::New(info.Env(), static_cast<double>(index_->high_water()));
+      auto held = lock_.Reader();
+      return Napi::Number::New(info.Env(), static_cast<double>(Live(info.Env()).high_water()));
     });
   }
 
@@ -198,10 +204,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                                static_cast<int64_t>(starts[i]), static_cast<int64_t>(ends[i]), owned[i]};
       }
       double indexed = 0;
-      Writable(env);
-      index_->CheckBatch(inputs.data(), n);
+      LexicalIndex& index = Writable(env);
+      index.CheckBatch(inputs.data(), n);
       for (const IndexInput& in : inputs) {
-        index_->Add(in);
+        index.Add(in);
         if (in.kind != RecordKind::kEvent) ++indexed;
       }
       return Napi::Number::New(env, indexed);
@@ -213,13 +219,42 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       Napi::Env env = info.Env();
       if (info.Length() < 1 || !info[0].IsObject()) ThrowTyped(env, "INVALID_ARGUMENT", "catchUp expects a SpanLog");
       SpanSource* source = UnwrapSpanSource(env, info[0]);
-      Writable(env);
+      LexicalIndex& index = Writable(env);
       // catchUp(log, limit, maxBytes): one slice of a backlog (SliceEnd).
       const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
-                                    info.Length() > 2 ? info[2] : env.Undefined(), index_->high_water(), *source);
+                                    info.Length() > 2 ? info[2] : env.Undefined(), index.high_water(), *source);
       const SliceSource slice(*source, end);
-      const uint64_t indexed = index_->CatchUp(slice);
+      const uint64_t indexed = index.CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));
+    });
+  }
+
+  // catchUpAsync(log, limit, maxBytes) → Promise<number>: catchUp's slice, indexed on the
+  // thread pool. The slice's records are copied out of the log here, on the JS thread (the
+  // log is read nowhere else); the pool indexes the copy in steps under lock_, so searches
+  // and phrases meanwhile wait at most one step and see every id below the high water as it
+  // stands. Until it settles add, catchUp, catchUpAsync and save throw INVALID_ARGUMENT.
+  // Resolves with the raw and summary records indexed; a failure rejects with its code.
+  Napi::Value CatchUpAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 1 || !info[0].IsObject())
+        ThrowTyped(env, "INVALID_ARGUMENT", "catchUpAsync expects a SpanLog");
+      SpanSource* source = UnwrapSpanSource(env, info[0]);
+      LexicalIndex* index = &Writable(env);
+      auto slice = CopySlice(env, info.Length() > 1 ? info[1] : env.Undefined(),
+                             info.Length() > 2 ? info[2] : env.Undefined(), index->high_water(), *source);
+      auto indexed = std::make_shared<uint64_t>(0);
+      catching_ = true;
+      IndexLock* lock = &lock_;
+      return BackgroundJob::Queue(
+          env, "spanguard:catchUpLexical",
+          [index, lock, slice, indexed]() {
+            CatchUpInSteps(*slice, kLexicalStepBytes, *lock,
+                           [&](uint64_t cut) { *indexed += index->CatchUp(SliceSource(*slice, cut)); });
+          },
+          [indexed](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*indexed)); },
+          [this]() { catching_ = false; }, Value());
     });
   }
 
@@ -241,7 +276,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
       }
       const std::string query = info[0].As<Napi::String>().Utf8Value();
-      index_->Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
+      auto held = lock_.Reader();
+      Live(env).Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
       auto ids = Napi::Float64Array::New(env, hits_.size());
       auto scores = Napi::Float32Array::New(env, hits_.size());
       for (size_t i = 0; i < hits_.size(); ++i) {
@@ -285,7 +321,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
       const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
       std::vector<uint64_t> ids;
-      index_->Phrase(*source, phrase, kind, max, &ids);
+      auto held = lock_.Reader();
+      Live(env).Phrase(*source, phrase, kind, max, &ids);
       auto out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
       return out;
@@ -324,7 +361,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         span_ids[i] = static_cast<uint64_t>(id);
       }
       auto out = Napi::Uint8Array::New(env, count);
-      index_->PhraseHasMany(*source, texts, kind, span_ids, out.Data());
+      auto held = lock_.Reader();
+      Live(env).PhraseHasMany(*source, texts, kind, span_ids, out.Data());
       return out;
     });
   }
@@ -347,8 +385,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   Napi::Value Save(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      Writable(info.Env());
-      index_->Save();
+      Writable(info.Env()).Save();
       return info.Env().Undefined();
     });
   }
@@ -359,17 +396,50 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
-      Writable(env);
+      LexicalIndex* index = &Writable(env);
       saving_ = true;
-      LexicalIndex* index = index_.get();
       return BackgroundJob::Queue(
           env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
     });
   }
 
-  void Writable(Napi::Env env) const {
+  /// The index, or a typed CLOSED error after releaseAsync().
+  LexicalIndex& Live(Napi::Env env) const {
+    if (!index_) ThrowTyped(env, "CLOSED", "the lexical index is released");
+    return *index_;
+  }
+
+  /// The index for a call that changes it (or releases it): refused while a save or a pool
+  /// catch-up runs.
+  LexicalIndex& Writable(Napi::Env env) const {
+    LexicalIndex& index = Live(env);
     if (saving_)
       ThrowTyped(env, "INVALID_ARGUMENT", "the lexical index is being saved; it cannot change until the save settles");
+    if (catching_)
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "the lexical index is being caught up on the thread pool; it cannot change until that settles");
+    return index;
+  }
+
+  // releaseAsync() → Promise<boolean>: frees the index on the thread pool (at 10^6 spans its
+  // dictionary, postings and documents are hundreds of MB: tens of ms on the JS thread, where
+  // the collector would otherwise free it). Later calls throw CLOSED at once. Resolves true
+  // when this call released the index, false when it was released already. Refused while a
+  // save or a pool catch-up runs.
+  Napi::Value ReleaseAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (index_) Writable(env);
+      auto engine = std::make_shared<std::unique_ptr<LexicalIndex>>(std::move(index_));
+      auto released = std::make_shared<bool>(false);
+      return BackgroundJob::Queue(
+          env, "spanguard:releaseLexical",
+          [engine, released]() {
+            *released = *engine != nullptr;
+            engine->reset();
+          },
+          [released](Napi::Env e) { return Napi::Boolean::New(e, *released); });
+    });
   }
 
   // ids(kind) → Float64Array of the span ids held in that namespace, ascending.
@@ -381,7 +451,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         return env.Undefined();
       }
       std::vector<uint64_t> ids;
-      index_->SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+      auto held = lock_.Reader();
+      Live(env).SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
       return out;
@@ -391,10 +462,12 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      const LexicalStats s = index_->Stats();
+      auto held = lock_.Reader();
+      const LexicalIndex& index = Live(env);
+      const LexicalStats s = index.Stats();
       Napi::Object out = Napi::Object::New(env);
       auto num = [&](const char* name, uint64_t v) { out.Set(name, Napi::Number::New(env, static_cast<double>(v))); };
-      out.Set("file", Napi::String::New(env, index_->file()));
+      out.Set("file", Napi::String::New(env, index.file()));
       num("highWater", s.high_water);
       out.Set("loadedFrom", Napi::String::New(env, s.loaded_from));
       out.Set("loadError", Napi::String::New(env, s.load_error));
@@ -419,7 +492,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   std::unique_ptr<LexicalIndex> index_;
   std::vector<LexicalHit> hits_;
-  bool saving_ = false;  ///< a saveAsync is running on the pool
+  bool saving_ = false;    ///< a saveAsync is running on the pool
+  bool catching_ = false;  ///< a catchUpAsync is running on the pool
+  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread
 };
 
 // normalizeTerm(token) → the form the index files the token under beside itself (Porter2

@@ -27,6 +27,9 @@ constexpr double kMaxSafeInteger = 9007199254740991.0;
 /// 48 us; its recall@10 against the scan is 1.000 up to 6,000 and 0.999 at 8,000 and
 /// 16,000); f32 crosses between 1,000 and 2,000. (HNSW crossed between 1,000 and 2,000.)
 constexpr uint64_t kDefaultExactBelow = 2500;
+// One locked step of a pool catch-up: text bytes embedded and indexed (~1 ms), the longest a
+// search on the JS thread waits for it.
+constexpr size_t kVectorStepBytes = 16 << 10;
 // Marks the handle prepareVectorIndex resolves with (an index opened on the thread pool).
 constexpr napi_type_tag kPreparedVectorTag = {0xc248e61f95a03d7bULL, 0x17f3b8d04a6e92c5ULL};
 
@@ -45,10 +48,12 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return DefineClass(
         env, "VectorIndex",
         {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
-         InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"), InstanceMethod<&VectorIndexWrap::Add>("add"),
+         InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"),
+         InstanceMethod<&VectorIndexWrap::CatchUpAsync>("catchUpAsync"), InstanceMethod<&VectorIndexWrap::Add>("add"),
          InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
-         InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close")});
+         InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close"),
+         InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
   }
 
   /// (dir, options) as the constructor and prepareVectorIndex take them.
@@ -178,13 +183,21 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return *index_;
   }
 
-  bool saving_ = false;  ///< a saveAsync is running on the pool
+  bool saving_ = false;    ///< a saveAsync is running on the pool
+  bool catching_ = false;  ///< a catchUpAsync is running on the pool
+  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread
+  /// The embedder a catchUpAsync embeds with, kept alive until it settles.
+  Napi::ObjectReference embedder_ref_;
 
-  /// The engine for a call that changes it (or closes it): refused while a save runs.
+  /// The engine for a call that changes it (or closes it): refused while a save or a pool
+  /// catch-up runs.
   VectorIndex& writable(Napi::Env env) {
     VectorIndex& ix = live(env);
     if (saving_)
       ThrowTyped(env, "INVALID_ARGUMENT", "the vector index is being saved; it cannot change until the save settles");
+    if (catching_)
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "the vector index is being caught up on the thread pool; it cannot change until that settles");
     return ix;
   }
 
@@ -194,6 +207,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      auto held = lock_.Reader();
       return Napi::Number::New(info.Env(), static_cast<double>(live(info.Env()).high_water()));
     });
   }
@@ -207,6 +221,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         return env.Undefined();
       }
       std::vector<uint64_t> ids;
+      auto held = lock_.Reader();
       live(env).SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -223,6 +238,28 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
+  // closeAsync() → Promise<boolean>: close() with the engine destroyed on the thread pool
+  // (at 10^6 vectors, hundreds of MB of rows, signatures and graph freed and the vectors
+  // file unmapped: tens of ms on the JS thread). Later calls throw CLOSED at once; the
+  // vectors file's lock is released when the promise settles. Resolves true when this call
+  // released the engine, false when it was closed already. Refused like close() while a
+  // save or a pool catch-up runs.
+  Napi::Value CloseAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (index_) writable(env);
+      auto engine = std::make_shared<std::unique_ptr<VectorIndex>>(std::move(index_));
+      auto released = std::make_shared<bool>(false);
+      return BackgroundJob::Queue(
+          env, "spanguard:closeVector",
+          [engine, released]() {
+            *released = *engine != nullptr;
+            engine->reset();
+          },
+          [released](Napi::Env e) { return Napi::Boolean::New(e, *released); });
+    });
+  }
+
   Napi::Value CatchUp(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
@@ -236,6 +273,39 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const SliceSource slice(*source, end);
       size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
+    });
+  }
+
+  // catchUpAsync(log, embedder, limit, maxBytes) → Promise<number>: catchUp's slice, embedded
+  // and indexed on the thread pool. The slice's records are copied out of the log here, on
+  // the JS thread; the pool indexes the copy in steps under lock_ (searches meanwhile wait at
+  // most one step). Until it settles add, catchUp, catchUpAsync, save and close throw
+  // INVALID_ARGUMENT. Resolves with the vectors added; a failure rejects with its code.
+  Napi::Value CatchUpAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 2) Invalid(env, "catchUpAsync(log, embedder): two arguments expected");
+      SpanSource* source = UnwrapSpanSource(env, info[0]);
+      const Embedder* embedder = UnwrapEmbedder(env, info[1]);
+      VectorIndex* ix = &writable(env);
+      auto slice = CopySlice(env, info.Length() > 2 ? info[2] : env.Undefined(),
+                             info.Length() > 3 ? info[3] : env.Undefined(), ix->high_water(), *source);
+      auto added = std::make_shared<size_t>(0);
+      catching_ = true;
+      embedder_ref_ = Napi::Persistent(info[1].As<Napi::Object>());
+      IndexLock* lock = &lock_;
+      return BackgroundJob::Queue(
+          env, "spanguard:catchUpVector",
+          [ix, embedder, lock, slice, added]() {
+            CatchUpInSteps(*slice, kVectorStepBytes, *lock,
+                           [&](uint64_t cut) { *added += ix->CatchUp(SliceSource(*slice, cut), *embedder); });
+          },
+          [added](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*added)); },
+          [this]() {
+            catching_ = false;
+            embedder_ref_.Reset();
+          },
+          Value());
     });
   }
 
@@ -282,6 +352,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
       VectorIndex& ix = live(env);
+      // Before exact_for: the namespace's size changes under a pool catch-up's steps.
+      auto held = lock_.Reader();
       if (info.Length() < 3 || !info[0].IsTypedArray()) Invalid(env, "search(query: Float32Array, k, kind)");
       auto q = info[0].As<Napi::TypedArray>();
       if (q.TypedArrayType() != napi_float32_array) Invalid(env, "search: query must be a Float32Array");
@@ -352,6 +424,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       Napi::Env env = info.Env();
       Napi::Object s = Napi::Object::New(env);
       const VectorIndex& ix = live(env);
+      auto held = lock_.Reader();
       auto name = [](uint8_t kind) { return kind == 1 ? std::string("Raw") : std::string("Summary"); };
       bool any_rebuilt = false, any_file = false;
       for (uint8_t kind : {uint8_t{1}, uint8_t{2}}) {

@@ -62,14 +62,14 @@ export interface SpanStoreOptions {
   /**
    * An open that finds an index more than this many ids behind the log (a rebuild from the
    * log, a reopen after many unindexed appends) resolves before the catch-up ends: the
-   * indexes catch up in the background, in slices that let the event loop run (src/catchup.ts).
+   * indexes catch up in the background, by jobs on the thread pool (src/catchup.ts).
    * Until they are caught up the store answers with what is indexed and says so:
    * `stats().indexLag` has code `CATCHING_UP`, the verdict is not lossless, and compactions,
    * audits and `catchUp()` wait for the catch-up. Default 10,000; `Infinity`: open always
-   * waits (still in slices).
+   * waits (still by pool jobs: the event loop runs meanwhile).
    */
   backgroundCatchUpAbove?: number;
-  /** Called after each catch-up slice with where the index stands (src/catchup.ts `CatchUpProgress`). */
+  /** Called after each catch-up job with where the index stands (src/catchup.ts `CatchUpProgress`). */
   onCatchUp?: (progress: CatchUpProgress) => void;
 }
 

@@ -59,10 +59,15 @@ export class Indexes {
   background = false;
   /** The catch-up running now (appends, searches and callers of catchUp() join it), or null. */
   private catching: Promise<void> | null = null;
-  /** Set by stop(): a running catch-up ends after its current slice. */
+  /** Set by stop(): a running catch-up ends after its current job (on the thread pool). */
   private stopped = false;
-  /** The index saves running on the thread pool, or null: catch-up slices wait for them. */
+  /** The index saves running on the thread pool, or null: catch-up rounds wait for them. */
   private saving: Promise<void> | null = null;
+  /**
+   * The round of catch-up jobs running on the thread pool, or null: an index being caught up
+   * there can be neither saved nor closed until its job settles (saves and replace wait).
+   */
+  private round: Promise<unknown> | null = null;
   /** The log's next id when its sealed segments' pages were last released (releaseRead). */
   private releasedAt = 0;
   /** Slice sizes learnt per index (src/catchup.ts). */
@@ -176,16 +181,22 @@ export class Indexes {
   /**
    * rebuild() for a repair of an open store: the old files are removed and the empty vector
    * index is created on the thread pool (fs.promises, openVectorIndex), so the event loop
-   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked. Only
-   * the old vector index's close (its memory released) stays on the JS thread. A reader
-   * replaces in memory as rebuild() does.
+   * runs while the vector directory's files (hundreds of MB at 10^6 spans) are unlinked, and
+   * the old indexes are released there too (their memory freed: NativeLexicalIndex
+   * `releaseAsync`, NativeVectorIndex `closeAsync`). A reader replaces in memory as
+   * rebuild() does.
    */
   async replace(name: IndexName): Promise<void> {
     if (this.options.readOnly) return this.rebuild(name);
     if (name === 'lexical') {
       const file = path.join(this.indexDir, 'lexical.idx');
       await fs.promises.rm(file, { force: true });
+      // A catch-up job an append started, or a save, holds the old index until it settles;
+      // then it is freed on the pool.
+      await this.settled();
+      const old = this.lexical;
       this.lexical = new (addon().LexicalIndex)(file);
+      await old.releaseAsync();
       return;
     }
     // The old index answers searches until the new one takes its place: its files are
@@ -194,11 +205,33 @@ export class Indexes {
     const vdir = path.join(this.indexDir, 'vector');
     for (const f of await fs.promises.readdir(vdir)) await fs.promises.rm(path.join(vdir, f), { force: true, recursive: true });
     const fresh = await openVectorIndex(vdir, vectorOptions(this.options));
-    // A save started meanwhile (a checkpoint) holds the old index until it settles.
-    while (this.saving !== null) await this.saving.catch(() => {});
+    // A save started meanwhile (a checkpoint), or a catch-up job an append started, holds
+    // the old index until it settles.
+    await this.settled();
     const old = this.vector;
     this.vector = fresh;
-    old.close();
+    await old.closeAsync();
+  }
+
+  /** Waits until no save and no catch-up job runs on the thread pool. */
+  private async settled(): Promise<void> {
+    while (this.saving !== null || this.round !== null) {
+      if (this.saving !== null) await this.saving.catch(() => {});
+      if (this.round !== null) await this.round;
+    }
+  }
+
+  /**
+   * release() with both indexes' memory freed on the thread pool (a close: at 10^6 spans
+   * hundreds of MB each). The vector index's lock is released when this resolves. Idempotent.
+   */
+  async releaseAsync(): Promise<void> {
+    const freed = await Promise.allSettled([this.vector.closeAsync(), this.lexical.releaseAsync()]);
+    for (const r of freed) if (r.status === 'rejected') throw r.reason;
+    if (this.privateVectorDir !== null) {
+      await fs.promises.rm(this.privateVectorDir, { recursive: true, force: true });
+      this.privateVectorDir = null;
+    }
   }
 
   /** Closes the vector index and removes a reader's private one; the lexical index holds no descriptor or lock. Idempotent. */
@@ -211,8 +244,8 @@ export class Indexes {
   }
 
   /**
-   * Brings both indexes up to the end of the log (the only way anything gets indexed), in
-   * slices that let the event loop run (src/catchup.ts). Never throws: the spans are in the
+   * Brings both indexes up to the end of the log (the only way anything gets indexed), by
+   * jobs on the thread pool (src/catchup.ts): the event loop runs meanwhile. Never throws: the spans are in the
    * log already, so a failure (a full disk, a host embedder that throws) leaves the index
    * behind, recorded in `lag` — the verdict and `stats().indexLag` say so — and the next
    * append, search or `catchUp()` tries again. While an open's catch-up runs in the
@@ -235,7 +268,7 @@ export class Indexes {
 
   /**
    * Starts the catch-up in the background (an open that found a long backlog): until it ends
-   * `lag` says the indexes are catching up (code CATCHING_UP, updated after every slice), so
+   * `lag` says the indexes are catching up (code CATCHING_UP, updated after every job), so
    * the verdict is not lossless and a search answers with what is indexed.
    */
   startBackground(): void {
@@ -258,13 +291,13 @@ export class Indexes {
     return this.log.nextId() - Math.max(first, Math.min(this.lexical.highWater(), vector === null ? Infinity : vector.highWater()));
   }
 
-  /** Ends a running catch-up after its current slice and waits for it (close; the next open catches up the rest). */
+  /** Ends a running catch-up after its current job and waits for it (close; the next open catches up the rest). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.catching !== null) await this.catching;
   }
 
-  /** Waits until no catch-up slice and no save runs (before an index is replaced). */
+  /** Waits until no catch-up and no save runs (before an index is replaced). */
   async idle(): Promise<void> {
     while (this.catching !== null || this.saving !== null) {
       if (this.catching !== null) await this.catching;
@@ -327,7 +360,7 @@ export class Indexes {
   /**
    * A reader catches the lexical index up in memory; its vector index stays at what the
    * writer persisted (the exact and BM25 paths still cover the newest spans). The lexical
-   * index and the built-in embedder's path go in slices; a host embedder is awaited per batch.
+   * index and the built-in embedder's path go by pool jobs; a host embedder is awaited per batch.
    */
   private async catchUpOrThrow(): Promise<void> {
     const o = this.options;
@@ -336,12 +369,21 @@ export class Indexes {
       o.onCatchUp?.(p);
     };
     await catchUpInSlices(
-      // Read each round: a repair may replace an index between slices.
+      // Read each round: a repair may replace an index between rounds.
       () => ({ log: this.log, lexical: this.lexical, vector: o.embedder ? null : this.vectorTarget(), embedder: this.embedder }),
       this.sizers,
       progress,
-      () => this.stopped,
-      () => this.saving,
+      {
+        stop: () => this.stopped,
+        gate: () => this.saving,
+        round: (jobs) => {
+          this.round = jobs;
+          const done = () => {
+            if (this.round === jobs) this.round = null;
+          };
+          jobs.then(done, done);
+        },
+      },
     );
     if (this.stopped || !o.embedder || this.vectorTarget() === null) return;
     const log = this.log;
@@ -401,14 +443,18 @@ export class Indexes {
 
   /**
    * Saves both indexes on the thread pool (NativeLexicalIndex/NativeVectorIndex `saveAsync`:
-   * searches go on meanwhile, catch-up slices wait for it), then their identity next to them
+   * searches go on meanwhile; it waits for a catch-up job in flight, and the next waits for it), then their identity next to them
    * (no identity before the store has an id). Rejects with the first failure once both settled.
    */
   async save(storeId: string | null): Promise<void> {
     while (this.saving !== null) await this.saving.catch(() => {});
-    const run = Promise.allSettled([this.lexical.saveAsync(), this.vector.saveAsync()]).then((r) => {
+    const run = (async () => {
+      // A round of catch-up jobs in flight holds the indexes until it settles; no new round
+      // starts while this save runs (the catch-up's gate).
+      while (this.round !== null) await this.round;
+      const r = await Promise.allSettled([this.lexical.saveAsync(), this.vector.saveAsync()]);
       for (const x of r) if (x.status === 'rejected') throw x.reason;
-    });
+    })();
     this.saving = run;
     try {
       await run;

@@ -182,3 +182,197 @@ describe('catchUp(log, limit, maxBytes) indexes one slice: at most `limit` ids p
     expect(lex.highWater()).toBe(0);
   });
 });
+
+/** Turns of the event loop (setImmediate hops) until `p` settles. */
+async function turnsUntil(p: Promise<unknown>): Promise<number> {
+  let done = false;
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  let turns = 0;
+  while (!done) {
+    await new Promise((r) => setImmediate(r));
+    turns++;
+  }
+  return turns;
+}
+
+describe('catchUpAsync: a slice copied out of the log on the JS thread, indexed on the thread pool', () => {
+  const N = 20_000;
+
+  it('lexical and vector index the slice off the JS thread; the event loop turns meanwhile', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), N);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const before = testing.background();
+    const lexJob = lex.catchUpAsync(log, Infinity, 1 << 30);
+    const vecJob = vec.catchUpAsync(log, new a.Embedder(64));
+    // The indexing of 20,000 records runs while the loop keeps turning (a call that indexed
+    // on this thread would settle before the first turn).
+    expect(await turnsUntil(Promise.all([lexJob, vecJob]))).toBeGreaterThan(5);
+    expect(await lexJob).toBe(N);
+    expect(await vecJob).toBe(N);
+    const after = testing.background();
+    expect(after.offThread - before.offThread).toBe(2);
+    expect(lex.highWater()).toBe(log.nextId());
+    expect(vec.highWater()).toBe(log.nextId());
+    // The same index as the synchronous catch-up builds.
+    const sync = new a.LexicalIndex(path.join(dir, 'sync.idx'));
+    sync.catchUp(log);
+    for (const q of ['zebra3', 'turn 17 mentions', 'more'])
+      expect(Array.from(lex.search(q, 20, 1, NaN, NaN).ids)).toEqual(Array.from(sync.search(q, 20, 1, NaN, NaN).ids));
+    expect(Array.from(lex.phrase(log, 'mentions the word zebra5 and', 1, Infinity))).toEqual(Array.from(sync.phrase(log, 'mentions the word zebra5 and', 1, Infinity)));
+    vec.close();
+  }, 60_000);
+
+  it('limit and maxBytes cut the slice as for catchUp', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 100);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    expect(await lex.catchUpAsync(log, 30)).toBe(30);
+    expect(lex.highWater()).toBe(log.firstId() + 30);
+    const len = Buffer.byteLength(log.get(log.firstId() + 30)!.text);
+    expect(await lex.catchUpAsync(log, Infinity, len)).toBe(1);
+    expect(await rejection(lex.catchUpAsync(log, 0))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await lex.catchUpAsync(log)).toBe(69);
+    expect(await lex.catchUpAsync(log)).toBe(0);
+  });
+
+  it('reads during the job wait at most one step: they see the high water rise through the slice, every id below it indexed', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), N);
+    const first = log.firstId();
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const job = lex.catchUpAsync(log);
+    let done = false;
+    void job.then(() => (done = true));
+    const seen: number[] = [];
+    while (!done) {
+      const hw = lex.highWater();
+      const ids = lex.ids(1);
+      const hits = lex.search('zebra3', 100_000, 1, NaN, NaN).ids;
+      const hwAfter = lex.highWater();
+      // What a read sees is the index between records: the ids below a high water, in order.
+      expect(ids.length).toBeGreaterThanOrEqual(Math.max(hw, first) - first);
+      expect(ids.length).toBeLessThanOrEqual(Math.max(hwAfter, first) - first);
+      if (ids.length > 0) expect([ids[0], ids.at(-1)]).toEqual([first, first + ids.length - 1]);
+      for (const id of hits) expect(id).toBeLessThan(hwAfter);
+      seen.push(hw);
+      await new Promise((r) => setImmediate(r));
+    }
+    await job;
+    // A job that held the index whole would show only its start and its end.
+    expect(seen.some((hw) => hw > first && hw < log.nextId())).toBe(true);
+  }, 60_000);
+
+  it('appends and even a close of the log during the job do not reach it: it indexes the copy taken at the call', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), N);
+    const end = log.nextId();
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const jobs = Promise.all([lex.catchUpAsync(log), vec.catchUpAsync(log, new a.Embedder(64))]);
+    await log.append({
+      kinds: Uint8Array.of(1),
+      flags: new Uint8Array(1),
+      roles: Uint8Array.of(2),
+      turnStart: Float64Array.of(N),
+      turnEnd: Float64Array.of(N),
+      timestamps: new Float64Array(1),
+      tokens: new Uint32Array(1),
+      texts: ['appended while the pool indexes'],
+      metas: [null],
+    });
+    await log.close();
+    expect(await jobs).toEqual([N, N]);
+    expect(lex.highWater()).toBe(end);
+    expect(vec.highWater()).toBe(end);
+    vec.close();
+  }, 60_000);
+
+  it('until it settles the index cannot change, be saved or be closed; after it, it can', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 2000);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const emb = new a.Embedder(64);
+    const lexJob = lex.catchUpAsync(log);
+    const vecJob = vec.catchUpAsync(log, emb);
+    const busy = expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/caught up on the thread pool/) });
+    expect(() => lex.catchUp(log)).toThrow(busy);
+    expect(() => lex.add(Float64Array.of(1e6), Uint8Array.of(1), Float64Array.of(0), Float64Array.of(0), ['x'])).toThrow(busy);
+    expect(await rejection(lex.catchUpAsync(log))).toEqual(busy);
+    expect(await rejection(lex.saveAsync())).toEqual(busy);
+    expect(() => vec.catchUp(log, emb)).toThrow(busy);
+    expect(() => vec.close()).toThrow(busy);
+    expect(await rejection(vec.saveAsync())).toEqual(busy);
+    await Promise.all([lexJob, vecJob]);
+    await lex.saveAsync();
+    await vec.saveAsync();
+    vec.close();
+  });
+
+  it('a failure on the pool rejects with its typed error, and the index takes the next job', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 50);
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const before = testing.background().jobs;
+    const err = await rejection(vec.catchUpAsync(log, new a.Embedder(128)));
+    expect(err).toBeInstanceOf(SpanguardError);
+    expect(err).toMatchObject({ code: 'DIMENSION_MISMATCH' });
+    expect(testing.background().jobs - before).toBe(1);
+    expect(await vec.catchUpAsync(log, new a.Embedder(64))).toBe(50);
+    vec.close();
+    // An index that covers ids the log does not hold: CORRUPT, from the pool too.
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    lex.add(Float64Array.of(500), Uint8Array.of(1), Float64Array.of(0), Float64Array.of(0), ['beyond the log']);
+    expect(await rejection(lex.catchUpAsync(log))).toMatchObject({ code: 'CORRUPT' });
+    expect(lex.highWater()).toBe(501);
+  });
+});
+
+describe('closeAsync / releaseAsync: an index is released on the thread pool', () => {
+  it('lexical: freed off the JS thread by the call that releases it; later calls throw CLOSED at once', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 500);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const job = lex.catchUpAsync(log);
+    expect(await rejection(lex.releaseAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' }); // a pool catch-up holds it
+    await job;
+    const before = testing.background().offThread;
+    const released = lex.releaseAsync();
+    const closed = expect.objectContaining({ code: 'CLOSED' });
+    expect(() => lex.highWater()).toThrow(closed);
+    expect(() => lex.search('zebra3', 5, 1, NaN, NaN)).toThrow(closed);
+    expect(() => lex.catchUp(log)).toThrow(closed);
+    expect(await released).toBe(true);
+    expect(testing.background().offThread - before).toBe(1);
+    expect(await lex.releaseAsync()).toBe(false);
+    expect(lex.tokenize('still tokenizes')).toEqual(['still', 'tokenizes']);
+  });
+
+  it('vector: freed off the JS thread; later calls throw CLOSED at once; the lock is free once it settles', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 500);
+    const vdir = path.join(dir, 'vector');
+    const vec = await openVectorIndex(vdir, VEC);
+    const emb = new a.Embedder(64);
+    await vec.catchUpAsync(log, emb);
+    const job = vec.catchUpAsync(log, emb);
+    expect(await rejection(vec.closeAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' }); // a pool catch-up holds it
+    await job;
+    const before = testing.background().offThread;
+    const closed = vec.closeAsync();
+    expect(() => vec.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+    // The engine was released on the pool, by this call.
+    expect(await closed).toBe(true);
+    expect(testing.background().offThread - before).toBe(1);
+    expect(await vec.closeAsync()).toBe(false); // idempotent
+    vec.close();
+    // The vectors file's writer lock went with it: the directory opens again.
+    const again = await openVectorIndex(vdir, VEC);
+    again.close();
+  });
+});

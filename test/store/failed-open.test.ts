@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpanStore, type Embedder } from '../../src/index.js';
+import { SpanStore, type Embedder, type SpanStoreOptions } from '../../src/index.js';
 import { addon } from '../../src/native.js';
 import { tmpDir } from '../helpers/data.js';
 
@@ -40,16 +40,16 @@ const OPTIONS = { durability: 'sync' } as const;
  * an fdatasync of the log after everything was taken. Returns the store and the number of
  * that last sync of its open (measured on a copy).
  */
-async function storeWhoseOpenEndsWithASync(): Promise<{ dir: string; lastSync: number }> {
+async function storeWhoseOpenEndsWithASync(turns = 40, options: SpanStoreOptions = OPTIONS, remove = 'lexical.idx'): Promise<{ dir: string; lastSync: number }> {
   const dir = tmpDir();
   const s = await SpanStore.open(dir, OPTIONS);
-  await s.appendMany(Array.from({ length: 40 }, (_, i) => ({ turn: i + 1, role: 'user', text: `turn ${i + 1}: the build took ${i * 7} seconds` })));
+  await s.appendMany(Array.from({ length: turns }, (_, i) => ({ turn: i + 1, role: 'user', text: `turn ${i + 1}: the build took ${i * 7} seconds` })));
   await s.close();
-  fs.rmSync(path.join(dir, 'index', 'lexical.idx'));
+  fs.rmSync(path.join(dir, 'index', remove), { recursive: true });
   const probe = tmpDir();
   fs.cpSync(dir, probe, { recursive: true });
   testing.setFaults({});
-  const p = await SpanStore.open(probe, OPTIONS);
+  const p = await SpanStore.open(probe, options);
   const lastSync = testing.faultCounters().syncs;
   testing.clearFaults();
   expect(p.events().some((e) => e.event.type === 'index-rebuilt')).toBe(true);
@@ -58,10 +58,10 @@ async function storeWhoseOpenEndsWithASync(): Promise<{ dir: string; lastSync: n
 }
 
 /** Opens `dir` with its `lastSync`-th fdatasync failing: FSYNC_FAILED after the log and both indexes were opened. */
-async function failedOpen(dir: string, lastSync: number): Promise<void> {
+async function failedOpen(dir: string, lastSync: number, options: SpanStoreOptions = OPTIONS): Promise<void> {
   testing.setFaults({ failSyncAt: lastSync });
   try {
-    await expect(SpanStore.open(dir, OPTIONS)).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
+    await expect(SpanStore.open(dir, options)).rejects.toMatchObject({ code: 'FSYNC_FAILED' });
   } finally {
     testing.clearFaults();
   }
@@ -86,6 +86,19 @@ describe('a failed open releases the locks it took: the next open of the store i
     expect(s.findExact('the build took 70 seconds')).toHaveLength(1);
     expect(Number(s.stats().vector.spansRaw)).toBe(40);
   });
+
+  it('a failure after the open started a background catch-up: its jobs on the pool settle first, then everything is released', async () => {
+    // Both indexes rebuilt from the log in the background: their catch-up jobs are on the
+    // thread pool when the open's last fdatasync fails, and an index being caught up there
+    // cannot be closed until its job settles.
+    const options = { ...OPTIONS, backgroundCatchUpAbove: 0 };
+    const { dir, lastSync } = await storeWhoseOpenEndsWithASync(3000, options, 'vector');
+    await failedOpen(dir, lastSync, options);
+    const s = await SpanStore.open(dir, OPTIONS);
+    open.push(s);
+    expect(s.findExact('the build took 70 seconds')).toHaveLength(1);
+    expect(Number(s.stats().vector.spansRaw)).toBe(3000);
+  }, 60_000);
 
   it('vectors of another dimension (DIMENSION_MISMATCH at the vector index): the next open with the right dims succeeds', async () => {
     const dir = tmpDir();
