@@ -50,7 +50,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         env, "VectorIndex",
         {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
          InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"), InstanceMethod<&VectorIndexWrap::Add>("add"),
-         InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
+         InstanceMethod<&VectorIndexWrap::Search>("search"),
+         InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
          InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close")});
