@@ -3,7 +3,7 @@
  * BM25, the vector tier, fusion and the judging of the candidates, one public call per query
  * (the query embedded inside it by the store's built-in embedder).
  *
- *   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/hybrid-scale.js [spans] [corpora] [cacheDir]
+ *   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/hybrid-scale.js [spans] [corpora] [cacheDir] [--stages]
  *
  * Defaults: 10^6 spans, both corpora, stores cached in $TMPDIR/spanguard-hybrid-<spans>-<corpus>
  * (an ingest is minutes here; a cached store is reopened). Corpora:
@@ -21,19 +21,36 @@
  * go to bench/results/bench-<N>-hybrid.json,
  * which bench/results.ts renders into RESULTS.md with the machine and the date. A check counts
  * the quotes that come back with a span holding them verbatim.
+ *
+ * `--stages`: after the timed calls, one more pass over each query set with the store's native
+ * calls wrapped (embed, exact phrase, BM25, the frame checks' one-hit lexical lookups, the
+ * vector search's begin and end — its scan overlaps the lexical lookups, so this is the wait
+ * left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
+ * the call on what the call read: query analysis, and support judging of the fetched candidates
+ * (toSpan + supportOf). What is left of the call's wall time (fusion, sorting, the
+ * miss decision, yields to the event loop) is `rest`. Printed per set (mean and p50 per stage)
+ * and kept in the JSON's `info.stages`; the timed figures are taken without the wrappers.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SpanStore, type TurnInput } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
+import { analyzeQuery, isQuestion } from '../src/query.js';
+import { analyzedPart } from '../src/search.js';
+import { toSpan } from '../src/store/spans.js';
+import { supportOf } from '../src/support.js';
+import type { NativeSpan } from '../src/native.js';
 import { loadData, naturalQuestions, type BenchSpan } from './data.js';
 import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
-const n = Number(process.argv[2] ?? 1e6);
-const corpora = (process.argv[3] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
-const cacheRoot = process.argv[4] ?? os.tmpdir();
+const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const n = Number(args[0] ?? 1e6);
+const corpora = (args[1] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
+const cacheRoot = args[2] ?? os.tmpdir();
+const STAGES = flags.has('--stages');
 const QUOTES = 400;
 
 /** The spans of one corpus (see the header). */
@@ -92,6 +109,81 @@ function quotesOf(spans: BenchSpan[]): string[] {
   return out;
 }
 
+const STAGE_NAMES = ['analysis', 'embed', 'phrase', 'bm25', 'vector', 'fetch', 'judging', 'frame', 'time', 'rest'] as const;
+type Stage = (typeof STAGE_NAMES)[number];
+
+/**
+ * One untimed-figure pass over `qs` with the store's native calls wrapped (see the header):
+ * per query, the wall time of each stage in µs. The wrappers are removed before it returns.
+ */
+async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record<Stage, number>[]> {
+  // The bench reaches into the store's internals here: the indexes and the embedder the
+  // search context reads (a rebuild would replace them; none happens in this bench).
+  const internals = store as unknown as { engine: { lexical: object; vector: object }; indexes: { embedder: object }; log: object; options: { matchPolicy: never } };
+  let cur: Record<Stage, number> = Object.fromEntries(STAGE_NAMES.map((s) => [s, 0])) as Record<Stage, number>;
+  let fetched: (NativeSpan | undefined)[] = [];
+  let exactIds = new Set<number>();
+  const restore: (() => void)[] = [];
+  const wrap = (obj: object, method: string, stage: (args: unknown[]) => Stage, seen?: (args: unknown[], out: unknown) => void) => {
+    const o = obj as Record<string, (...a: unknown[]) => unknown>;
+    const orig = o[method]!;
+    // An own property over the prototype's (a native class's methods are read-only there).
+    Object.defineProperty(o, method, {
+      configurable: true,
+      value(...a: unknown[]) {
+        const t0 = performance.now();
+        const out = orig.apply(obj, a);
+        cur[stage(a)] += (performance.now() - t0) * 1000;
+        seen?.(a, out);
+        return out;
+      },
+    });
+    restore.push(() => delete o[method]);
+  };
+  const { lexical, vector } = internals.engine;
+  wrap(internals.indexes.embedder, 'embed', () => 'embed');
+  let query = '';
+  wrap(lexical, 'phrase', () => 'phrase', (a, out) => {
+    if (a[1] === query.trim()) for (const id of Array.from(out as ArrayLike<number>)) exactIds.add(id);
+  });
+  // Frame checks (rules 1b and 6 of src/support.ts) ask for one hit over a turn range.
+  wrap(lexical, 'search', (a) => (a[1] === 1 ? 'frame' : 'bm25'));
+  // The vector search is begun on the index's helper thread and collected after the lexical
+  // lookups: its stage is what the JS thread spends in the two calls (the wait for the
+  // overlapped scan to finish, or the scan itself when the helper had not started).
+  wrap(vector, 'searchBegin', () => 'vector');
+  wrap(vector, 'searchEnd', () => 'vector');
+  wrap(internals.log, 'getMany', () => 'fetch', (_a, out) => (fetched = out as (NativeSpan | undefined)[]));
+  wrap(internals.log, 'get', () => 'time');
+  wrap(internals.log, 'scanIds', () => 'time');
+  const rows: Record<Stage, number>[] = [];
+  try {
+    for (const q of qs) {
+      query = q;
+      cur = Object.fromEntries(STAGE_NAMES.map((s) => [s, 0])) as Record<Stage, number>;
+      fetched = [];
+      exactIds = new Set();
+      const t0 = performance.now();
+      await store.search(q, { k: 10 });
+      const total = (performance.now() - t0) * 1000;
+      // Replayed outside the call on what it read: the same analysis, the same candidates.
+      const t1 = performance.now();
+      const part = analyzedPart(q);
+      const a = analyzeQuery(part !== q && isQuestion(q) && !isQuestion(part) ? `${part}?` : part);
+      const t2 = performance.now();
+      for (const r of fetched) if (r) supportOf(a, toSpan(r), exactIds.has(r.id), internals.options.matchPolicy);
+      const t3 = performance.now();
+      cur.analysis = (t2 - t1) * 1000;
+      cur.judging = (t3 - t2) * 1000;
+      cur.rest = Math.max(0, total - STAGE_NAMES.reduce((s, k) => (k === 'rest' ? s : s + cur[k]), 0));
+      rows.push(cur);
+    }
+  } finally {
+    for (const r of restore) r();
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   const ctx = makeCtx(n, false);
   const start = machine();
@@ -146,6 +238,21 @@ async function main(): Promise<void> {
           note: `${lat.n} calls after 20 warm-up calls, wall time; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cpus at the end; target at 10^6: p50 ≤ 5 ms, p99 ≤ 50 ms`,
         });
         ctx.log(`${corpus} ${key}: wall p50 ${fmtValue(lat.p50, 'µs')} p99 ${fmtValue(lat.p99, 'µs')}; CPU p50 ${fmtValue(cpu.p50, 'µs')} p99 ${fmtValue(cpu.p99, 'µs')}`);
+        if (STAGES) {
+          const rows = await stagesOf(store, qs.slice(0, Math.max(QUOTES, qs.length)));
+          const total = rows.map((r) => STAGE_NAMES.reduce((s, k) => s + r[k], 0));
+          const out: Record<string, { mean: number; p50: number; p99: number }> = {};
+          for (const st of STAGE_NAMES) {
+            const xs = rows.map((r) => r[st]);
+            out[st] = { mean: xs.reduce((s, x) => s + x, 0) / xs.length, p50: pct(xs, 0.5), p99: pct(xs, 0.99) };
+          }
+          out.total = { mean: total.reduce((s, x) => s + x, 0) / total.length, p50: pct(total, 0.5), p99: pct(total, 0.99) };
+          ((ctx.info.stages ??= {}) as Record<string, unknown>)[`${corpus}.${key}`] = out;
+          ctx.log(
+            `${corpus} ${key} stages (µs, mean / p50 / p99 over ${rows.length} calls): ` +
+              [...STAGE_NAMES, 'total'].map((st) => `${st} ${out[st]!.mean.toFixed(0)}/${out[st]!.p50.toFixed(0)}/${out[st]!.p99.toFixed(0)}`).join(', '),
+          );
+        }
       }
       let found = 0;
       const nq = 200;

@@ -318,6 +318,15 @@ export interface NativeVectorIndex {
    * INVALID_ARGUMENT error); by default the namespace's size picks.
    */
   search(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): VectorHits;
+  /**
+   * `search` begun on a helper thread (the query is copied), so the caller's next calls (the
+   * lexical lookups of a hybrid search) overlap the signature scan; `searchEnd()` returns its
+   * hits, running it on the calling thread if the helper has not started. Any other call
+   * finishes a begun search first; a later `searchBegin` drops an uncollected result.
+   */
+  searchBegin(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): void;
+  /** The hits of the search `searchBegin` started; INVALID_ARGUMENT when none is pending. */
+  searchEnd(): VectorHits;
   save(): void;
   /** `save()` on the thread pool; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
   saveAsync(): Promise<void>;

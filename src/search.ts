@@ -254,6 +254,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   for (const name of kinds) {
     const kind = RecordKind[name];
+    // The vector search runs on the index's helper thread while the lexical lookups below run
+    // here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
+    if (qv !== null) ctx.vector.searchBegin(qv, depth, kind);
     const trimmed = query.trim();
     if (trimmed.length >= 3) for (const id of ctx.lexical.phrase(ctx.log, trimmed, kind, depth)) touch(id, kind).exact = true;
     // A quoted command may recur across a session: every occurrence is a candidate, and
@@ -271,7 +274,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       }
     }
     if (qv !== null) {
-      const vec = ctx.vector.search(qv, depth, kind);
+      const vec = ctx.vector.searchEnd();
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }
   }

@@ -4,8 +4,12 @@
 #include <napi.h>
 
 #include <cmath>
+#include <condition_variable>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/errors.h"
@@ -50,7 +54,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         {InstanceAccessor<&VectorIndexWrap::Dims>("dims"), InstanceMethod<&VectorIndexWrap::HighWater>("highWater"),
          InstanceMethod<&VectorIndexWrap::CatchUp>("catchUp"),
          InstanceMethod<&VectorIndexWrap::CatchUpAsync>("catchUpAsync"), InstanceMethod<&VectorIndexWrap::Add>("add"),
-         InstanceMethod<&VectorIndexWrap::Search>("search"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::Search>("search"),
+         InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
+         InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close"),
          InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
@@ -143,6 +149,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return opts;
   }
 
+  ~VectorIndexWrap() { StopHelper(); }
+
   explicit VectorIndexWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<VectorIndexWrap>(info) {
     Guard(info.Env(), [&] {
       Napi::Env env = info.Env();
@@ -177,10 +185,88 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   std::vector<uint64_t> out_ids_;
   std::vector<float> out_dist_;
 
-  /// The engine, or a typed CLOSED error after close().
+  /// The engine, or a typed CLOSED error after close(). A search begun by searchBegin is
+  /// finished first (its result kept for searchEnd): the engine runs one call at a time.
   VectorIndex& live(Napi::Env env) {
+    Settle();
     if (!index_) ThrowTyped(env, "CLOSED", "the vector index is closed");
     return *index_;
+  }
+
+  // ---- a search overlapped with the caller's other work ----------------------------------
+  // searchBegin hands one search to a helper thread and returns; the caller goes on (hybrid
+  // search runs its exact-phrase and BM25 lookups meanwhile) and searchEnd returns the hits.
+  // The signature scan reads every row's 64 bytes (memory-bound, ~2 ms at 10^6 rows) while
+  // BM25 walks postings: on two cores the two overlap. If the helper has not started when
+  // searchEnd (or any other call) comes, the calling thread runs the search itself, so a busy
+  // machine costs the overlap, not a wait for a core. Every other call finishes a begun search
+  // first (live()), so the engine never runs two calls at once.
+  enum class Job : uint8_t { kIdle, kQueued, kRunning, kDone };
+  struct Pending {
+    std::vector<float> query;
+    size_t k = 0;
+    uint8_t kind = 0;
+    bool exact = false;
+    std::vector<uint64_t> ids;
+    std::vector<float> dist;
+    size_t got = 0;
+    std::exception_ptr error;
+  };
+  std::mutex job_mu_;
+  std::condition_variable job_cv_;
+  Job job_ = Job::kIdle;
+  bool stop_ = false;
+  Pending pending_;
+  std::thread helper_;
+
+  void RunPending() {
+    try {
+      // Under the reader side: a pool catch-up's steps change the namespace meanwhile.
+      auto held = lock_.Reader();
+      pending_.got = index_->Search(pending_.query.data(), pending_.k, pending_.kind, pending_.exact,
+                                    pending_.ids.data(), pending_.dist.data());
+    } catch (...) {
+      pending_.error = std::current_exception();
+    }
+  }
+
+  void HelperLoop() {
+    std::unique_lock<std::mutex> lock(job_mu_);
+    for (;;) {
+      job_cv_.wait(lock, [&] { return stop_ || job_ == Job::kQueued; });
+      if (stop_) return;
+      job_ = Job::kRunning;
+      lock.unlock();
+      RunPending();
+      lock.lock();
+      job_ = Job::kDone;
+      job_cv_.notify_all();
+    }
+  }
+
+  /// Finishes a begun search: runs it here if the helper has not taken it, else waits.
+  void Settle() {
+    std::unique_lock<std::mutex> lock(job_mu_);
+    if (job_ == Job::kQueued) {
+      job_ = Job::kRunning;
+      lock.unlock();
+      RunPending();
+      lock.lock();
+      job_ = Job::kDone;
+      return;
+    }
+    job_cv_.wait(lock, [&] { return job_ != Job::kRunning; });
+  }
+
+  void StopHelper() {
+    Settle();
+    if (!helper_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(job_mu_);
+      stop_ = true;
+    }
+    job_cv_.notify_all();
+    helper_.join();
   }
 
   bool saving_ = false;    ///< a saveAsync is running on the pool
@@ -207,8 +293,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      const VectorIndex& ix = live(info.Env());  // before the lock: it may finish a begun search
       auto held = lock_.Reader();
-      return Napi::Number::New(info.Env(), static_cast<double>(live(info.Env()).high_water()));
+      return Napi::Number::New(info.Env(), static_cast<double>(ix.high_water()));
     });
   }
 
@@ -221,8 +308,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         return env.Undefined();
       }
       std::vector<uint64_t> ids;
+      VectorIndex& ix = live(env);  // before the lock: it may finish a begun search
       auto held = lock_.Reader();
-      live(env).SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
+      ix.SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
       return out;
@@ -233,6 +321,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   Napi::Value Close(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       if (index_) writable(info.Env());
+      StopHelper();
       index_.reset();
       return info.Env().Undefined();
     });
@@ -248,6 +337,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       if (index_) writable(env);
+      StopHelper();
       auto engine = std::make_shared<std::unique_ptr<VectorIndex>>(std::move(index_));
       auto released = std::make_shared<bool>(false);
       return BackgroundJob::Queue(
@@ -346,56 +436,118 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
+  /// The arguments of search / searchBegin (query, k, kind, strategy?), validated.
+  struct SearchArgs {
+    const float* query;
+    size_t k;
+    uint8_t kind;
+    bool exact;
+  };
+  SearchArgs ParseSearch(const Napi::CallbackInfo& info, VectorIndex& ix) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3 || !info[0].IsTypedArray()) Invalid(env, "search(query: Float32Array, k, kind)");
+    auto q = info[0].As<Napi::TypedArray>();
+    if (q.TypedArrayType() != napi_float32_array) Invalid(env, "search: query must be a Float32Array");
+    if (q.ElementLength() != ix.dims()) {
+      ThrowTyped(env, "DIMENSION_MISMATCH",
+                 "search: query has " + std::to_string(q.ElementLength()) + " values, the index holds " +
+                     std::to_string(ix.dims()) + "-dim vectors");
+    }
+    const float* qv = q.As<Napi::Float32Array>().Data();
+    for (size_t d = 0; d < ix.dims(); ++d) {
+      if (!std::isfinite(qv[d]))
+        ThrowTyped(env, "NON_FINITE_VECTOR", "search: query has a non-finite value at dimension " + std::to_string(d));
+    }
+    if (!info[1].IsNumber()) Invalid(env, "search: k must be a non-negative integer");
+    double kd = info[1].As<Napi::Number>().DoubleValue();
+    if (!(kd >= 0 && kd <= 1e6) || kd != std::floor(kd)) Invalid(env, "search: k must be an integer in [0, 1e6]");
+    uint8_t kind = KindArg(env, info[2], "search");
+    bool exact = ix.exact_for(kind);
+    if (info.Length() >= 4 && !info[3].IsUndefined()) {
+      std::string s = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
+      const std::string ann = VectorAnnName(ix.options().ann);
+      if (s == "exact") exact = true;
+      else if (s == ann) exact = false;
+      else if (s == "hnsw" || s == "binary")
+        Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
+      else Invalid(env, "search: strategy must be 'exact', 'binary' or 'hnsw'");
+    }
+    return {qv, static_cast<size_t>(kd), kind, exact};
+  }
+
+  static Napi::Object Hits(Napi::Env env, const uint64_t* ids_in, const float* dist_in, size_t got) {
+    Napi::Float64Array ids = Napi::Float64Array::New(env, got);
+    Napi::Float32Array dist = Napi::Float32Array::New(env, got);
+    for (size_t i = 0; i < got; ++i) {
+      ids[i] = static_cast<double>(ids_in[i]);
+      dist[i] = dist_in[i];
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("ids", ids);
+    out.Set("distances", dist);
+    return out;
+  }
+
   /// search(query, k, kind, strategy?) — 'exact', or the index's ann ('binary' | 'hnsw'),
   /// forces one path.
   Napi::Value Search(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
       VectorIndex& ix = live(env);
-      // Before exact_for: the namespace's size changes under a pool catch-up's steps.
+      // After live() (it finishes a begun search, which takes the lock itself), before
+      // ParseSearch (exact_for): the namespace's size changes under a pool catch-up's steps.
       auto held = lock_.Reader();
-      if (info.Length() < 3 || !info[0].IsTypedArray()) Invalid(env, "search(query: Float32Array, k, kind)");
-      auto q = info[0].As<Napi::TypedArray>();
-      if (q.TypedArrayType() != napi_float32_array) Invalid(env, "search: query must be a Float32Array");
-      if (q.ElementLength() != ix.dims()) {
-        ThrowTyped(env, "DIMENSION_MISMATCH",
-                   "search: query has " + std::to_string(q.ElementLength()) + " values, the index holds " +
-                       std::to_string(ix.dims()) + "-dim vectors");
+      const SearchArgs a = ParseSearch(info, ix);
+      out_ids_.resize(a.k);
+      out_dist_.resize(a.k);
+      size_t got = ix.Search(a.query, a.k, a.kind, a.exact, out_ids_.data(), out_dist_.data());
+      return Hits(env, out_ids_.data(), out_dist_.data(), got);
+    });
+  }
+
+  /// searchBegin(query, k, kind, strategy?): search's arguments; the search runs on a helper
+  /// thread (the query is copied) until searchEnd() collects it. A later searchBegin drops
+  /// an uncollected result.
+  Napi::Value SearchBegin(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      VectorIndex& ix = live(env);
+      SearchArgs a;
+      {
+        auto held = lock_.Reader();  // exact_for reads the namespace's size
+        a = ParseSearch(info, ix);
       }
-      const float* qv = q.As<Napi::Float32Array>().Data();
-      for (size_t d = 0; d < ix.dims(); ++d) {
-        if (!std::isfinite(qv[d]))
-          ThrowTyped(env, "NON_FINITE_VECTOR",
-                     "search: query has a non-finite value at dimension " + std::to_string(d));
+      pending_.query.assign(a.query, a.query + ix.dims());
+      pending_.k = a.k;
+      pending_.kind = a.kind;
+      pending_.exact = a.exact;
+      pending_.ids.resize(a.k);
+      pending_.dist.resize(a.k);
+      pending_.got = 0;
+      pending_.error = nullptr;
+      if (!helper_.joinable()) helper_ = std::thread([this] { HelperLoop(); });
+      {
+        std::lock_guard<std::mutex> lock(job_mu_);
+        job_ = Job::kQueued;
       }
-      if (!info[1].IsNumber()) Invalid(env, "search: k must be a non-negative integer");
-      double kd = info[1].As<Napi::Number>().DoubleValue();
-      if (!(kd >= 0 && kd <= 1e6) || kd != std::floor(kd)) Invalid(env, "search: k must be an integer in [0, 1e6]");
-      uint8_t kind = KindArg(env, info[2], "search");
-      bool exact = ix.exact_for(kind);
-      if (info.Length() >= 4 && !info[3].IsUndefined()) {
-        std::string s = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
-        const std::string ann = VectorAnnName(ix.options().ann);
-        if (s == "exact") exact = true;
-        else if (s == ann) exact = false;
-        else if (s == "hnsw" || s == "binary")
-          Invalid(env, "search: strategy '" + s + "' is not this index's (ann: '" + ann + "')");
-        else Invalid(env, "search: strategy must be 'exact', 'binary' or 'hnsw'");
+      job_cv_.notify_one();
+      return env.Undefined();
+    });
+  }
+
+  /// searchEnd() → the hits of the search searchBegin started, as search returns them;
+  /// INVALID_ARGUMENT when none was begun (or it was collected already).
+  Napi::Value SearchEnd(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      live(env);
+      {
+        std::lock_guard<std::mutex> lock(job_mu_);
+        if (job_ != Job::kDone) Invalid(env, "searchEnd: no search was begun (searchBegin) since the last searchEnd");
+        job_ = Job::kIdle;
       }
-      size_t k = static_cast<size_t>(kd);
-      out_ids_.resize(k);
-      out_dist_.resize(k);
-      size_t got = ix.Search(qv, k, kind, exact, out_ids_.data(), out_dist_.data());
-      Napi::Float64Array ids = Napi::Float64Array::New(env, got);
-      Napi::Float32Array dist = Napi::Float32Array::New(env, got);
-      for (size_t i = 0; i < got; ++i) {
-        ids[i] = static_cast<double>(out_ids_[i]);
-        dist[i] = out_dist_[i];
-      }
-      Napi::Object out = Napi::Object::New(env);
-      out.Set("ids", ids);
-      out.Set("distances", dist);
-      return out;
+      if (pending_.error) std::rethrow_exception(pending_.error);
+      return Hits(env, pending_.ids.data(), pending_.dist.data(), pending_.got);
     });
   }
 

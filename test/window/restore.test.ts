@@ -42,7 +42,11 @@ async function withBlindIndexes(store: SpanStore, run: () => Promise<unknown>): 
     phrase: () => new Float64Array(0),
     phraseHas: (_l: never, _p: never, ids: Float64Array) => new Uint8Array(ids.length),
   });
-  store.vector = blind(vector, { search: () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }) });
+  store.vector = blind(vector, {
+    search: () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }),
+    searchBegin: () => undefined,
+    searchEnd: () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }),
+  });
   try {
     await run();
   } finally {
