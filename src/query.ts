@@ -86,7 +86,10 @@ const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{
  * a function word ("which line of runserver.py is": a noun with its complement, not a
  * qualified noun). Qualifiers that say how rather than what are left out: question words,
  * adverbs and adjectives in -ly ("monthly price", "the exact release"), values (numbers and
- * identifiers, which the claim already holds to) and words with punctuation in them.
+ * identifiers, which the claim already holds to), words with punctuation in them, and the
+ * adjectives that pick one thing among things of the kind (SELECTING: "extra", "new",
+ * "first", "exact"): they restrict which one, not what kind, so the evidence need not repeat
+ * them ("which extra pip package" is answered by a `pip install` line that never says extra).
  */
 export function askedFor(query: string): AskedFor | null {
   const m = ASKED_FOR.exec(query);
@@ -98,9 +101,21 @@ export function askedFor(query: string): AskedFor | null {
   if (words.some((w) => STOP_WORDS.has(w))) return null;
   const head = words[words.length - 1]!;
   if (!/^\p{L}{2,}$/u.test(head)) return null;
-  const qualifiers = words.slice(0, -1).filter((w) => /^\p{L}{2,}$/u.test(w) && !QUESTION_STOP.has(w) && !w.endsWith('ly'));
+  const qualifiers = words.slice(0, -1).filter((w) => /^\p{L}{2,}$/u.test(w) && !QUESTION_STOP.has(w) && !w.endsWith('ly') && !SELECTING.has(w));
   return qualifiers.length > 0 ? { head, qualifiers } : null;
 }
+
+/**
+ * Adjectives that select among things of one kind rather than name a kind: order and time
+ * (first, last, next, previous, new, old, latest, initial, final, original, current),
+ * identity and difference (same, other, different, extra, additional, own), exactness and
+ * scope (exact, actual, specific, particular, main, whole, entire, full, certain, various).
+ * A closed class of English, not words of any transcript: a qualifier from it is never what
+ * the evidence must state (rule 6).
+ */
+const SELECTING = new Set(
+  'first second third last next previous prior earlier later new newer newest old older oldest latest initial final original current same other another different extra additional own exact actual specific particular main whole entire full certain various usual'.split(' '),
+);
 
 /** Function words: a phrase that holds one is not a plain qualified noun. */
 const STOP_WORDS = new Set('a an the of in on at to for from by with about into over under this that these those its it their our my your his her'.split(' '));

@@ -36,7 +36,9 @@
  *    (package) is stated where the question is — within ASKED_FRAME_TURNS turns of the
  *    candidates that hold its names, or anywhere when it names nothing — and none of its
  *    qualifiers (pip) there, it is a miss (src/search.ts, askedOutsideFrame). A head noun not
- *    stated there decides nothing: the evidence may word it otherwise.
+ *    stated there decides nothing: the evidence may word it otherwise. An adjective that
+ *    selects among things of the kind ("which extra pip package") is no qualifier (rule 6a,
+ *    src/query.ts SELECTING): the evidence (`pip install …`) need not repeat it.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
