@@ -28,8 +28,12 @@ export const QUESTION_STOP = new Set(
   ).split(' '),
 );
 
-/** A party a question attributes a statement to. `user` and `agent` are roles; anything else is a speaker name. */
-export type Party = { kind: 'user' } | { kind: 'agent' } | { kind: 'name'; name: string };
+/**
+ * A party a question attributes a statement to. `user` and `agent` are roles; `tool` is what
+ * the environment printed (tool output: "did the environment report…"); anything else is a
+ * speaker name.
+ */
+export type Party = { kind: 'user' } | { kind: 'agent' } | { kind: 'tool' } | { kind: 'name'; name: string };
 
 export interface TimeRange {
   /** Inclusive, milliseconds since the epoch (UTC). */
@@ -181,7 +185,10 @@ const PERIOD = /\b(day|session|week|episode|sprint|chapter|iteration)\s+#?(\d{1,
 /**
  * The party a question attributes a statement to, by its first mention: "I", "me", "my",
  * "the user" are the user; "you", "the assistant", "the agent", "the model" the agent side
- * (its tool output included); a name given in `speakers` is that speaker.
+ * (its tool output included); "the environment", "the output", "the terminal", "the shell",
+ * "the console" as the subject of what was printed ("did the environment report…", "what
+ * did the terminal show?") are the tool output alone (TOOL_PARTY); a name given in
+ * `speakers` is that speaker.
  */
 export function parseParty(text: string, speakers: ReadonlySet<string> = new Set()): Party | null {
   // Quoted parts are what was said or run (`tree -I …`, "did you…"), not who the question asks about.
@@ -193,12 +200,22 @@ export function parseParty(text: string, speakers: ReadonlySet<string> = new Set
   };
   consider(/(?<![-\p{L}\p{N}])(?:I|me|my|myself)(?![-\p{L}\p{N}])|\bthe user\b/u, { kind: 'user' });
   consider(/\b(?:you|your)\b|\bthe (?:assistant|agent|model|bot|AI)\b/i, { kind: 'agent' });
+  consider(TOOL_PARTY, { kind: 'tool' });
   for (const s of speakers) {
     const esc = s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     consider(new RegExp(`(?<![\\p{L}\\p{N}])${esc}(?![\\p{L}\\p{N}])`, 'iu'), { kind: 'name', name: s });
   }
   return best === null ? null : (best as { party: Party }).party;
 }
+
+/**
+ * The environment as the subject of a report: "the environment", "the (tool|command)
+ * output", "the terminal", "the shell", "the console", followed by a verb of reporting or
+ * having, or ending the clause. Not "the shell helper" or "the terminal window": there the
+ * word qualifies a noun and says nothing of who printed what.
+ */
+const TOOL_PARTY =
+  /\bthe (?:environment|(?:tool |command )?output|terminal|shell|console)(?=\s+(?:report|print|show|say|said|return|display|list|give|gave|turn|output|produc|emit|log|indicat|ha[sdv]|was|is|were)|\s*[?,.;]|\s*$)/i;
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu;
 

@@ -23,7 +23,10 @@
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
  * 3. The party. When the query attributes a claim to a party ("did I say 179 books?"), a
  *    candidate that holds the claim must have been said by that party; when only the other
- *    party's turns hold it, the answer is a miss and the hits' support says who said it.
+ *    party's turns hold it, the answer is a miss and the hits' support says who said it. The
+ *    environment is a party too ("did the environment report Python 3.8.12?"): tool output
+ *    alone (isToolOutput), so a version that only the task statement and the agent's words
+ *    state was never reported by it.
  * 4. Nothing else. A query without values, identifiers or names ("what did we decide about
  *    the build backend?") is not a miss while any candidate shares a word with it: its other
  *    words may all differ from its evidence. Low word coverage alone never makes a miss
@@ -101,6 +104,13 @@ export function fieldText(span: SupportSpan): string {
 /** The side a role speaks for: the agent's tool output counts as the agent's. */
 const side = (role: string) => (role === 'user' ? 'user' : role === 'assistant' || role === 'tool' ? 'agent' : role);
 
+/**
+ * Whether a span is tool output: role `tool`, or a turn whose metadata `kind` says it is an
+ * observation or a tool result (the hosts that file tool output under another role, as
+ * src/transcript.ts reads the same lines).
+ */
+export const isToolOutput = (span: Pick<SupportSpan, 'role' | 'meta'>) => span.role === 'tool' || span.meta?.kind === 'observation' || span.meta?.kind === 'tool_result';
+
 export function partyLabel(p: Party): string {
   return p.kind === 'name' ? p.name : p.kind;
 }
@@ -109,6 +119,10 @@ export function saidBy(p: Party, span: SupportSpan): { said: string; match: bool
   if (p.kind === 'name') {
     const said = span.speaker ?? span.role;
     return { said, match: said.toLowerCase() === p.name.toLowerCase() };
+  }
+  if (p.kind === 'tool') {
+    const tool = isToolOutput(span);
+    return { said: tool ? 'tool' : (span.speaker ?? side(span.role)), match: tool };
   }
   const said = side(span.role);
   return { said: span.speaker ?? said, match: said === p.kind };
