@@ -6,7 +6,7 @@
  * (src/support.ts): a question whose words differ from its evidence is not a miss.
  */
 import { addon } from './native.js';
-import { defineCompound, defineQuotedValue, profileQuery, type QueryProfile } from './match.js';
+import { defineCompound, defineQuotedValue, defineRelation, profileQuery, type QueryProfile } from './match.js';
 
 /**
  * Words that carry no content in a question: function words, question words, and the
@@ -69,6 +69,8 @@ export interface QueryAnalysis {
    * askedFor.
    */
   asked: AskedFor | null;
+  /** Claim keys that are relations (claimRelation: `min() = -oo`), held by their test alone. */
+  relations: string[];
 }
 
 /** The noun phrase a wh-question asks for: its head noun and the content words before it. */
@@ -247,6 +249,35 @@ export function claimCompounds(query: string): string[] {
   return out;
 }
 
+/**
+ * Literal values of code that carry no digit: a question that says an expression evaluates
+ * to one of them states a value as specific as a number.
+ */
+const LITERAL = new Set('none null nil undefined true false nan inf infinity oo zoo'.split(' '));
+const RELATION = new RegExp(
+  `^(?:${AUXILIARY})\\s+[\`'"]?([\\p{L}_][\\p{L}\\p{N}_.]*\\([^()\\n]*\\))[\`'"]?\\s+(?:(?:still|now|then|really|actually|correctly|always)\\s+)?(?:evaluates?|evaluated|returns?|returned|gives?|gave|yields?|yielded|equals?|equaled|becomes?|became|produces?|produced|print|prints|printed|output|outputs|be)(?:\\s+to)?\\s+[\`'"]?([+-]?[\\p{L}_][\\p{L}\\p{N}_]*)(?![\\p{L}\\p{N}_(.])`,
+  'iu',
+);
+
+/**
+ * What a yes/no question says a call evaluates to, when the value is a literal of code
+ * without digits ("does Min() evaluate to -oo?", "did parse() return None?"): the call and the
+ * value, lower-cased, as `min() = -oo`. A value with digits is already a value of the claim;
+ * a value that is a plain word ("does f() return a list?") is no literal and claims nothing.
+ */
+export function claimRelation(query: string): { key: string; expr: string; value: string } | null {
+  const body = query
+    .replace(/^\s*(?:in|on|at|during|for|after|before|when)\b[^,?]*,\s*/iu, '')
+    .trim();
+  const m = RELATION.exec(body);
+  if (!m) return null;
+  const value = m[2]!.toLowerCase();
+  if (!/^[+-]/.test(value) && !LITERAL.has(value)) return null;
+  if (/^[+-]?\d/.test(value)) return null;
+  const expr = m[1]!.toLowerCase();
+  return { key: `${expr} = ${value}`, expr, value };
+}
+
 /** Single-quoted parts of a question ('or 0', 'Proper Git hygene'): apostrophes inside words are not quotes. */
 const SINGLE_QUOTED = /(?<![\p{L}\p{N}])['‘]([^'’\n]{2,}?)['’](?![\p{L}\p{N}])/gu;
 
@@ -321,6 +352,13 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     defineCompound(profile, c);
     claim.push(c);
   }
+  const relation = question ? claimRelation(query) : null;
+  const relations: string[] = [];
+  if (relation && !claim.includes(relation.key)) {
+    defineRelation(profile, relation.key, relation.expr, relation.value);
+    claim.push(relation.key);
+    relations.push(relation.key);
+  }
   const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
   const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
   return {
@@ -336,5 +374,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     question,
     bm25: bm25Terms.join(' '),
     asked: question ? askedFor(query) : null,
+    relations,
   };
 }

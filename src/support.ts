@@ -17,7 +17,10 @@
  *    task, …") does not hold it — the names must be in that span or within FRAME_TURNS turns.
  *    A yes/no question's hyphenated compounds are part of its claim too (rule 1c): "did the
  *    agent install pytest-asyncio?" is not held by a turn that installs pytest-httpbin and
- *    imports asyncio (src/query.ts, claimCompounds).
+ *    imports asyncio (src/query.ts, claimCompounds). So is what a yes/no question says a call
+ *    evaluates to, when the value is a literal of code without digits (rule 1d): "does Min()
+ *    evaluate to -oo?" is held by `Min() = -oo` or "Min() returns -oo", not by `Max() = -oo`
+ *    nor by a line that names Min() and -oo apart (src/query.ts, claimRelation).
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
@@ -352,7 +355,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   for (const v of a.claim) {
     // A value's pattern is compiled only for a span that holds its text at all.
     // A claimed compound is held in any of its spellings (`pytest_asyncio`): its test decides.
-    const has = (hay.includes(v) || COMPOUND.test(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
+    const has = (hay.includes(v) || COMPOUND.test(v) || a.relations.includes(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
