@@ -213,11 +213,12 @@ export function parseParty(text: string, speakers: ReadonlySet<string> = new Set
 /**
  * The environment as the subject of a report: "the environment", "the (tool|command)
  * output", "the terminal", "the shell", "the console", followed by a verb of reporting or
- * having, or ending the clause. Not "the shell helper" or "the terminal window": there the
- * word qualifies a noun and says nothing of who printed what.
+ * having ("did the environment report…", "what did the terminal show?"). Not "the shell
+ * helper" (a qualifier), "installed in the environment" or "protect the environment" (a place
+ * or a thing talked about): none of these says who printed what.
  */
 const TOOL_PARTY =
-  /\bthe (?:environment|(?:tool |command )?output|terminal|shell|console)(?=\s+(?:report|print|show|say|said|return|display|list|give|gave|turn|output|produc|emit|log|indicat|ha[sdv]|was|is|were)|\s*[?,.;]|\s*$)/i;
+  /\bthe (?:environment|(?:tool |command )?output|terminal|shell|console)\s+(?:report|print|show|say|said|return|display|list|give|gave|turn|output|produc|emit|log|indicat|ha[sdv])/i;
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu;
 

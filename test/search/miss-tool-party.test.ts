@@ -47,6 +47,9 @@ describe('rule 3, the environment as the party: a value the environment is asked
     expect(parseParty('Which title did the assistant copy via the shell helper?')).toEqual({ kind: 'agent' });
     expect(parseParty('Which title was copied via the shell helper?')).toBeNull();
     expect(parseParty('What does the output format look like?')).toBeNull();
+    // A place or a thing talked about, not a party.
+    expect(parseParty('What Python version was installed in the environment?')).toBeNull();
+    expect(parseParty('What does Melanie do to protect the environment?')).toBeNull();
   });
   it('a version that only the task statement and the agent state is not what the environment reported', async () => {
     const r = await store.search('Did the environment report Python 3.8.12?');
