@@ -67,6 +67,23 @@ describe('rule 3, the environment as the party: a value the environment is asked
     expect(r.miss).toBe(false);
     expect(r.hits[0]!.turnStart).toBe(turnOf.get(TASK[4]!.text));
   });
+  it('a store that keeps each call with its output in one span has no environment to tell apart: no party, no miss', async () => {
+    const d = tmpDir('spanguard-miss-tool-party-merged-');
+    const merged = await SpanStore.open(d, { durability: 'none' });
+    try {
+      const turns: TurnInput[] = realTurns(200).map((f, i) => ({ turn: i + 1, role: f.role, text: f.text }));
+      turns.push({ turn: turns.length + 1, role: 'user', text: TASK[0]!.text });
+      turns.push({ turn: turns.length + 1, turnEnd: turns.length + 2, role: 'assistant', text: 'python --version\nPython 3.9.20' });
+      await merged.appendMany(turns);
+      const r = await merged.search('Did the environment report Python 3.9.20?');
+      expect(r.miss).toBe(false);
+      expect(r.hits[0]!.turnStart).toBe(202);
+      expect(r.hits[0]!.support!.speaker).toBeUndefined();
+    } finally {
+      await merged.close();
+      fs.rmSync(d, { recursive: true, force: true });
+    }
+  });
   it('the same value asked of the agent is held by the agent', async () => {
     const r = await store.search('Did the agent mention Python 3.8.12?');
     expect(r.miss).toBe(false);
