@@ -224,6 +224,19 @@ export function defineCompound(profile: QueryProfile, compound: string): void {
   (profile.tests as LazyTests).define(compound, `(?<![${L}-])${parts.join('[-_]?')}(?![${L}]|-[${L}])`);
 }
 
+/**
+ * What a yes/no question says an expression evaluates to (`Min()` evaluates to `-oo`), under
+ * the claim key `key`: held where the expression stands right before the value, joined by
+ * `=`, `==`, `:`, `->`, `=>`, `→` or a verb of result (returns, gives, evaluates to, is, will
+ * return…), quotes and backticks around either allowed. The value is bounded and keeps its
+ * sign: `Min() = oo` does not hold `-oo`, and `Max() = -oo` says nothing of `Min()`.
+ */
+export function defineRelation(profile: QueryProfile, key: string, expr: string, value: string): void {
+  const q = '[`\'"]?';
+  const link = `\\s*(?:(?:==?|:|->|=>|→)|(?:(?:will|would|should|now|still|then)\\s+)?(?:returns?|returned|return|gives?|gave|yields?|yielded|evaluates?(?:\\s+to)?|evaluated(?:\\s+to)?|equals?(?:\\s+to)?|becomes?|became|is|was|be)\\b)\\s*`;
+  (profile.tests as LazyTests).define(key, `(?<![${L}.])${escape(patternPart(expr).part)}${q}${link}${q}(?<![${L}+-])${escape(patternPart(value).part)}(?![${L}])`);
+}
+
 /** A short quoted part a question states (`'or 0'`): held verbatim, bounded like a value (`'or 0'` is not `or 00`). */
 export function defineQuotedValue(profile: QueryProfile, part: string): void {
   (profile.tests as LazyTests).define(part, valueTest(part));

@@ -6,7 +6,7 @@
  * (src/support.ts): a question whose words differ from its evidence is not a miss.
  */
 import { addon } from './native.js';
-import { defineCompound, defineQuotedValue, profileQuery, type QueryProfile } from './match.js';
+import { defineCompound, defineQuotedValue, defineRelation, profileQuery, type QueryProfile } from './match.js';
 
 /**
  * Words that carry no content in a question: function words, question words, and the
@@ -28,8 +28,12 @@ export const QUESTION_STOP = new Set(
   ).split(' '),
 );
 
-/** A party a question attributes a statement to. `user` and `agent` are roles; anything else is a speaker name. */
-export type Party = { kind: 'user' } | { kind: 'agent' } | { kind: 'name'; name: string };
+/**
+ * A party a question attributes a statement to. `user` and `agent` are roles; `tool` is what
+ * the environment printed (tool output: "did the environment report…"); anything else is a
+ * speaker name.
+ */
+export type Party = { kind: 'user' } | { kind: 'agent' } | { kind: 'tool' } | { kind: 'name'; name: string };
 
 export interface TimeRange {
   /** Inclusive, milliseconds since the epoch (UTC). */
@@ -65,6 +69,8 @@ export interface QueryAnalysis {
    * askedFor.
    */
   asked: AskedFor | null;
+  /** Claim keys that are relations (claimRelation: `min() = -oo`), held by their test alone. */
+  relations: string[];
 }
 
 /** The noun phrase a wh-question asks for: its head noun and the content words before it. */
@@ -86,7 +92,10 @@ const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{
  * a function word ("which line of runserver.py is": a noun with its complement, not a
  * qualified noun). Qualifiers that say how rather than what are left out: question words,
  * adverbs and adjectives in -ly ("monthly price", "the exact release"), values (numbers and
- * identifiers, which the claim already holds to) and words with punctuation in them.
+ * identifiers, which the claim already holds to), words with punctuation in them, and the
+ * adjectives that pick one thing among things of the kind (SELECTING: "extra", "new",
+ * "first", "exact"): they restrict which one, not what kind, so the evidence need not repeat
+ * them ("which extra pip package" is answered by a `pip install` line that never says extra).
  */
 export function askedFor(query: string): AskedFor | null {
   const m = ASKED_FOR.exec(query);
@@ -98,9 +107,21 @@ export function askedFor(query: string): AskedFor | null {
   if (words.some((w) => STOP_WORDS.has(w))) return null;
   const head = words[words.length - 1]!;
   if (!/^\p{L}{2,}$/u.test(head)) return null;
-  const qualifiers = words.slice(0, -1).filter((w) => /^\p{L}{2,}$/u.test(w) && !QUESTION_STOP.has(w) && !w.endsWith('ly'));
+  const qualifiers = words.slice(0, -1).filter((w) => /^\p{L}{2,}$/u.test(w) && !QUESTION_STOP.has(w) && !w.endsWith('ly') && !SELECTING.has(w));
   return qualifiers.length > 0 ? { head, qualifiers } : null;
 }
+
+/**
+ * Adjectives that select among things of one kind rather than name a kind: order and time
+ * (first, last, next, previous, new, old, latest, initial, final, original, current),
+ * identity and difference (same, other, different, extra, additional, own), exactness and
+ * scope (exact, actual, specific, particular, main, whole, entire, full, certain, various).
+ * A closed class of English, not words of any transcript: a qualifier from it is never what
+ * the evidence must state (rule 6).
+ */
+const SELECTING = new Set(
+  'first second third last next previous prior earlier later new newer newest old older oldest latest initial final original current same other another different extra additional own exact actual specific particular main whole entire full certain various usual'.split(' '),
+);
 
 /** Function words: a phrase that holds one is not a plain qualified noun. */
 const STOP_WORDS = new Set('a an the of in on at to for from by with about into over under this that these those its it their our my your his her'.split(' '));
@@ -166,7 +187,10 @@ const PERIOD = /\b(day|session|week|episode|sprint|chapter|iteration)\s+#?(\d{1,
 /**
  * The party a question attributes a statement to, by its first mention: "I", "me", "my",
  * "the user" are the user; "you", "the assistant", "the agent", "the model" the agent side
- * (its tool output included); a name given in `speakers` is that speaker.
+ * (its tool output included); "the environment", "the output", "the terminal", "the shell",
+ * "the console" as the subject of what was printed ("did the environment report…", "what
+ * did the terminal show?") are the tool output alone (TOOL_PARTY); a name given in
+ * `speakers` is that speaker.
  */
 export function parseParty(text: string, speakers: ReadonlySet<string> = new Set()): Party | null {
   // Quoted parts are what was said or run (`tree -I …`, "did you…"), not who the question asks about.
@@ -178,12 +202,23 @@ export function parseParty(text: string, speakers: ReadonlySet<string> = new Set
   };
   consider(/(?<![-\p{L}\p{N}])(?:I|me|my|myself)(?![-\p{L}\p{N}])|\bthe user\b/u, { kind: 'user' });
   consider(/\b(?:you|your)\b|\bthe (?:assistant|agent|model|bot|AI)\b/i, { kind: 'agent' });
+  consider(TOOL_PARTY, { kind: 'tool' });
   for (const s of speakers) {
     const esc = s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     consider(new RegExp(`(?<![\\p{L}\\p{N}])${esc}(?![\\p{L}\\p{N}])`, 'iu'), { kind: 'name', name: s });
   }
   return best === null ? null : (best as { party: Party }).party;
 }
+
+/**
+ * The environment as the subject of a report: "the environment", "the (tool|command)
+ * output", "the terminal", "the shell", "the console", followed by a verb of reporting or
+ * having ("did the environment report…", "what did the terminal show?"). Not "the shell
+ * helper" (a qualifier), "installed in the environment" or "protect the environment" (a place
+ * or a thing talked about): none of these says who printed what.
+ */
+const TOOL_PARTY =
+  /\bthe (?:environment|(?:tool |command )?output|terminal|shell|console)\s+(?:report|print|show|say|said|return|display|list|give|gave|turn|output|produc|emit|log|indicat|ha[sdv])/i;
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu;
 
@@ -213,6 +248,35 @@ export function claimCompounds(query: string): string[] {
     if (!out.includes(w)) out.push(w);
   }
   return out;
+}
+
+/**
+ * Literal values of code that carry no digit: a question that says an expression evaluates
+ * to one of them states a value as specific as a number.
+ */
+const LITERAL = new Set('none null nil undefined true false nan inf infinity oo zoo'.split(' '));
+const RELATION = new RegExp(
+  `^(?:${AUXILIARY})\\s+[\`'"]?([\\p{L}_][\\p{L}\\p{N}_.]*\\([^()\\n]*\\))[\`'"]?\\s+(?:(?:still|now|then|really|actually|correctly|always)\\s+)?(?:evaluates?|evaluated|returns?|returned|gives?|gave|yields?|yielded|equals?|equaled|becomes?|became|produces?|produced|print|prints|printed|output|outputs|be)(?:\\s+to)?\\s+[\`'"]?([+-]?[\\p{L}_][\\p{L}\\p{N}_]*)(?![\\p{L}\\p{N}_(.])`,
+  'iu',
+);
+
+/**
+ * What a yes/no question says a call evaluates to, when the value is a literal of code
+ * without digits ("does Min() evaluate to -oo?", "did parse() return None?"): the call and the
+ * value, lower-cased, as `min() = -oo`. A value with digits is already a value of the claim;
+ * a value that is a plain word ("does f() return a list?") is no literal and claims nothing.
+ */
+export function claimRelation(query: string): { key: string; expr: string; value: string } | null {
+  const body = query
+    .replace(/^\s*(?:in|on|at|during|for|after|before|when)\b[^,?]*,\s*/iu, '')
+    .trim();
+  const m = RELATION.exec(body);
+  if (!m) return null;
+  const value = m[2]!.toLowerCase();
+  if (!/^[+-]/.test(value) && !LITERAL.has(value)) return null;
+  if (/^[+-]?\d/.test(value)) return null;
+  const expr = m[1]!.toLowerCase();
+  return { key: `${expr} = ${value}`, expr, value };
 }
 
 /** Single-quoted parts of a question ('or 0', 'Proper Git hygene'): apostrophes inside words are not quotes. */
@@ -289,6 +353,13 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     defineCompound(profile, c);
     claim.push(c);
   }
+  const relation = question ? claimRelation(query) : null;
+  const relations: string[] = [];
+  if (relation && !claim.includes(relation.key)) {
+    defineRelation(profile, relation.key, relation.expr, relation.value);
+    claim.push(relation.key);
+    relations.push(relation.key);
+  }
   const framing = [...profile.identifiers, ...names.filter((n) => !profile.identifiers.includes(n))];
   const bm25Terms = [...terms.map((t) => t.term), ...profile.values.filter((v) => !seen.has(v))];
   return {
@@ -304,5 +375,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     question,
     bm25: bm25Terms.join(' '),
     asked: question ? askedFor(query) : null,
+    relations,
   };
 }

@@ -16,7 +16,7 @@
 import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
-import { decideMiss, FRAME_TURNS, supportOf, type MissDecision, type Support } from './support.js';
+import { decideMiss, FRAME_TURNS, isToolOutput, supportOf, type MissDecision, type Support } from './support.js';
 import { SLICE_MS, yieldToLoop } from './catchup.js';
 import { toSpan } from './store/spans.js';
 import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
@@ -72,6 +72,10 @@ type Cand = { id: number; kind: number; exact: boolean; quoted: boolean; lex: nu
 /** Reranking weights over support, on the scale of reciprocal-rank fusion (1/60 at rank 0). */
 const W = { terms: 0.005, claim: 0.03, names: 0.01, speaker: 0.006, time: 0.01 };
 
+/**
+ * The speaker bonus goes to the asked party's spans; not to the environment's: what it printed
+ * is read with the call that produced it (the agent's turn), which the bonus would push down.
+ */
 function rerankScore(c: Cand, s: Support, a: QueryAnalysis): number {
   let score = c.score;
   const nt = a.terms.length;
@@ -79,7 +83,7 @@ function rerankScore(c: Cand, s: Support, a: QueryAnalysis): number {
   if (a.claim.length > 0 && s.claim) score += W.claim;
   const nn = a.framing.length;
   if (nn > 0) score += (W.names * s.names.matched.length) / nn;
-  if (s.speaker?.match) score += W.speaker;
+  if (s.speaker?.match && a.party?.kind !== 'tool') score += W.speaker;
   if (s.time?.match) score += W.time;
   return score;
 }
@@ -326,6 +330,10 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   });
   // Named speakers are known from the candidates themselves: no registry to keep.
   if (candidateSpeakers.size > 0 && a.question) a.party = parseParty(query, candidateSpeakers);
+  // The environment as a party is judged only where tool output stands apart (role `tool`, or
+  // a host's observation metadata): a host that stores a call with its output as one span has
+  // no span of the environment's own, and the question is read without a party there.
+  if (a.party?.kind === 'tool' && !views.some(({ span }) => isToolOutput(span))) a.party = null;
   // Judging is the costliest part of a search on the JS thread (a long quote against long
   // candidates): the event loop runs between candidates once SLICE_MS has gone by.
   let ranSince = performance.now();
@@ -387,7 +395,8 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     // first hit is the best evidence by content alone. When that was said by the other
     // party and the asked party has nothing as good, it leads, and its support says who
     // said it: a question that puts words in the wrong mouth is flagged, not answered.
-    if (a.party && js.length > 1) {
+    // (Not for the environment: its output is read with the agent's call that produced it.)
+    if (a.party && a.party.kind !== 'tool' && js.length > 1) {
       const content = (j: Judged) => j.score - (j.support.speaker?.match ? W.speaker : 0);
       let best = 0;
       for (let i = 1; i < js.length; i++) if (content(js[i]!) > content(js[best]!)) best = i;

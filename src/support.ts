@@ -17,13 +17,19 @@
  *    task, …") does not hold it — the names must be in that span or within FRAME_TURNS turns.
  *    A yes/no question's hyphenated compounds are part of its claim too (rule 1c): "did the
  *    agent install pytest-asyncio?" is not held by a turn that installs pytest-httpbin and
- *    imports asyncio (src/query.ts, claimCompounds).
+ *    imports asyncio (src/query.ts, claimCompounds). So is what a yes/no question says a call
+ *    evaluates to, when the value is a literal of code without digits (rule 1d): "does Min()
+ *    evaluate to -oo?" is held by `Min() = -oo` or "Min() returns -oo", not by `Max() = -oo`
+ *    nor by a line that names Min() and -oo apart (src/query.ts, claimRelation).
  * 2. The framing. Every identifier (a path, a dotted, snake_case or camelCase name) and every
  *    name (a capitalized word inside a sentence) must be held by one of the best-supported
  *    candidates. "Which Vagrant box…" when no span says Vagrant is a miss.
  * 3. The party. When the query attributes a claim to a party ("did I say 179 books?"), a
  *    candidate that holds the claim must have been said by that party; when only the other
- *    party's turns hold it, the answer is a miss and the hits' support says who said it.
+ *    party's turns hold it, the answer is a miss and the hits' support says who said it. The
+ *    environment is a party too ("did the environment report Python 3.8.12?"): tool output
+ *    alone (isToolOutput), so a version that only the task statement and the agent's words
+ *    state was never reported by it.
  * 4. Nothing else. A query without values, identifiers or names ("what did we decide about
  *    the build backend?") is not a miss while any candidate shares a word with it: its other
  *    words may all differ from its evidence. Low word coverage alone never makes a miss
@@ -36,7 +42,9 @@
  *    (package) is stated where the question is — within ASKED_FRAME_TURNS turns of the
  *    candidates that hold its names, or anywhere when it names nothing — and none of its
  *    qualifiers (pip) there, it is a miss (src/search.ts, askedOutsideFrame). A head noun not
- *    stated there decides nothing: the evidence may word it otherwise.
+ *    stated there decides nothing: the evidence may word it otherwise. An adjective that
+ *    selects among things of the kind ("which extra pip package") is no qualifier (rule 6a,
+ *    src/query.ts SELECTING): the evidence (`pip install …`) need not repeat it.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
@@ -99,6 +107,13 @@ export function fieldText(span: SupportSpan): string {
 /** The side a role speaks for: the agent's tool output counts as the agent's. */
 const side = (role: string) => (role === 'user' ? 'user' : role === 'assistant' || role === 'tool' ? 'agent' : role);
 
+/**
+ * Whether a span is tool output: role `tool`, or a turn whose metadata `kind` says it is an
+ * observation or a tool result (the hosts that file tool output under another role, as
+ * src/transcript.ts reads the same lines).
+ */
+export const isToolOutput = (span: Pick<SupportSpan, 'role' | 'meta'>) => span.role === 'tool' || span.meta?.kind === 'observation' || span.meta?.kind === 'tool_result';
+
 export function partyLabel(p: Party): string {
   return p.kind === 'name' ? p.name : p.kind;
 }
@@ -107,6 +122,10 @@ export function saidBy(p: Party, span: SupportSpan): { said: string; match: bool
   if (p.kind === 'name') {
     const said = span.speaker ?? span.role;
     return { said, match: said.toLowerCase() === p.name.toLowerCase() };
+  }
+  if (p.kind === 'tool') {
+    const tool = isToolOutput(span);
+    return { said: tool ? 'tool' : (span.speaker ?? side(span.role)), match: tool };
   }
   const said = side(span.role);
   return { said: span.speaker ?? said, match: said === p.kind };
@@ -336,7 +355,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   for (const v of a.claim) {
     // A value's pattern is compiled only for a span that holds its text at all.
     // A claimed compound is held in any of its spellings (`pytest_asyncio`): its test decides.
-    const has = (hay.includes(v) || COMPOUND.test(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
+    const has = (hay.includes(v) || COMPOUND.test(v) || a.relations.includes(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];

@@ -11,7 +11,7 @@ import { realTurns, tmpDir } from '../helpers/data.js';
 
 const TASK_A: Omit<TurnInput, 'turn'>[] = [
   { role: 'user', text: 'Next task: the Frobnicator crashes on empty input.' },
-  { role: 'assistant', text: 'I will reproduce the Frobnicator crash first.' },
+  { role: 'assistant', text: 'I will reproduce the Frobnicator crash first, with one extra empty file.' },
   { role: 'tool', text: 'conda install numpy-stubs\nInstalled package numpy-stubs 1.2' },
   { role: 'assistant', text: 'The Frobnicator now handles empty input; the tests pass.' },
 ];
@@ -85,6 +85,24 @@ describe('rule 6: what a question asks for, qualified, must be stated with its q
       missReason: 'qualifier-not-stated',
       missDetail: 'zypper package',
     });
+  });
+});
+
+describe('rule 6a: an adjective that selects among things of the kind (extra, new, first) is no qualifier the evidence must state', () => {
+  it('reads "extra", "new", "first" out of the asked-for phrase, and keeps what names a kind', () => {
+    expect(askedFor('Which extra pip package did the agent install?')).toEqual({ head: 'package', qualifiers: ['pip'] });
+    expect(askedFor('What new slash command did we create?')).toEqual({ head: 'command', qualifiers: ['slash'] });
+    expect(askedFor('What exact value did the cleanup keep?')).toBeNull();
+  });
+  it('"which extra pip package", where the task says extra but never pip, is not in transcript', async () => {
+    // Task A says "one extra empty file": were "extra" a qualifier, its presence would hold the question.
+    const r = await store.search('In the Frobnicator task, which extra pip package did the agent install?');
+    expect(r).toMatchObject({ miss: true, missReason: 'qualifier-not-stated', missDetail: 'pip package', hits: [] });
+  });
+  it('the same question of the task that installed with pip is answered, though it never says extra', async () => {
+    const r = await store.search('In the Quuxifier task, which extra pip package did the agent install?');
+    expect(r.miss).toBe(false);
+    expect(r.hits.map((h) => h.turnStart)).toContain(turnOf.get(TASK_B[1]!.text));
   });
 });
 
