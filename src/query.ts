@@ -254,7 +254,7 @@ export function claimCompounds(query: string): string[] {
  * Literal values of code that carry no digit: a question that says an expression evaluates
  * to one of them states a value as specific as a number.
  */
-const LITERAL = new Set('none null nil undefined true false nan inf infinity oo zoo'.split(' '));
+const LITERAL = new Set('none null nil undefined true false nan inf infinity'.split(' '));
 const RELATION = new RegExp(
   `^(?:${AUXILIARY})\\s+[\`'"]?([\\p{L}_][\\p{L}\\p{N}_.]*\\([^()\\n]*\\))[\`'"]?\\s+(?:(?:still|now|then|really|actually|correctly|always)\\s+)?(?:evaluates?|evaluated|returns?|returned|gives?|gave|yields?|yielded|equals?|equaled|becomes?|became|produces?|produced|print|prints|printed|output|outputs|be)(?:\\s+to)?\\s+[\`'"]?([+-]?[\\p{L}_][\\p{L}\\p{N}_]*)(?![\\p{L}\\p{N}_(.])`,
   'iu',
