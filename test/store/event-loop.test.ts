@@ -66,7 +66,9 @@ describe('a rebuild from the log runs in slices: a timer keeps ticking through t
     expect(store!.findExact('okapi ledger').length).toBe(1);
     // The rebuild as one call takes far longer than the bound (wall is the whole open).
     expect(wall).toBeGreaterThan(400);
-    expect(stall).toBeLessThan(200);
+    // Idle, the longest stall is a few ms; the bound leaves room for a machine whose cores
+    // the pool's jobs and other processes share (one call would stall ~1 s).
+    expect(stall).toBeLessThan(400);
   }, 120_000);
 
   it('repair() rebuilds off the event loop too', async () => {
@@ -79,7 +81,7 @@ describe('a rebuild from the log runs in slices: a timer keeps ticking through t
     // The old vector files' removal, the empty index's creation and the old index's release
     // run on the thread pool (test/store/repair-replace.test.ts), the rebuild by pool jobs;
     // the full audit after it goes in slices. The rebuild as one call stalls ~1 s.
-    expect(stall).toBeLessThan(200);
+    expect(stall).toBeLessThan(400);
     expect(await store.verifyIndexes()).toEqual([]);
   }, 120_000);
 });
