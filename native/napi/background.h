@@ -163,11 +163,6 @@ class SliceSource final : public SpanSource {
   uint64_t end_;
 };
 
-/// The end of a catch-up slice: at most `limit` ids past where the index stands (its high
-/// water, or the source's first id), and no more records than it takes to reach `max_bytes`
-/// of text and metadata (at least one record: indexing costs grow with the bytes, and one
-/// long tool output costs what hundreds of short turns do). Undefined means no bound. A bad
-/// bound is INVALID_ARGUMENT.
 /// A catch-up bound (limit, maxBytes): a positive integer or Infinity; undefined is Infinity.
 inline double SliceBound(Napi::Env env, const Napi::Value& v, const char* name) {
   if (v.IsUndefined()) return INFINITY;
@@ -178,19 +173,37 @@ inline double SliceBound(Napi::Env env, const Napi::Value& v, const char* name) 
   return l;
 }
 
-inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
-                         const SpanSource& source) {
+/// Where a catch-up slice starts (the index's high water, or the source's first id), where
+/// `limit` lets it end at most, and the bytes of text and metadata it may take (`maxBytes`).
+/// Undefined means no bound; a bad bound is INVALID_ARGUMENT.
+struct SliceRange {
+  uint64_t from;
+  uint64_t end;
+  double max_bytes;
+};
+inline SliceRange SliceRangeOf(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes,
+                               uint64_t high_water, const SpanSource& source) {
   const double l = SliceBound(env, limit, "limit");
   const double b = SliceBound(env, max_bytes, "maxBytes");
   const uint64_t from = std::max(high_water, source.first_id());
-  uint64_t end =
+  const uint64_t end =
       l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
-  if (std::isfinite(b)) {
+  return {from, end, b};
+}
+
+/// The end of a catch-up slice: SliceRangeOf's range, cut after the record that reaches its
+/// bytes (at least one record: indexing costs grow with the bytes, and one long tool output
+/// costs what hundreds of short turns do).
+inline uint64_t SliceEnd(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes, uint64_t high_water,
+                         const SpanSource& source) {
+  const SliceRange r = SliceRangeOf(env, limit, max_bytes, high_water, source);
+  uint64_t end = r.end;
+  if (std::isfinite(r.max_bytes)) {
     double bytes = 0;
     SpanView view;
-    for (uint64_t id = from; id < end; ++id) {
+    for (uint64_t id = r.from; id < end; ++id) {
       if (source.Read(id, &view)) bytes += static_cast<double>(view.text_len) + view.meta_len;
-      if (bytes >= b) {
+      if (bytes >= r.max_bytes) {
         end = id + 1;
         break;
       }
@@ -260,16 +273,12 @@ class CopiedSlice final : public SpanSource {
   std::vector<Record> records_;
 };
 
-/// catchUpAsync's slice: SliceEnd's bounds (`limit`, `max_bytes`, validated the same way),
-/// copied out of `source` in one pass on the calling thread.
+/// catchUpAsync's slice: SliceRangeOf's range, copied out of `source` in one pass on the
+/// calling thread (cut by bytes as SliceEnd cuts).
 inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& limit, const Napi::Value& max_bytes,
                                               uint64_t high_water, const SpanSource& source) {
-  const double l = SliceBound(env, limit, "limit");
-  const double b = SliceBound(env, max_bytes, "maxBytes");
-  const uint64_t from = std::max(high_water, source.first_id());
-  const uint64_t end =
-      l >= 9007199254740991.0 ? source.next_id() : std::min(source.next_id(), from + static_cast<uint64_t>(l));
-  return std::make_shared<CopiedSlice>(source, from, end, b);
+  const SliceRange r = SliceRangeOf(env, limit, max_bytes, high_water, source);
+  return std::make_shared<CopiedSlice>(source, r.from, r.end, r.max_bytes);
 }
 
 /// The lock between an index's pool catch-up (the one writer) and the JS thread's reads
