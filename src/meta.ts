@@ -19,6 +19,13 @@ export const MAX_META_DEPTH = 64;
  */
 export const RESERVED_META_KEYS: readonly string[] = ['role'];
 
+/**
+ * Whether a turn is tool output: role `tool`, or metadata `kind` `observation` or
+ * `tool_result` (the hosts that file tool output under another role). Transcripts keep such a
+ * turn with the call before it; search reads it as what the environment said.
+ */
+export const isToolOutput = (role: string, kind: unknown): boolean => role === 'tool' || kind === 'observation' || kind === 'tool_result';
+
 const fail = (where: string, why: string): never => {
   throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `${where}: ${why}`);
 };

@@ -16,7 +16,7 @@
 import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
-import { decideMiss, FRAME_TURNS, isToolOutput, supportOf, type MissDecision, type Support } from './support.js';
+import { decideMiss, FRAME_TURNS, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
 import { SLICE_MS, yieldToLoop } from './catchup.js';
 import { toSpan } from './store/spans.js';
 import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
@@ -333,7 +333,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // The environment as a party is judged only where tool output stands apart (role `tool`, or
   // a host's observation metadata): a host that stores a call with its output as one span has
   // no span of the environment's own, and the question is read without a party there.
-  if (a.party?.kind === 'tool' && !views.some(({ span }) => isToolOutput(span))) a.party = null;
+  if (a.party?.kind === 'tool' && !views.some(({ span }) => spanIsToolOutput(span))) a.party = null;
   // Judging is the costliest part of a search on the JS thread (a long quote against long
   // candidates): the event loop runs between candidates once SLICE_MS has gone by.
   let ranSince = performance.now();

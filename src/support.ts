@@ -28,7 +28,7 @@
  *    candidate that holds the claim must have been said by that party; when only the other
  *    party's turns hold it, the answer is a miss and the hits' support says who said it. The
  *    environment is a party too ("did the environment report Python 3.8.12?"): tool output
- *    alone (isToolOutput), so a version that only the task statement and the agent's words
+ *    alone (spanIsToolOutput), so a version that only the task statement and the agent's words
  *    state was never reported by it.
  * 4. Nothing else. A query without values, identifiers or names ("what did we decide about
  *    the build backend?") is not a miss while any candidate shares a word with it: its other
@@ -48,6 +48,7 @@
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
+import { isToolOutput } from './meta.js';
 
 export interface Support {
   /** The query's content terms this span holds, verbatim or by normal form, and those it lacks. */
@@ -107,12 +108,8 @@ export function fieldText(span: SupportSpan): string {
 /** The side a role speaks for: the agent's tool output counts as the agent's. */
 const side = (role: string) => (role === 'user' ? 'user' : role === 'assistant' || role === 'tool' ? 'agent' : role);
 
-/**
- * Whether a span is tool output: role `tool`, or a turn whose metadata `kind` says it is an
- * observation or a tool result (the hosts that file tool output under another role, as
- * src/transcript.ts reads the same lines).
- */
-export const isToolOutput = (span: Pick<SupportSpan, 'role' | 'meta'>) => span.role === 'tool' || span.meta?.kind === 'observation' || span.meta?.kind === 'tool_result';
+/** Whether a span is tool output (src/meta.ts isToolOutput: its role or its metadata `kind`). */
+export const spanIsToolOutput = (span: Pick<SupportSpan, 'role' | 'meta'>) => isToolOutput(span.role, span.meta?.kind);
 
 export function partyLabel(p: Party): string {
   return p.kind === 'name' ? p.name : p.kind;
@@ -124,7 +121,7 @@ export function saidBy(p: Party, span: SupportSpan): { said: string; match: bool
     return { said, match: said.toLowerCase() === p.name.toLowerCase() };
   }
   if (p.kind === 'tool') {
-    const tool = isToolOutput(span);
+    const tool = spanIsToolOutput(span);
     return { said: tool ? 'tool' : (span.speaker ?? side(span.role)), match: tool };
   }
   const said = side(span.role);

@@ -11,6 +11,7 @@ import { Readable, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { ClaudeCodeReader } from './claude-code.js';
 import { CodexReader } from './codex.js';
+import { isToolOutput } from './meta.js';
 import { badLine, checkTurn, isObject, parseObjectLine, TranscriptError, type TurnReader } from './transcript-line.js';
 import type { WindowTurn } from './window.js';
 
@@ -194,7 +195,7 @@ function parseTurn(obj: Record<string, unknown>, lineNo: number, nextAutoTurn: (
       role: obj.role,
       text: obj.text,
       // Tool output stays with the call that produced it.
-      attachToPrevious: obj.role === 'tool' || kind === 'observation' || kind === 'tool_result',
+      attachToPrevious: isToolOutput(obj.role, kind),
       ...(typeof obj.tokens === 'number' ? { tokens: obj.tokens } : {}),
       ...(Object.keys(meta).length > 0 ? { meta } : {}),
     };
