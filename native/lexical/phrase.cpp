@@ -56,6 +56,22 @@ bool Aligned(const std::vector<PhraseConstraint>& constraints, const std::vector
   return Aligned(constraints.data(), positions.data(), constraints.size(), tail, tail_offset);
 }
 
+/// The span a posting list names, read from the log: CORRUPT when the log does not hold it
+/// as this kind (the index names a span the log never had).
+SpanView ReadIndexed(const SpanSource& source, uint64_t span_id, RecordKind kind) {
+  SpanView view;
+  if (!source.Read(span_id, &view) || view.kind != kind) {
+    throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
+                                     " that the log does not hold as this kind");
+  }
+  return view;
+}
+
+/// Whether the span's bytes hold the phrase: what decides every candidate the postings allow.
+bool TextHolds(const SpanView& view, std::string_view phrase) {
+  return view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
+}
+
 }  // namespace
 
 // ---- exact phrase ------------------------------------------------------------------------
@@ -188,14 +204,7 @@ class LexicalIndex::PhraseQuery {
   // Verifies local doc `d` against the source's bytes; true when the limit is reached.
   bool Verify(uint32_t d) {
     const uint64_t span_id = n_.span_ids[d];
-    if (!source_.Read(span_id, &view_) || view_.kind != kind_) {
-      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
-                                       " that the log does not hold as this kind");
-    }
-    if (view_.text_len >= phrase_.size() &&
-        memmem(view_.text, view_.text_len, phrase_.data(), phrase_.size()) != nullptr) {
-      ids_->push_back(span_id);
-    }
+    if (TextHolds(ReadIndexed(source_, span_id, kind_), phrase_)) ids_->push_back(span_id);
     return ids_->size() >= limit_;
   }
 
@@ -503,7 +512,6 @@ class LexicalIndex::PhraseQuery {
   std::vector<uint64_t>* const ids_;
   const uint32_t docs_;
   const std::vector<PhraseConstraint>& constraints_;
-  SpanView view_;
   Affix affixes_[2];
   size_t affix_count_ = 0;
   // ByPositions' plan.
@@ -642,11 +650,7 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
     // 1-2 character word or a number, thousands of terms). For one span the text finds the
     // occurrence, and the index is asked only for the words of the span that the occurrence
     // touches: each whole token must have a posting at this doc (a cursor seek per word).
-    SpanView view;
-    if (!source.Read(span_id, &view) || view.kind != kind) {
-      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
-                                       " that the log does not hold as this kind");
-    }
+    const SpanView view = ReadIndexed(source, span_id, kind);
     if (view.text_len < phrase.size()) return false;
     const void* hit = memmem(view.text, view.text_len, phrase.data(), phrase.size());
     if (hit == nullptr) return false;
@@ -675,12 +679,7 @@ bool LexicalIndex::PhraseHas(const SpanSource& source, std::string_view phrase, 
   }
   // The postings put the phrase's words in this span at the right distances; its bytes
   // decide, as they do for every candidate of Phrase.
-  SpanView view;
-  if (!source.Read(span_id, &view) || view.kind != kind) {
-    throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_id) +
-                                     " that the log does not hold as this kind");
-  }
-  return view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
+  return TextHolds(ReadIndexed(source, span_id, kind), phrase);
 }
 
 }  // namespace spanguard
@@ -766,14 +765,7 @@ void LexicalIndex::PhraseHasMany(const SpanSource& source, const std::vector<std
     bool held = true;
     for (size_t k = f; k < f + m && held; ++k) held = sc.batch_ok[k] == 1;
     if (!held || !Aligned(all.data() + f, sc.batch_positions.data() + f, m)) continue;
-    SpanView view;
-    if (!source.Read(span_ids[i], &view) || view.kind != kind) {
-      throw NativeError("CORRUPT", "lexical index holds span id " + std::to_string(span_ids[i]) +
-                                       " that the log does not hold as this kind");
-    }
-    const std::string_view phrase = phrases[i];
-    out[i] =
-        view.text_len >= phrase.size() && memmem(view.text, view.text_len, phrase.data(), phrase.size()) != nullptr;
+    out[i] = TextHolds(ReadIndexed(source, span_ids[i], kind), phrases[i]);
   }
 }
 
