@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
+import { SpanStore, type TurnInput } from '../../src/store.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SAMPLE = path.join(root, 'samples', 'miniswe-slice', 'turns.jsonl.gz');
@@ -48,4 +49,26 @@ export function tmpDir(prefix = 'spanguard-test-'): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   made.push(d);
   return d;
+}
+
+/**
+ * A store of `filler` real turns with one task's turns after them (numbered on from the
+ * filler), for a rule that must pick one task's turn among others: `turnOf` maps each task
+ * turn's text to its turn number. The caller closes the store.
+ */
+export async function storeWithTask(
+  prefix: string,
+  task: readonly Omit<TurnInput, 'turn'>[],
+  filler = 200,
+): Promise<{ store: SpanStore; turnOf: Map<string, number> }> {
+  const store = await SpanStore.open(tmpDir(prefix), { durability: 'none' });
+  const turns: TurnInput[] = [];
+  for (const f of realTurns(filler)) turns.push({ turn: turns.length + 1, role: f.role, text: f.text });
+  const turnOf = new Map<string, number>();
+  for (const t of task) {
+    turns.push({ ...t, turn: turns.length + 1 });
+    turnOf.set(t.text, turns.length);
+  }
+  await store.appendMany(turns);
+  return { store, turnOf };
 }

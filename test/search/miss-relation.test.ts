@@ -4,11 +4,10 @@
 // oo`), never by a line that names both apart ("return `oo` and `-oo` respectively") nor by
 // the value next to another call (`Max() = -oo`). Without it the question has nothing specific
 // in it and any span about Min() answers it.
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpanStore, type TurnInput } from '../../src/store.js';
+import type { SpanStore, TurnInput } from '../../src/store.js';
 import { claimRelation } from '../../src/query.js';
-import { realTurns, tmpDir } from '../helpers/data.js';
+import { storeWithTask } from '../helpers/data.js';
 
 const TASK: Omit<TurnInput, 'turn'>[] = [
   { role: 'user', text: 'Zero-argument Min() and Max() raise ValueError; they should return the identities instead.' },
@@ -19,24 +18,14 @@ const TASK: Omit<TurnInput, 'turn'>[] = [
 ];
 
 let store: SpanStore;
-let dir: string;
-const turnOf = new Map<string, number>();
+let turnOf: Map<string, number>;
 
 beforeAll(async () => {
-  dir = tmpDir('spanguard-miss-relation-');
-  store = await SpanStore.open(dir, { durability: 'none' });
-  const turns: TurnInput[] = [];
-  for (const f of realTurns(200)) turns.push({ turn: turns.length + 1, role: f.role, text: f.text });
-  for (const t of TASK) {
-    turns.push({ ...t, turn: turns.length + 1 });
-    turnOf.set(t.text, turns.length);
-  }
-  await store.appendMany(turns);
+  ({ store, turnOf } = await storeWithTask('spanguard-miss-relation-', TASK));
 }, 60_000);
 
 afterAll(async () => {
   await store?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('rule 1d: what a yes/no question says a call evaluates to is part of its claim', () => {

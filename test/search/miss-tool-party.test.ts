@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanStore, type TurnInput } from '../../src/store.js';
 import { parseParty } from '../../src/query.js';
-import { realTurns, tmpDir } from '../helpers/data.js';
+import { realTurns, storeWithTask, tmpDir } from '../helpers/data.js';
 
 const TASK: Omit<TurnInput, 'turn'>[] = [
   { role: 'user', text: 'The proxy authentication bug shows up only on Python 3.8.12.', meta: { kind: 'task' } },
@@ -18,24 +18,14 @@ const TASK: Omit<TurnInput, 'turn'>[] = [
 ];
 
 let store: SpanStore;
-let dir: string;
-const turnOf = new Map<string, number>();
+let turnOf: Map<string, number>;
 
 beforeAll(async () => {
-  dir = tmpDir('spanguard-miss-tool-party-');
-  store = await SpanStore.open(dir, { durability: 'none' });
-  const turns: TurnInput[] = [];
-  for (const f of realTurns(200)) turns.push({ turn: turns.length + 1, role: f.role, text: f.text });
-  for (const t of TASK) {
-    turns.push({ ...t, turn: turns.length + 1 });
-    turnOf.set(t.text, turns.length);
-  }
-  await store.appendMany(turns);
+  ({ store, turnOf } = await storeWithTask('spanguard-miss-tool-party-', TASK));
 }, 60_000);
 
 afterAll(async () => {
   await store?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('rule 3, the environment as the party: a value the environment is asked to have printed is held by tool output only', () => {
