@@ -32,8 +32,8 @@ const TARGETS: Record<string, { include: string[]; order: string[] }> = {
     ],
   },
   anchors: {
-    include: ['test/guard/mutants.test.ts', 'test/guard/caller-data.test.ts', 'test/guard/guard.test.ts'],
-    order: ['test/guard/mutants.test.ts', 'test/guard/caller-data.test.ts', 'test/guard/guard.test.ts'],
+    include: ['test/guard/mutants.test.ts', 'test/guard/required-parts.test.ts', 'test/guard/caller-data.test.ts', 'test/guard/guard.test.ts'],
+    order: ['test/guard/mutants.test.ts', 'test/guard/required-parts.test.ts', 'test/guard/caller-data.test.ts', 'test/guard/guard.test.ts'],
   },
   // src/match.ts: the search tests (the pure matching rules first, whole searches after).
   match: {

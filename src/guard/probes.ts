@@ -34,18 +34,42 @@ export interface Probe {
  * answered by a text that holds it whole, or holds each of its quoted parts (`quotedParts`:
  * in the text, or case-folded in the lower-cased text) and is consistent with it, or, when
  * it has no quoted part, `matches` it — which, under a policy requiring every value
- * (minValueCoverage ≥ 1), needs each of its values in the lower-cased text, and every word
- * holding a digit is a value, so each digit run too. The digits of a statement with a quoted
- * part are not required: a digit identifier outside the quote need only not be contradicted
- * ("ran `npm run build` with 4822 errors" answers "ran `npm run build` on node18 with 4822
- * errors").
+ * (minValueCoverage ≥ 1), needs each of its values in the lower-cased text (`profileQuery`:
+ * every word holding a digit, with a sign or percent sign stuck to it, and every identifier
+ * of 5+ characters that is a path, a dotted or snake_case name or camelCase). Those are
+ * `numbers` here. Of an ASCII statement they are its lower-cased words holding a digit and
+ * its identifiers, each within a value `matches` requires and within the lower-cased
+ * statement, so a text holding the statement whole holds them too (lower-casing ASCII is
+ * per character). Of any other statement, only its digit runs: lower-casing some letters
+ * depends on their neighbours (a final sigma), and a word may differ where a digit run
+ * cannot. The digits of a statement with a quoted part are not required: a digit identifier
+ * outside the quote need only not be contradicted ("ran `npm run build` with 4822 errors"
+ * answers "ran `npm run build` on node18 with 4822 errors").
  */
 export function requiredParts(query: string, policy: MatchPolicy): { numbers: string[]; quoted: string[] } {
   if (isQuestion(query)) return { numbers: [], quoted: [] };
   // A quoted part is backticked or double-quoted: a query with neither quote has none.
   const quoted = query.includes('`') || query.includes('"') ? quotedParts(query) : [];
-  const numbers = quoted.length === 0 && policy.minValueCoverage >= 1 ? [...new Set(query.match(/\d+/g) ?? [])] : [];
+  const numbers = quoted.length === 0 && policy.minValueCoverage >= 1 ? (ASCII.test(query) ? asciiValues(query) : [...new Set(query.match(/\d+/g) ?? [])]) : [];
   return { numbers, quoted };
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+/** match.ts's WORD on ASCII text: letters, digits and `_`, joined by `. / : -` inside a word. */
+const ASCII_WORD = /[A-Za-z0-9_]+(?:[./:-][A-Za-z0-9_]+)*/g;
+
+/** An ASCII statement's values as `profileQuery` finds them, without the sign or percent sign it adds (lower-cased, each once). */
+function asciiValues(query: string): string[] {
+  const out: string[] = [];
+  for (const m of query.matchAll(ASCII_WORD)) {
+    const w = m[0];
+    const digit = /\d/.test(w);
+    // An identifier without digits: 5+ characters, a path, dotted or snake_case name, or camelCase.
+    if (!digit && !(w.length >= 5 && (/[A-Za-z0-9][_./]+[A-Za-z0-9]/.test(w) || /[a-z][A-Z]/.test(w)))) continue;
+    const v = w.toLowerCase();
+    if (!out.includes(v)) out.push(v);
+  }
+  return out;
 }
 
 /** Whether a text (and its lower-cased form) holds what {@link requiredParts} says an answer must. */

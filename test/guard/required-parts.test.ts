@@ -1,9 +1,10 @@
 // requiredParts reads a query's quoted parts only when it holds a quote character: the same
 // parts quotedParts finds in any query (a query without one has none).
 import { describe, expect, it } from 'vitest';
-import { requiredParts } from '../../src/guard/probes.js';
-import { DEFAULT_MATCH_POLICY, quotedParts } from '../../src/match.js';
-import { isQuestion } from '../../src/query.js';
+import { holdsRequired, requiredParts } from '../../src/guard/probes.js';
+import { DEFAULT_MATCH_POLICY, profileQuery, quotedParts } from '../../src/match.js';
+import { analyzeQuery, isQuestion } from '../../src/query.js';
+import { answersText } from '../../src/support.js';
 import { distinctiveValue } from '../../src/anchors.js';
 import { prng } from '../../src/prng.js';
 
@@ -34,5 +35,70 @@ describe('distinctiveValue: a multi-digit number is tested first, the answer unc
       for (let j = 0, n = 1 + Math.floor(rand() * 8); j < n; j++) f += pieces[Math.floor(rand() * pieces.length)]!;
       expect(distinctiveValue(f), JSON.stringify(f)).toBe(full.test(f));
     }
+  });
+});
+
+// What requiredParts says an answer must hold is a pre-check that rules a probe out before
+// any analysis: it must never rule out a text search's rule for one candidate takes as an
+// answer (answersText), or the monitor would miss the hit a summary makes.
+describe('requiredParts: every part it requires is held by every answer', () => {
+  const VALUE_PIECES = [
+    'ran', ' ', ' ', ' ', 'limit', 'items', 'collected', '40', '7', '+76', '-1', '300%', '3.5ms', 'v2.26.2', 'float16', 'utf-8', 'res1',
+    '/opt/miniconda4/envs/bin/python4', 'django.test.__main__', 'self.mask', 'fooBar', 'snake_case_name', 'config.yaml', 'ValueError',
+    ':', '=', ',', '.', '(', ')', '/', '-', '_', '\n', 'x', 'Ab', 'é', 'Σ', 'ΑΣ', 'µs', '`npm run build`', '"proxy v2"', '?', 'did ',
+  ];
+  const statement = (rand: () => number) => {
+    let q = '';
+    for (let j = 0, n = 1 + Math.floor(rand() * 10); j < n; j++) q += VALUE_PIECES[Math.floor(rand() * VALUE_PIECES.length)]!;
+    return q;
+  };
+
+  it('each required part lies within a value search requires and, for an ASCII statement, within the statement', () => {
+    const rand = prng(0x7e91);
+    let words = 0;
+    for (let i = 0; i < 3000; i++) {
+      const q = statement(rand);
+      const { numbers } = requiredParts(q, DEFAULT_MATCH_POLICY);
+      const values = profileQuery(q).values;
+      for (const r of numbers) {
+        expect(
+          values.some((v) => v.includes(r)),
+          `${JSON.stringify(q)}: ${JSON.stringify(r)} in none of ${JSON.stringify(values)}`,
+        ).toBe(true);
+        if (/^[\x00-\x7f]*$/.test(q)) expect(q.toLowerCase().includes(r), JSON.stringify(q)).toBe(true);
+        else expect(r, JSON.stringify(q)).toMatch(/^\d+$/);
+        if (!/^\d+$/.test(r)) words++;
+      }
+    }
+    // Words and identifiers, not only digit runs, were required.
+    expect(words).toBeGreaterThan(300);
+  });
+
+  it('a text that answers a statement holds what it requires (the statement, its parts, other texts)', () => {
+    const rand = prng(0x51a7);
+    let answered = 0;
+    for (let i = 0; i < 800; i++) {
+      const q = statement(rand);
+      const parts = requiredParts(q, DEFAULT_MATCH_POLICY);
+      const a = analyzeQuery(q);
+      const texts = [q, `before ${q} after`, q.toLowerCase(), q.toUpperCase(), `${statement(rand)} ${q.replace(/ /g, '  ')}`, statement(rand), `${statement(rand)}\n${statement(rand)}`];
+      for (const text of texts) {
+        if (!answersText(a, text)) continue;
+        answered++;
+        expect(holdsRequired(parts, text, text.toLowerCase()), `${JSON.stringify(q)} answered by ${JSON.stringify(text)}`).toBe(true);
+      }
+    }
+    expect(answered).toBeGreaterThan(800);
+  });
+
+  it('an ASCII statement requires its words holding a digit and its identifiers, not just digit runs', () => {
+    const q = '/opt/miniconda4/envs/testbed/bin/python4: No module named django.test.__main__';
+    expect(requiredParts(q, DEFAULT_MATCH_POLICY).numbers).toEqual(['opt/miniconda4/envs/testbed/bin/python4', 'django.test.__main__']);
+    // A summary holding the digits but not the path is ruled out before any analysis, as search rules it out.
+    const summary = 'summary of 4 turns: python 4 was missing';
+    expect(answersText(analyzeQuery(q), summary)).toBe(false);
+    expect(holdsRequired(requiredParts(q, DEFAULT_MATCH_POLICY), summary, summary.toLowerCase())).toBe(false);
+    // Any other statement: its digit runs (a final sigma lower-cases by its neighbours).
+    expect(requiredParts('ΑΣ x12 héllo 7', DEFAULT_MATCH_POLICY).numbers).toEqual(['12', '7']);
   });
 });
