@@ -98,6 +98,16 @@ describe('requiredParts: every part it requires is held by every answer', () => 
     const summary = 'summary of 4 turns: python 4 was missing';
     expect(answersText(analyzeQuery(q), summary)).toBe(false);
     expect(holdsRequired(requiredParts(q, DEFAULT_MATCH_POLICY), summary, summary.toLowerCase())).toBe(false);
+    // Every identifier search requires, each once: 5+ characters, a dotted, snake_case (one
+    // separator or more) or camelCase name; a word of letters alone is no value.
+    expect(requiredParts('set self.mask and ab_cd, foo__bar and fooBar; 40 of 40, then words', DEFAULT_MATCH_POLICY).numbers).toEqual([
+      'self.mask',
+      'ab_cd',
+      'foo__bar',
+      'foobar',
+      '40',
+    ]);
+    expect(profileQuery('set self.mask and ab_cd, foo__bar and fooBar; 40 of 40, then words').values.sort()).toEqual(['40', 'ab_cd', 'foo__bar', 'foobar', 'self.mask']);
     // Any other statement: its digit runs (a final sigma lower-cases by its neighbours).
     expect(requiredParts('ΑΣ x12 héllo 7', DEFAULT_MATCH_POLICY).numbers).toEqual(['12', '7']);
   });
