@@ -18,7 +18,17 @@ import { search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
 import { FactCache } from './store/facts.js';
-import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, readTrailInSlices, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
+import {
+  applyEvent,
+  applyRecords,
+  eventColumns,
+  newGuardState,
+  readTrail,
+  readTrailInSlices,
+  restoreSpans,
+  retentionChange,
+  type GuardState,
+} from './store/trail.js';
 import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
 import { ScanSlicer } from './catchup.js';
@@ -177,7 +187,14 @@ export class SpanStore {
     for (const r of derived.rebuilt) await this.recordEvent({ type: 'index-rebuilt', pass: this.state.passes, index: r.name, reason: r.reason });
     // The log only reports a torn tail; recording it keeps the trail complete.
     for (const r of this.log.stats().recoveries)
-      await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes, zerosOnly: r.zerosOnly });
+      await this.recordEvent({
+        type: 'recovery',
+        pass: this.state.passes,
+        file: r.file,
+        offset: r.offset,
+        droppedBytes: r.droppedBytes,
+        zerosOnly: r.zerosOnly,
+      });
     if (disagreements.length > 0)
       await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; '), spanIds: [] });
   }
@@ -237,6 +254,9 @@ export class SpanStore {
     const facts: (string | undefined)[] = [];
     const cols = turnColumns(turns, this.state.lastTurn, vetoed, facts);
     const appended = this.track(this.log.append(cols));
+    // Indexed beside the group commit's fdatasync, not after it: the catch-up of the whole
+    // burst starts in the check phase that starts its sync (Indexes.catchUpStaged).
+    const indexed = this.indexes.catchUpStaged();
     // `replicated`: ship while the local group commit runs, not after it — from the check
     // phase after the one that writes the batch (an immediate queued by an immediate).
     if (this.replica !== null && this.options.durability === 'replicated') setImmediate(() => setImmediate(() => this.replica?.kick()));
@@ -250,7 +270,7 @@ export class SpanStore {
     }
     for (let j = 0; j < turns.length; j++) if (turns[j]!.key !== undefined) this.keys.remember(turns[j]!.key!, first + j);
     if (turns.length > 0) this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[turns.length - 1]!);
-    await this.indexes.catchUp();
+    await indexed;
     // After the whole batch, so its ids stay contiguous.
     if (vetoed.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoed.slice(0, 4096).map((j) => first + j) });
     await replicated;
@@ -315,7 +335,11 @@ export class SpanStore {
     this.assertOpen();
     // The store's verdict, not the trail's alone: while an index lacks spans (catching up in
     // the background, or behind after a failure) an answer cannot vouch for what it lacks.
-    return runSearch(searchContextOf(this.engine, () => this.verdict().state), query, options);
+    return runSearch(
+      searchContextOf(this.engine, () => this.verdict().state),
+      query,
+      options,
+    );
   }
 
   /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
@@ -376,7 +400,9 @@ export class SpanStore {
     const lag = this.indexes.lag;
     const extra: string[] = [];
     if (lag !== null)
-      extra.push(`the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`);
+      extra.push(
+        `the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`,
+      );
     const behind = this.replica?.behind() ?? null;
     if (behind !== null) extra.push(behind);
     if (extra.length === 0) return v;
@@ -423,7 +449,13 @@ export class SpanStore {
     this.assertOpen();
     const disagreements = await this.indexes.agreement();
     if (disagreements.length > 0 && !this.options.readOnly)
-      await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; ').slice(0, 2000), spanIds: [] });
+      await this.recordEvent({
+        type: 'degrade',
+        pass: this.state.passes,
+        reason: 'index-disagreement',
+        detail: disagreements.join('; ').slice(0, 2000),
+        spanIds: [],
+      });
     return disagreements;
   }
 
@@ -467,7 +499,13 @@ export class SpanStore {
     if (this.closed) return;
     await Promise.allSettled([...this.pending]);
     let declared: unknown = null;
-    if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
+    if (
+      !this.options.readOnly &&
+      !this.replica?.fenced &&
+      (this.retentionPending !== null || this.storeId === null) &&
+      this.log.nextId() > this.log.firstId() &&
+      !this.log.stats().failed
+    )
       await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
     // A running catch-up ends after its current job; the next open catches up the rest.
