@@ -1,10 +1,11 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
  * [--only log,retrieval,ingest,guard,open,load] [--data auto|gen] [--peers-all] [--peer-fts5]
- * [--duration seconds] [--stalls]`. `ingest` is the retrieval section's ingest, memory and disk figures
+ * [--duration seconds] [--stalls] [--load-without searcher,compactor]`. `ingest` is the retrieval section's ingest, memory and disk figures
  * alone (for 10^6); `load` is the load test (bench/load.bench.ts), `--duration` long (300 s,
  * 20 s under --quick). `--stalls`: the load test also says which calls its late event-loop
- * turns were spent in (bench/stalls.ts).
+ * turns were spent in (bench/stalls.ts); `--load-without` leaves the searcher or the compactor
+ * out of it.
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
@@ -29,7 +30,7 @@ import { runAppend } from './append.bench.js';
 import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
-import { runLoad } from './load.bench.js';
+import { runLoad, type LoadPart } from './load.bench.js';
 import { writeGrowth } from './growth.js';
 import { writeResults } from './results.js';
 
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     'no-growth': { type: 'boolean', default: false },
     duration: { type: 'string' },
     stalls: { type: 'boolean', default: false },
+    'load-without': { type: 'string' },
   },
   strict: true,
 });
@@ -52,10 +54,13 @@ const RESULTS = path.join(packageRoot, 'bench', 'results');
 const RESULTS_MD = path.join(packageRoot, 'bench', 'RESULTS.md');
 const duration = values.duration !== undefined ? Number(values.duration) : values.quick ? 20 : 300;
 if (!(duration >= 5 && duration <= 3600)) throw new Error(`--duration: ${values.duration} is not a number of seconds between 5 and 3600`);
+const loadWithout = (values['load-without'] ?? '').split(',').filter((x) => x !== '');
+for (const p of loadWithout) if (p !== 'searcher' && p !== 'compactor') throw new Error(`--load-without: ${p} is not searcher or compactor`);
 const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
 for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
 // --quick is the CI smoke run: the design scale only.
-if (values.quick && (scales.length !== 1 || scales[0] !== 1e4)) console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
+if (values.quick && (scales.length !== 1 || scales[0] !== 1e4))
+  console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
 
 const command = process.env.SPANGUARD_BENCH_COMMAND ?? `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 
@@ -84,10 +89,19 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: ${s} i
 if (values['peers-all']) process.argv.push('--peers-all');
 if (values['peer-fts5']) process.argv.push('--peer-fts5');
 const start = machine();
-console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`);
+console.log(
+  `spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`,
+);
 
 const [data, dataMs] = await wall(() => loadData(scale, values.data === 'gen' ? 'gen' : 'auto'));
-ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.generated, sources: data.sources, avgChars: +(data.chars / data.spans.length).toFixed(0), loadMs: Math.round(dataMs) };
+ctx.info.data = {
+  spans: data.spans.length,
+  real: data.real,
+  generated: data.generated,
+  sources: data.sources,
+  avgChars: +(data.chars / data.spans.length).toFixed(0),
+  loadMs: Math.round(dataMs),
+};
 {
   // Tokens (the project's counter, gpt-tokenizer cl100k): all spans up to 10^5, a uniform
   // sample of 10^5 above, scaled up.
@@ -97,7 +111,9 @@ ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.gen
   (ctx.info.data as Record<string, unknown>).tokens = Math.round(tokens * step);
   (ctx.info.data as Record<string, unknown>).tokensCounted = step === 1 ? 'all' : `1 in ${step}, scaled`;
 }
-ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`);
+ctx.log(
+  `data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`,
+);
 
 const t0 = performance.now();
 try {
@@ -127,7 +143,7 @@ try {
   }
   if (only.has('load')) {
     ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
-    await runLoad(ctx, data, duration, values.stalls!);
+    await runLoad(ctx, data, duration, values.stalls!, loadWithout as LoadPart[]);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
@@ -141,12 +157,15 @@ const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: a
 const end = out.machineEnd;
 fs.mkdirSync(RESULTS, { recursive: true });
 // A run of chosen sections (--only) writes a file of its own: it never replaces the full run's figures.
-const part = values.only !== undefined ? `-${[...only].join('-')}` : '';
+const part = (values.only !== undefined ? `-${[...only].join('-')}` : '') + (loadWithout.length > 0 ? `-without-${loadWithout.join('-')}` : '');
 const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}${part}.json`);
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 
 console.log(`\n${table(ctx.figures)}\n`);
-if (ctx.info.vectorSweep) console.log(`vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`);
+if (ctx.info.vectorSweep)
+  console.log(
+    `vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`,
+  );
 for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
 console.log(
   `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
