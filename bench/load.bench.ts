@@ -65,32 +65,32 @@ export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'app
 export type LoadPart = 'searcher' | 'compactor';
 
 /**
- * The share of the last `ms` milliseconds the event loop's thread spent on a CPU (user +
- * system, from /proc: the main thread's task has the process id), or undefined where /proc
- * is not there. Below 1 while the loop had work means the machine's other processes had the
- * core: what the window's wall-clock figures were measured under.
+ * Where the event loop's thread was since the last call, as shares of the wall time: on a
+ * CPU (`cpu`), and runnable but waiting for one (`waiting`: the machine's other processes had
+ * the cores), from the kernel's scheduler statistics of the main thread's task (the task id
+ * is the process id); undefined where /proc does not have them. The rest the loop was idle,
+ * waiting for the thread pool or the disk.
  */
-function loopCpuClock(): () => number | undefined {
-  const file = `/proc/self/task/${process.pid}/stat`;
-  const ticks = (): number | undefined => {
+function loopSchedClock(): () => { cpu: number; waiting: number } | undefined {
+  const file = `/proc/self/task/${process.pid}/schedstat`;
+  const read = (): [number, number] | undefined => {
     try {
-      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-      const f = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
-      return Number(f[11]) + Number(f[12]);
+      const [run, wait] = fs.readFileSync(file, 'utf8').split(' ').map(Number);
+      return Number.isFinite(run) && Number.isFinite(wait) ? [run!, wait!] : undefined;
     } catch {
       return undefined;
     }
   };
-  const hz = 100; // USER_HZ: what /proc counts in on Linux
-  let last = ticks();
+  let last = read();
   let at = performance.now();
   return () => {
-    const now = ticks();
+    const now = read();
     const t = performance.now();
-    const share = now === undefined || last === undefined ? undefined : (now - last) / hz / ((t - at) / 1000);
+    const ns = (t - at) * 1e6;
+    const out = now === undefined || last === undefined || ns <= 0 ? undefined : { cpu: (now[0] - last[0]) / ns, waiting: (now[1] - last[1]) / ns };
     last = now;
     at = t;
-    return share;
+    return out;
   };
 }
 
@@ -204,7 +204,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   win.enable();
   const t0 = performance.now();
   let last = { appends: 0, searches: 0, searchMs: 0, compactions: 0, t: 0 };
-  const loopCpu = loopCpuClock();
+  const loopSched = loopSchedClock();
   const ms = (ns: number) => ns / 1e6;
   const closeWindow = () => {
     const rss = process.memoryUsage.rss();
@@ -224,13 +224,16 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       rssMiB: rss / 2 ** 20,
       heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
       spans: store.log.nextId() - store.log.firstId(),
-      loopCpu: loopCpu(),
+      ...(() => {
+        const sched = loopSched();
+        return sched === undefined ? {} : { loopCpu: sched.cpu, loopWaiting: sched.waiting };
+      })(),
     });
     last = { appends, searches, searchMs, compactions, t };
     searchMaxMs = 0;
     win.reset();
     const w = windows.at(-1)!;
-    const cpu = w.loopCpu === undefined ? '' : `, loop thread on a CPU ${(w.loopCpu * 100).toFixed(0)}%`;
+    const cpu = w.loopCpu === undefined ? '' : `, loop thread on a CPU ${(w.loopCpu * 100).toFixed(0)}%, waiting for one ${(w.loopWaiting! * 100).toFixed(0)}%`;
     const sm = w.searches > 0 ? `, search ${w.searchMs!.toFixed(1)} ms mean` : '';
     ctx.log(
       `load: ${t.toFixed(0)} s, ${w.spans} spans, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms${sm}${cpu}`,
@@ -320,17 +323,19 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       note: `first window ${at(searched[0])}, last ${at(searched.at(-1))}; longest ${Math.max(...windows.map((w) => w.searchMaxMs ?? 0)).toFixed(0)} ms`,
     });
   }
-  const cpus = windows.flatMap((w) => (w.loopCpu === undefined ? [] : [w.loopCpu]));
-  if (cpus.length > 0)
+  const sched = windows.filter((w) => w.loopCpu !== undefined);
+  if (sched.length > 0) {
+    const share = (f: (w: LoadWindow) => number) => (sched.reduce((a, w) => a + f(w) * w.seconds, 0) / sched.reduce((a, w) => a + w.seconds, 0)) * 100;
     figure(ctx, {
       group: 'load',
       key: 'load.loopcpu',
-      label: "share of the run the event loop's thread was on a CPU (mean of the windows)",
-      value: (cpus.reduce((a, b) => a + b, 0) / cpus.length) * 100,
+      label: "the event loop's thread: share of the run on a CPU",
+      value: share((w) => w.loopCpu!),
       unit: '%',
       better: 'higher',
-      note: "below 100% while the loop has work: the machine's other processes had the core; every wall-clock figure above was measured under that",
+      note: `runnable but waiting for a CPU ${share((w) => w.loopWaiting!).toFixed(0)}% of the run (the machine's other processes had the cores: every wall-clock figure here was measured under that); the rest idle, waiting for the pool or the disk`,
     });
+  }
   figure(ctx, {
     group: 'load',
     key: 'load.eld',
