@@ -17,9 +17,10 @@
  * Reported per 5-second window: appends, searches and compactions done in it, the mean and
  * longest wall time of a search, the event loop's delay (perf_hooks.monitorEventLoopDelay, 1 ms
  * resolution, reset each window) p50 / p99 / max, the share of the window the loop's thread
- * was on a CPU, and at the window's end the process RSS, the JS heap in use and the store's
- * record count (the store grows by every append: its indexes are most of the RSS growth).
- * `without` (run.ts --load-without) leaves the searcher or the compactor out. Figures: the mean append throughput, the
+ * was on a CPU and waiting for one, and at the window's end the process RSS, the JS heap in
+ * use and the store's record count (the store grows by every append: its indexes are most of
+ * the RSS growth). `without` (run.ts --load-without) leaves the searcher or the compactor
+ * out. Figures: the mean append throughput, the
  * least-squares slope of the windows' throughput (share of the mean per minute: flat is 0,
  * decay is negative), the first and last window, event-loop delay over the whole run, and
  * peak RSS (sampled every 100 ms during the run; getrusage's maximum would include the
@@ -58,7 +59,7 @@ export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'app
     sxy += (xs[i]! - mx) * (ys[i]! - my);
     sxx += (xs[i]! - mx) ** 2;
   }
-  return sxx > 0 && my > 0 ? ((sxy / sxx) * 60) / my : NaN;
+  return sxx > 0 && my > 0 ? (sxy / sxx) * 60 / my : NaN;
 }
 
 /** A part of the load the run may leave out (`--load-without`), to see what each costs the appenders. */
@@ -174,11 +175,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       const ids = turns.map((t) => durable.get(t)!);
       try {
         const got = store.getMany(ids);
-        const text = await extractiveSummary(
-          got.flatMap((sp) =>
-            sp ? [{ spanId: sp.id, kind: 'raw' as const, role: sp.role, turnStart: sp.turnStart, turnEnd: sp.turnEnd, text: sp.text, anchor: sp.anchor }] : [],
-          ),
-        );
+        const text = await extractiveSummary(got.flatMap((sp) => (sp ? [{ spanId: sp.id, kind: 'raw' as const, role: sp.role, turnStart: sp.turnStart, turnEnd: sp.turnEnd, text: sp.text, anchor: sp.anchor }] : [])));
         await store.compact({ evict: ids, summary: { text, turnStart: turns[0]!, turnEnd: turns[9]! } });
         compactions++;
       } catch (e) {
@@ -197,9 +194,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const rssTimer = setInterval(() => {
     rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
   }, 100);
-  const attribution = stalls
-    ? attributeStalls({ LexicalIndex: store.lexical, VectorIndex: store.vector, Embedder: store.embedderNative, SpanLog: store.log })
-    : null;
+  const attribution = stalls ? attributeStalls({ LexicalIndex: store.lexical, VectorIndex: store.vector, Embedder: store.embedderNative, SpanLog: store.log }) : null;
   whole.enable();
   win.enable();
   const t0 = performance.now();
@@ -207,6 +202,8 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const loopSched = loopSchedClock();
   const ms = (ns: number) => ns / 1e6;
   const closeWindow = () => {
+    const on = loopSched();
+    const cpuShares = on === undefined ? {} : { loopCpu: on.cpu, loopWaiting: on.waiting };
     const rss = process.memoryUsage.rss();
     rssPeak = Math.max(rssPeak, rss);
     const t = (performance.now() - t0) / 1000;
@@ -224,10 +221,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       rssMiB: rss / 2 ** 20,
       heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
       spans: store.log.nextId() - store.log.firstId(),
-      ...(() => {
-        const sched = loopSched();
-        return sched === undefined ? {} : { loopCpu: sched.cpu, loopWaiting: sched.waiting };
-      })(),
+      ...cpuShares,
     });
     last = { appends, searches, searchMs, compactions, t };
     searchMaxMs = 0;
@@ -235,17 +229,11 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
     const w = windows.at(-1)!;
     const cpu = w.loopCpu === undefined ? '' : `, loop thread on a CPU ${(w.loopCpu * 100).toFixed(0)}%, waiting for one ${(w.loopWaiting! * 100).toFixed(0)}%`;
     const sm = w.searches > 0 ? `, search ${w.searchMs!.toFixed(1)} ms mean` : '';
-    ctx.log(
-      `load: ${t.toFixed(0)} s, ${w.spans} spans, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms${sm}${cpu}`,
-    );
+    ctx.log(`load: ${t.toFixed(0)} s, ${w.spans} spans, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms${sm}${cpu}`);
   };
   const windowTimer = setInterval(closeWindow, WINDOW_S * 1000);
   const stopTimer = setTimeout(() => (stop = true), seconds * 1000);
-  await Promise.all([
-    ...Array.from({ length: APPENDERS }, appender),
-    ...(without.includes('searcher') ? [] : [searcher()]),
-    ...(without.includes('compactor') ? [] : [compactor()]),
-  ]);
+  await Promise.all([...Array.from({ length: APPENDERS }, appender), ...(without.includes('searcher') ? [] : [searcher()]), ...(without.includes('compactor') ? [] : [compactor()])]);
   const elapsed = (performance.now() - t0) / 1000;
   clearTimeout(stopTimer);
   clearInterval(windowTimer);
@@ -259,9 +247,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   if (stallReport !== undefined) {
     ctx.log(`load: ${stallReport.lateTurns} turns ran more than ${LATE_MS} ms late (${stallReport.lateMs.toFixed(0)} ms); spent in:`);
     for (const r of stallReport.rows.slice(0, 12))
-      ctx.log(
-        `  ${r.op}: ${(r.share * 100).toFixed(1)}% (${r.lateMs.toFixed(0)} ms); ${r.calls} calls, longest ${r.maxMs.toFixed(1)} ms, ${r.over8} over 8 ms, ${r.over16} over 16 ms`,
-      );
+      ctx.log(`  ${r.op}: ${(r.share * 100).toFixed(1)}% (${r.lateMs.toFixed(0)} ms); ${r.calls} calls, longest ${r.maxMs.toFixed(1)} ms, ${r.over8} over 8 ms, ${r.over16} over 16 ms`);
   }
   const verdict = store.verdict();
   await store.close();
@@ -270,96 +256,29 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const mean = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
   // The slope needs two windows; with one it is reported as not measured (null in the JSON).
   const perMinute = throughputSlope(windows);
-  const info: LoadInfo = {
-    seconds,
-    appenders: APPENDERS,
-    windowSeconds: WINDOW_S,
-    windows,
-    slopePerMinute: perMinute,
-    ...(without.length > 0 ? { without: [...without] } : {}),
-  };
-  ctx.info.load = {
-    ...info,
-    ...(stallReport ? { stalls: stallReport } : {}),
-    errors,
-    verdict: verdict.state,
-    totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped },
-  };
+  const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute, ...(without.length > 0 ? { without: [...without] } : {}) };
+  ctx.info.load = { ...info, ...(stallReport ? { stalls: stallReport } : {}), errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped } };
   const first = rates[0] ?? NaN;
   const lastRate = rates.at(-1) ?? NaN;
   const parts = `${APPENDERS} group appenders${without.includes('searcher') ? '' : ' + searches'}${without.includes('compactor') ? '' : ' + compactions'}`;
-  figure(ctx, {
-    group: 'load',
-    key: 'load.appends',
-    label: `${parts}: durable appends/s (mean of ${rates.length} windows)`,
-    value: mean,
-    unit: 'spans/s',
-    better: 'higher',
-    note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s`,
-  });
-  if (Number.isFinite(perMinute))
-    figure(ctx, {
-      group: 'load',
-      key: 'load.slope',
-      label: 'append throughput slope over the windows (share of the mean per minute)',
-      value: perMinute * 100,
-      unit: '%/min',
-      better: 'higher',
-      note: 'target: flat (0); negative is decay',
-    });
+  figure(ctx, { group: 'load', key: 'load.appends', label: `${parts}: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });
+  if (Number.isFinite(perMinute)) figure(ctx, { group: 'load', key: 'load.slope', label: 'append throughput slope over the windows (share of the mean per minute)', value: perMinute * 100, unit: '%/min', better: 'higher', note: 'target: flat (0); negative is decay' });
   if (searches > 0) {
     const searched = windows.filter((w) => w.searches > 0);
     const at = (w: LoadWindow | undefined) => (w ? `${w.searchMs!.toFixed(1)} ms at ${w.spans} spans` : 'n/a');
     figure(ctx, { group: 'load', key: 'load.searches', label: 'searches/s beside the appenders', value: searches / elapsed, unit: 'q/s', better: 'higher' });
     // What one search costs as the store grows: the searcher runs one search per turn of the
     // loop, so every append cycle (a few turns) waits for it.
-    figure(ctx, {
-      group: 'load',
-      key: 'load.search.ms',
-      label: 'one store.search under load, wall time (mean over the run)',
-      value: searchMs / searches,
-      unit: 'ms',
-      better: 'lower',
-      note: `first window ${at(searched[0])}, last ${at(searched.at(-1))}; longest ${Math.max(...windows.map((w) => w.searchMaxMs ?? 0)).toFixed(0)} ms`,
-    });
+    figure(ctx, { group: 'load', key: 'load.search.ms', label: 'one store.search under load, wall time (mean over the run)', value: searchMs / searches, unit: 'ms', better: 'lower', note: `first window ${at(searched[0])}, last ${at(searched.at(-1))}; longest ${Math.max(...windows.map((w) => w.searchMaxMs ?? 0)).toFixed(0)} ms` });
   }
   const sched = windows.filter((w) => w.loopCpu !== undefined);
   if (sched.length > 0) {
     const share = (f: (w: LoadWindow) => number) => (sched.reduce((a, w) => a + f(w) * w.seconds, 0) / sched.reduce((a, w) => a + w.seconds, 0)) * 100;
-    figure(ctx, {
-      group: 'load',
-      key: 'load.loopcpu',
-      label: "the event loop's thread: share of the run on a CPU",
-      value: share((w) => w.loopCpu!),
-      unit: '%',
-      better: 'higher',
-      note: `runnable but waiting for a CPU ${share((w) => w.loopWaiting!).toFixed(0)}% of the run (the machine's other processes had the cores: every wall-clock figure here was measured under that); the rest idle, waiting for the pool or the disk`,
-    });
+    figure(ctx, { group: 'load', key: 'load.loopcpu', label: "the event loop's thread: share of the run on a CPU", value: share((w) => w.loopCpu!), unit: '%', better: 'higher', note: `runnable but waiting for a CPU ${share((w) => w.loopWaiting!).toFixed(0)}% of the run (the machine's other processes had the cores: every wall-clock figure here was measured under that); the rest idle, waiting for the pool or the disk` });
   }
-  figure(ctx, {
-    group: 'load',
-    key: 'load.eld',
-    label: 'event-loop delay under load, p50 / p99 (whole run)',
-    value: ms(whole.percentile(50)),
-    p99: ms(whole.percentile(99)),
-    unit: 'ms',
-    better: 'lower',
-    note: `max ${ms(whole.max).toFixed(1)} ms; target p99 ≤ 20 ms`,
-  });
+  figure(ctx, { group: 'load', key: 'load.eld', label: 'event-loop delay under load, p50 / p99 (whole run)', value: ms(whole.percentile(50)), p99: ms(whole.percentile(99)), unit: 'ms', better: 'lower', note: `max ${ms(whole.max).toFixed(1)} ms; target p99 ≤ 20 ms` });
   figure(ctx, { group: 'load', key: 'load.eld.max', label: 'event-loop delay under load, max', value: ms(whole.max), unit: 'ms', better: 'lower' });
-  figure(ctx, {
-    group: 'load',
-    key: 'load.rss',
-    label: 'peak RSS during the load test (sampled every 100 ms)',
-    value: rssPeak / 2 ** 20,
-    unit: 'MiB',
-    better: 'lower',
-  });
+  figure(ctx, { group: 'load', key: 'load.rss', label: 'peak RSS during the load test (sampled every 100 ms)', value: rssPeak / 2 ** 20, unit: 'MiB', better: 'lower' });
   const ran = (part: LoadPart, n: number) => without.includes(part) || n > 0;
-  check(
-    ctx,
-    'load test: appends, searches and compactions all ran without an error',
-    errors.length === 0 && appends > 0 && ran('searcher', searches) && ran('compactor', compactions),
-    `${appends} appends, ${searches} searches, ${compactions} compactions${errors.length ? `; errors: ${errors.join('; ')}` : ''}`,
-  );
+  check(ctx, 'load test: appends, searches and compactions all ran without an error', errors.length === 0 && appends > 0 && ran('searcher', searches) && ran('compactor', compactions), `${appends} appends, ${searches} searches, ${compactions} compactions${errors.length ? `; errors: ${errors.join('; ')}` : ''}`);
 }

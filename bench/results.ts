@@ -95,32 +95,16 @@ function figureTable(figs: Figure[]): string[] {
 }
 
 type SweepPoint = { recall: number; p50: number; p99: number };
-function sweepTables(sweep: {
-  binary?: (SweepPoint & { pool: number })[];
-  ours?: (SweepPoint & { ef: number })[];
-  usearch?: (SweepPoint & { ef: number })[];
-}): string[] {
+function sweepTables(sweep: { binary?: (SweepPoint & { pool: number })[]; ours?: (SweepPoint & { ef: number })[]; usearch?: (SweepPoint & { ef: number })[] }): string[] {
   const out: string[] = [];
   const pt = (p?: SweepPoint) => (p ? `${p.recall.toFixed(3)} | ${fmtValue(p.p50, 'µs')} / ${fmtValue(p.p99, 'µs')}` : '— | —');
   if (sweep.binary?.length) {
-    out.push(
-      '',
-      'Vector top-10, binary strategy swept over its rerank pool (recall@10 against brute force):',
-      '',
-      '| rerank pool | recall@10 | p50 / p99 |',
-      '|---|---|---|',
-    );
+    out.push('', 'Vector top-10, binary strategy swept over its rerank pool (recall@10 against brute force):', '', '| rerank pool | recall@10 | p50 / p99 |', '|---|---|---|');
     for (const p of sweep.binary) out.push(`| ${p.pool} | ${pt(p)} |`);
   }
   const efs = [...new Set([...(sweep.ours ?? []), ...(sweep.usearch ?? [])].map((p) => p.ef))].sort((a, b) => a - b);
   if (efs.length) {
-    out.push(
-      '',
-      'Vector top-10, HNSW swept over the search expansion (same vectors, same graph options):',
-      '',
-      '| ef | ours recall@10 | ours p50 / p99 | usearch recall@10 | usearch p50 / p99 |',
-      '|---|---|---|---|---|',
-    );
+    out.push('', 'Vector top-10, HNSW swept over the search expansion (same vectors, same graph options):', '', '| ef | ours recall@10 | ours p50 / p99 | usearch recall@10 | usearch p50 / p99 |', '|---|---|---|---|---|');
     for (const ef of efs) out.push(`| ${ef} | ${pt(sweep.ours?.find((p) => p.ef === ef))} | ${pt(sweep.usearch?.find((p) => p.ef === ef))} |`);
   }
   return out;
@@ -139,9 +123,7 @@ function loadSection(l: LoadInfo): string[] {
     const per = (x: number) => (x / len).toFixed(x / len >= 100 ? 0 : 1);
     const search = w.searchMs === undefined || w.searches === 0 ? '—' : `${w.searchMs.toFixed(1)} / ${w.searchMaxMs?.toFixed(0) ?? '—'}`;
     const cpu = w.loopCpu === undefined ? '—' : `${(w.loopCpu * 100).toFixed(0)}% / ${((w.loopWaiting ?? 0) * 100).toFixed(0)}%`;
-    out.push(
-      `| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${search} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${cpu} | ${w.rssMiB.toFixed(0)} | ${w.heapMiB?.toFixed(0) ?? '—'} | ${w.spans ?? '—'} |`,
-    );
+    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${search} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${cpu} | ${w.rssMiB.toFixed(0)} | ${w.heapMiB?.toFixed(0) ?? '—'} | ${w.spans ?? '—'} |`);
   }
   return out;
 }
@@ -155,9 +137,7 @@ function runSection(r: ResultFile, file: string): string[] {
     `- command: \`${r.command}\``,
     `- date: ${m.date} (run took ${r.wallSeconds} s; peak RSS ${r.peakRssMiB} MiB)`,
     `- machine: ${m.cpuModel ?? 'unknown CPU'}, ${m.cpus} cpus, ${m.totalMemGB} GiB, node ${m.node}, SIMD ${r.simd}; load average ${m.loadavg.join(' ')} at start, ${r.machineEnd.loadavg.join(' ')} at end`,
-    ...(data
-      ? [`- data: ${data.real} real + ${data.generated} generated spans${data.tokens ? `, ${data.tokens} tokens` : ''} (${(data.sources ?? []).join(', ')})`]
-      : []),
+    ...(data ? [`- data: ${data.real} real + ${data.generated} generated spans${data.tokens ? `, ${data.tokens} tokens` : ''} (${(data.sources ?? []).join(', ')})`] : []),
     `- JSON: [\`results/${file}\`](results/${file})`,
     '',
     ...figureTable(r.figures),
@@ -185,9 +165,9 @@ export function writeResults(resultsDir: string, outFile: string): void {
     '',
     'Written by `npm run bench` from the JSON files in [`results/`](results/) (regenerate from them alone with',
     '`node build/bench-dist/bench/results.js`); not edited by hand. What each figure measures and how:',
-    "[README.md](README.md). ratio = ours / peer in the figure's unit: below 1 is better for a latency or a size,",
+    '[README.md](README.md). ratio = ours / peer in the figure\'s unit: below 1 is better for a latency or a size,',
     'above 1 for a throughput; ✓ marks "at least as good as the peer". Runs on a shared machine are noisy: compare',
-    "ratios from the same run, and read each run's load average.",
+    'ratios from the same run, and read each run\'s load average.',
     '',
     '| run | command | date (UTC) | machine | load at start | wall | checks |',
     '|---|---|---|---|---|---|---|',

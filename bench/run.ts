@@ -59,8 +59,7 @@ for (const p of loadWithout) if (p !== 'searcher' && p !== 'compactor') throw ne
 const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
 for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
 // --quick is the CI smoke run: the design scale only.
-if (values.quick && (scales.length !== 1 || scales[0] !== 1e4))
-  console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
+if (values.quick && (scales.length !== 1 || scales[0] !== 1e4)) console.error('note: --quick runs at the design scale (1e4) as asked; other scales are slow by nature');
 
 const command = process.env.SPANGUARD_BENCH_COMMAND ?? `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 
@@ -89,19 +88,10 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: ${s} i
 if (values['peers-all']) process.argv.push('--peers-all');
 if (values['peer-fts5']) process.argv.push('--peer-fts5');
 const start = machine();
-console.log(
-  `spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`,
-);
+console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`);
 
 const [data, dataMs] = await wall(() => loadData(scale, values.data === 'gen' ? 'gen' : 'auto'));
-ctx.info.data = {
-  spans: data.spans.length,
-  real: data.real,
-  generated: data.generated,
-  sources: data.sources,
-  avgChars: +(data.chars / data.spans.length).toFixed(0),
-  loadMs: Math.round(dataMs),
-};
+ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.generated, sources: data.sources, avgChars: +(data.chars / data.spans.length).toFixed(0), loadMs: Math.round(dataMs) };
 {
   // Tokens (the project's counter, gpt-tokenizer cl100k): all spans up to 10^5, a uniform
   // sample of 10^5 above, scaled up.
@@ -111,9 +101,7 @@ ctx.info.data = {
   (ctx.info.data as Record<string, unknown>).tokens = Math.round(tokens * step);
   (ctx.info.data as Record<string, unknown>).tokensCounted = step === 1 ? 'all' : `1 in ${step}, scaled`;
 }
-ctx.log(
-  `data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`,
-);
+ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`);
 
 const t0 = performance.now();
 try {
@@ -162,10 +150,7 @@ const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 
 console.log(`\n${table(ctx.figures)}\n`);
-if (ctx.info.vectorSweep)
-  console.log(
-    `vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`,
-  );
+if (ctx.info.vectorSweep) console.log(`vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`);
 for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
 console.log(
   `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,

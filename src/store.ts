@@ -18,17 +18,7 @@ import { search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
 import { FactCache } from './store/facts.js';
-import {
-  applyEvent,
-  applyRecords,
-  eventColumns,
-  newGuardState,
-  readTrail,
-  readTrailInSlices,
-  restoreSpans,
-  retentionChange,
-  type GuardState,
-} from './store/trail.js';
+import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, readTrailInSlices, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
 import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
 import { ScanSlicer } from './catchup.js';
@@ -187,14 +177,7 @@ export class SpanStore {
     for (const r of derived.rebuilt) await this.recordEvent({ type: 'index-rebuilt', pass: this.state.passes, index: r.name, reason: r.reason });
     // The log only reports a torn tail; recording it keeps the trail complete.
     for (const r of this.log.stats().recoveries)
-      await this.recordEvent({
-        type: 'recovery',
-        pass: this.state.passes,
-        file: r.file,
-        offset: r.offset,
-        droppedBytes: r.droppedBytes,
-        zerosOnly: r.zerosOnly,
-      });
+      await this.recordEvent({ type: 'recovery', pass: this.state.passes, file: r.file, offset: r.offset, droppedBytes: r.droppedBytes, zerosOnly: r.zerosOnly });
     if (disagreements.length > 0)
       await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; '), spanIds: [] });
   }
@@ -335,11 +318,7 @@ export class SpanStore {
     this.assertOpen();
     // The store's verdict, not the trail's alone: while an index lacks spans (catching up in
     // the background, or behind after a failure) an answer cannot vouch for what it lacks.
-    return runSearch(
-      searchContextOf(this.engine, () => this.verdict().state),
-      query,
-      options,
-    );
+    return runSearch(searchContextOf(this.engine, () => this.verdict().state), query, options);
   }
 
   /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
@@ -400,9 +379,7 @@ export class SpanStore {
     const lag = this.indexes.lag;
     const extra: string[] = [];
     if (lag !== null)
-      extra.push(
-        `the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`,
-      );
+      extra.push(`the ${lag.index} index lacks spans from id ${lag.fromId} on (${lag.code}: ${lag.message}); they are stored and are indexed at the next append, search or catchUp()`);
     const behind = this.replica?.behind() ?? null;
     if (behind !== null) extra.push(behind);
     if (extra.length === 0) return v;
@@ -449,13 +426,7 @@ export class SpanStore {
     this.assertOpen();
     const disagreements = await this.indexes.agreement();
     if (disagreements.length > 0 && !this.options.readOnly)
-      await this.recordEvent({
-        type: 'degrade',
-        pass: this.state.passes,
-        reason: 'index-disagreement',
-        detail: disagreements.join('; ').slice(0, 2000),
-        spanIds: [],
-      });
+      await this.recordEvent({ type: 'degrade', pass: this.state.passes, reason: 'index-disagreement', detail: disagreements.join('; ').slice(0, 2000), spanIds: [] });
     return disagreements;
   }
 
@@ -499,13 +470,7 @@ export class SpanStore {
     if (this.closed) return;
     await Promise.allSettled([...this.pending]);
     let declared: unknown = null;
-    if (
-      !this.options.readOnly &&
-      !this.replica?.fenced &&
-      (this.retentionPending !== null || this.storeId === null) &&
-      this.log.nextId() > this.log.firstId() &&
-      !this.log.stats().failed
-    )
+    if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
       await this.recordRetention().catch((e: unknown) => (declared = e));
     this.closed = true;
     // A running catch-up ends after its current job; the next open catches up the rest.

@@ -377,9 +377,7 @@ export class Indexes {
   /** The lag as the error `catchUp()` rejects with, or null. */
   lagError(): SpanguardError | null {
     const lag = this.lag;
-    return lag === null
-      ? null
-      : new SpanguardError(lag.code as ErrorCode, `the ${lag.index} index lacks spans from ${lag.fromId} on: ${lag.message}`, { ...lag });
+    return lag === null ? null : new SpanguardError(lag.code as ErrorCode, `the ${lag.index} index lacks spans from ${lag.fromId} on: ${lag.message}`, { ...lag });
   }
 
   /**
@@ -441,11 +439,7 @@ export class Indexes {
         flat.set(v, i * o.dims);
       });
       while (this.saving !== null) await this.saving.catch(() => {});
-      this.vector.add(
-        Float64Array.from(batch, (r) => r.id),
-        Uint8Array.from(batch, (r) => r.kind),
-        flat,
-      );
+      this.vector.add(Float64Array.from(batch, (r) => r.id), Uint8Array.from(batch, (r) => r.kind), flat);
       o.onCatchUp?.({ index: 'vector', highWater: this.vector.highWater(), nextId: log.nextId() });
     }
   }
