@@ -14,16 +14,20 @@
  *    turns skipped stay live: `totals.turnsLeftLive`), so what the bench itself holds stays
  *    bounded.
  *
- * Reported per 5-second window: appends, searches and compactions done in it, the event loop's
- * delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution, reset each window) p50 / p99 /
- * max, and at the window's end the process RSS, the JS heap in use and the store's record
- * count (the store grows by every append: its indexes are most of the RSS growth). Figures: the mean append throughput, the
+ * Reported per 5-second window: appends, searches and compactions done in it, the mean and
+ * longest wall time of a search, the event loop's delay (perf_hooks.monitorEventLoopDelay, 1 ms
+ * resolution, reset each window) p50 / p99 / max, the share of the window the loop's thread
+ * was on a CPU and waiting for one, and at the window's end the process RSS, the JS heap in
+ * use and the store's record count (the store grows by every append: its indexes are most of
+ * the RSS growth). `without` (run.ts --load-without) leaves the searcher or the compactor
+ * out. Figures: the mean append throughput, the
  * least-squares slope of the windows' throughput (share of the mean per minute: flat is 0,
  * decay is negative), the first and last window, event-loop delay over the whole run, and
  * peak RSS (sampled every 100 ms during the run; getrusage's maximum would include the
  * sections run before). With `stalls` (run.ts --stalls) the late turns are attributed to the
  * calls that ran in them (bench/stalls.ts).
  */
+import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SpanStore, extractiveSummary } from '../src/index.js';
 import { naturalQuestions, type BenchData } from './data.js';
@@ -58,7 +62,40 @@ export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'app
   return sxx > 0 && my > 0 ? (sxy / sxx) * 60 / my : NaN;
 }
 
-export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls = false): Promise<void> {
+/** A part of the load the run may leave out (`--load-without`), to see what each costs the appenders. */
+export type LoadPart = 'searcher' | 'compactor';
+
+/**
+ * Where the event loop's thread was since the last call, as shares of the wall time: on a
+ * CPU (`cpu`), and runnable but waiting for one (`waiting`: the machine's other processes had
+ * the cores), from the kernel's scheduler statistics of the main thread's task (the task id
+ * is the process id); undefined where /proc does not have them. The rest the loop was idle,
+ * waiting for the thread pool or the disk.
+ */
+function loopSchedClock(): () => { cpu: number; waiting: number } | undefined {
+  const file = `/proc/self/task/${process.pid}/schedstat`;
+  const read = (): [number, number] | undefined => {
+    try {
+      const [run, wait] = fs.readFileSync(file, 'utf8').split(' ').map(Number);
+      return Number.isFinite(run) && Number.isFinite(wait) ? [run!, wait!] : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  let last = read();
+  let at = performance.now();
+  return () => {
+    const now = read();
+    const t = performance.now();
+    const ns = (t - at) * 1e6;
+    const out = now === undefined || last === undefined || ns <= 0 ? undefined : { cpu: (now[0] - last[0]) / ns, waiting: (now[1] - last[1]) / ns };
+    last = now;
+    at = t;
+    return out;
+  };
+}
+
+export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls = false, without: readonly LoadPart[] = []): Promise<void> {
   const dir = ctx.tmp('load');
   const store = await SpanStore.open(dir, { durability: 'group', policy: 'spill' });
   const spans = data.spans.slice(0, Math.min(data.spans.length, 10_000));
@@ -79,6 +116,8 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   let cursor = 0;
   let appends = 0;
   let searches = 0;
+  let searchMs = 0;
+  let searchMaxMs = 0;
   let compactions = 0;
   const errors: string[] = [];
   const durable = new Map<number, number>(); // turn → span id, once durable
@@ -106,7 +145,11 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
     let i = 0;
     while (!stop) {
       try {
+        const t = performance.now();
         await store.search(queries[i++ % queries.length]!, { k: 10 });
+        const ms = performance.now() - t;
+        searchMs += ms;
+        searchMaxMs = Math.max(searchMaxMs, ms);
         searches++;
       } catch (e) {
         if (errors.length < 5) errors.push(`search: ${(e as Error).message}`);
@@ -155,9 +198,12 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   whole.enable();
   win.enable();
   const t0 = performance.now();
-  let last = { appends: 0, searches: 0, compactions: 0, t: 0 };
+  let last = { appends: 0, searches: 0, searchMs: 0, compactions: 0, t: 0 };
+  const loopSched = loopSchedClock();
   const ms = (ns: number) => ns / 1e6;
   const closeWindow = () => {
+    const on = loopSched();
+    const cpuShares = on === undefined ? {} : { loopCpu: on.cpu, loopWaiting: on.waiting };
     const rss = process.memoryUsage.rss();
     rssPeak = Math.max(rssPeak, rss);
     const t = (performance.now() - t0) / 1000;
@@ -166,6 +212,8 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       seconds: t - last.t,
       appends: appends - last.appends,
       searches: searches - last.searches,
+      searchMs: searches > last.searches ? (searchMs - last.searchMs) / (searches - last.searches) : 0,
+      searchMaxMs,
       compactions: compactions - last.compactions,
       eldP50: ms(win.percentile(50)),
       eldP99: ms(win.percentile(99)),
@@ -173,15 +221,19 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
       rssMiB: rss / 2 ** 20,
       heapMiB: process.memoryUsage().heapUsed / 2 ** 20,
       spans: store.log.nextId() - store.log.firstId(),
+      ...cpuShares,
     });
-    last = { appends, searches, compactions, t };
+    last = { appends, searches, searchMs, compactions, t };
+    searchMaxMs = 0;
     win.reset();
     const w = windows.at(-1)!;
-    ctx.log(`load: ${t.toFixed(0)} s, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms`);
+    const cpu = w.loopCpu === undefined ? '' : `, loop thread on a CPU ${(w.loopCpu * 100).toFixed(0)}%, waiting for one ${(w.loopWaiting! * 100).toFixed(0)}%`;
+    const sm = w.searches > 0 ? `, search ${w.searchMs!.toFixed(1)} ms mean` : '';
+    ctx.log(`load: ${t.toFixed(0)} s, ${w.spans} spans, ${(w.appends / w.seconds).toFixed(0)} appends/s, event-loop delay p99 ${w.eldP99.toFixed(1)} ms${sm}${cpu}`);
   };
   const windowTimer = setInterval(closeWindow, WINDOW_S * 1000);
   const stopTimer = setTimeout(() => (stop = true), seconds * 1000);
-  await Promise.all([...Array.from({ length: APPENDERS }, appender), searcher(), compactor()]);
+  await Promise.all([...Array.from({ length: APPENDERS }, appender), ...(without.includes('searcher') ? [] : [searcher()]), ...(without.includes('compactor') ? [] : [compactor()])]);
   const elapsed = (performance.now() - t0) / 1000;
   clearTimeout(stopTimer);
   clearInterval(windowTimer);
@@ -204,15 +256,29 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const mean = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
   // The slope needs two windows; with one it is reported as not measured (null in the JSON).
   const perMinute = throughputSlope(windows);
-  const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute };
+  const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute, ...(without.length > 0 ? { without: [...without] } : {}) };
   ctx.info.load = { ...info, ...(stallReport ? { stalls: stallReport } : {}), errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped } };
   const first = rates[0] ?? NaN;
   const lastRate = rates.at(-1) ?? NaN;
-  figure(ctx, { group: 'load', key: 'load.appends', label: `${APPENDERS} group appenders + searches + compactions: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });
+  const parts = `${APPENDERS} group appenders${without.includes('searcher') ? '' : ' + searches'}${without.includes('compactor') ? '' : ' + compactions'}`;
+  figure(ctx, { group: 'load', key: 'load.appends', label: `${parts}: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });
   if (Number.isFinite(perMinute)) figure(ctx, { group: 'load', key: 'load.slope', label: 'append throughput slope over the windows (share of the mean per minute)', value: perMinute * 100, unit: '%/min', better: 'higher', note: 'target: flat (0); negative is decay' });
-  figure(ctx, { group: 'load', key: 'load.searches', label: 'searches/s beside the appenders', value: searches / elapsed, unit: 'q/s', better: 'higher' });
+  if (searches > 0) {
+    const searched = windows.filter((w) => w.searches > 0);
+    const at = (w: LoadWindow | undefined) => (w ? `${w.searchMs!.toFixed(1)} ms at ${w.spans} spans` : 'n/a');
+    figure(ctx, { group: 'load', key: 'load.searches', label: 'searches/s beside the appenders', value: searches / elapsed, unit: 'q/s', better: 'higher' });
+    // What one search costs as the store grows: the searcher runs one search per turn of the
+    // loop, so every append cycle (a few turns) waits for it.
+    figure(ctx, { group: 'load', key: 'load.search.ms', label: 'one store.search under load, wall time (mean over the run)', value: searchMs / searches, unit: 'ms', better: 'lower', note: `first window ${at(searched[0])}, last ${at(searched.at(-1))}; longest ${Math.max(...windows.map((w) => w.searchMaxMs ?? 0)).toFixed(0)} ms` });
+  }
+  const sched = windows.filter((w) => w.loopCpu !== undefined);
+  if (sched.length > 0) {
+    const share = (f: (w: LoadWindow) => number) => (sched.reduce((a, w) => a + f(w) * w.seconds, 0) / sched.reduce((a, w) => a + w.seconds, 0)) * 100;
+    figure(ctx, { group: 'load', key: 'load.loopcpu', label: "the event loop's thread: share of the run on a CPU", value: share((w) => w.loopCpu!), unit: '%', better: 'higher', note: `runnable but waiting for a CPU ${share((w) => w.loopWaiting!).toFixed(0)}% of the run (the machine's other processes had the cores: every wall-clock figure here was measured under that); the rest idle, waiting for the pool or the disk` });
+  }
   figure(ctx, { group: 'load', key: 'load.eld', label: 'event-loop delay under load, p50 / p99 (whole run)', value: ms(whole.percentile(50)), p99: ms(whole.percentile(99)), unit: 'ms', better: 'lower', note: `max ${ms(whole.max).toFixed(1)} ms; target p99 ≤ 20 ms` });
   figure(ctx, { group: 'load', key: 'load.eld.max', label: 'event-loop delay under load, max', value: ms(whole.max), unit: 'ms', better: 'lower' });
   figure(ctx, { group: 'load', key: 'load.rss', label: 'peak RSS during the load test (sampled every 100 ms)', value: rssPeak / 2 ** 20, unit: 'MiB', better: 'lower' });
-  check(ctx, 'load test: appends, searches and compactions all ran without an error', errors.length === 0 && appends > 0 && searches > 0 && compactions > 0, `${appends} appends, ${searches} searches, ${compactions} compactions${errors.length ? `; errors: ${errors.join('; ')}` : ''}`);
+  const ran = (part: LoadPart, n: number) => without.includes(part) || n > 0;
+  check(ctx, 'load test: appends, searches and compactions all ran without an error', errors.length === 0 && appends > 0 && ran('searcher', searches) && ran('compactor', compactions), `${appends} appends, ${searches} searches, ${compactions} compactions${errors.length ? `; errors: ${errors.join('; ')}` : ''}`);
 }

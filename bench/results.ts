@@ -29,6 +29,12 @@ export interface LoadWindow {
   heapMiB?: number;
   /** Records in the store's log at the window's end (what the indexes grow with). */
   spans?: number;
+  /** Mean and longest wall time of a `store.search` call that ended in the window, ms. */
+  searchMs?: number;
+  searchMaxMs?: number;
+  /** Share of the window the event loop's thread was on a CPU, and runnable but waiting for one (Linux /proc schedstat; absent elsewhere). */
+  loopCpu?: number;
+  loopWaiting?: number;
 }
 
 export interface LoadInfo {
@@ -38,6 +44,8 @@ export interface LoadInfo {
   windows: LoadWindow[];
   /** Least-squares slope of appends/s over the windows, as a share of the mean per minute (null: fewer than two windows). */
   slopePerMinute: number | null;
+  /** Parts of the load left out (`--load-without`). */
+  without?: string[];
 }
 
 interface Machine {
@@ -105,15 +113,17 @@ function sweepTables(sweep: { binary?: (SweepPoint & { pool: number })[]; ours?:
 function loadSection(l: LoadInfo): string[] {
   const out = [
     '',
-    `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with searches and compactions interleaved, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
+    `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with ${l.without?.length ? `${['searches', 'compactions'].filter((p) => !l.without!.includes(p === 'searches' ? 'searcher' : 'compactor')).join(' and ') || 'nothing else'} interleaved (run without the ${l.without.join(' and ')})` : 'searches and compactions interleaved'}, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
     '',
-    '| window end (s) | appends/s | searches/s | compactions/s | event-loop delay p50 / p99 / max (ms) | RSS (MiB) | JS heap (MiB) | spans in the store |',
-    '|---|---|---|---|---|---|---|---|',
+    '| window end (s) | appends/s | searches/s | search mean / max (ms) | compactions/s | event-loop delay p50 / p99 / max (ms) | loop thread on a CPU / waiting for one | RSS (MiB) | JS heap (MiB) | spans in the store |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const w of l.windows) {
     const len = w.seconds ?? l.windowSeconds;
     const per = (x: number) => (x / len).toFixed(x / len >= 100 ? 0 : 1);
-    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${w.rssMiB.toFixed(0)} | ${w.heapMiB?.toFixed(0) ?? '—'} | ${w.spans ?? '—'} |`);
+    const search = w.searchMs === undefined || w.searches === 0 ? '—' : `${w.searchMs.toFixed(1)} / ${w.searchMaxMs?.toFixed(0) ?? '—'}`;
+    const cpu = w.loopCpu === undefined ? '—' : `${(w.loopCpu * 100).toFixed(0)}% / ${((w.loopWaiting ?? 0) * 100).toFixed(0)}%`;
+    out.push(`| ${w.t.toFixed(0)} | ${per(w.appends)} | ${per(w.searches)} | ${search} | ${per(w.compactions)} | ${w.eldP50.toFixed(1)} / ${w.eldP99.toFixed(1)} / ${w.eldMax.toFixed(1)} | ${cpu} | ${w.rssMiB.toFixed(0)} | ${w.heapMiB?.toFixed(0) ?? '—'} | ${w.spans ?? '—'} |`);
   }
   return out;
 }

@@ -1,10 +1,11 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
  * [--only log,retrieval,ingest,guard,open,load] [--data auto|gen] [--peers-all] [--peer-fts5]
- * [--duration seconds] [--stalls]`. `ingest` is the retrieval section's ingest, memory and disk figures
+ * [--duration seconds] [--stalls] [--load-without searcher,compactor]`. `ingest` is the retrieval section's ingest, memory and disk figures
  * alone (for 10^6); `load` is the load test (bench/load.bench.ts), `--duration` long (300 s,
  * 20 s under --quick). `--stalls`: the load test also says which calls its late event-loop
- * turns were spent in (bench/stalls.ts).
+ * turns were spent in (bench/stalls.ts); `--load-without` leaves the searcher or the compactor
+ * out of it.
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
@@ -29,7 +30,7 @@ import { runAppend } from './append.bench.js';
 import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
-import { runLoad } from './load.bench.js';
+import { runLoad, type LoadPart } from './load.bench.js';
 import { writeGrowth } from './growth.js';
 import { writeResults } from './results.js';
 
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     'no-growth': { type: 'boolean', default: false },
     duration: { type: 'string' },
     stalls: { type: 'boolean', default: false },
+    'load-without': { type: 'string' },
   },
   strict: true,
 });
@@ -52,6 +54,8 @@ const RESULTS = path.join(packageRoot, 'bench', 'results');
 const RESULTS_MD = path.join(packageRoot, 'bench', 'RESULTS.md');
 const duration = values.duration !== undefined ? Number(values.duration) : values.quick ? 20 : 300;
 if (!(duration >= 5 && duration <= 3600)) throw new Error(`--duration: ${values.duration} is not a number of seconds between 5 and 3600`);
+const loadWithout = (values['load-without'] ?? '').split(',').filter((x) => x !== '');
+for (const p of loadWithout) if (p !== 'searcher' && p !== 'compactor') throw new Error(`--load-without: ${p} is not searcher or compactor`);
 const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
 for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
 // --quick is the CI smoke run: the design scale only.
@@ -127,7 +131,7 @@ try {
   }
   if (only.has('load')) {
     ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
-    await runLoad(ctx, data, duration, values.stalls!);
+    await runLoad(ctx, data, duration, values.stalls!, loadWithout as LoadPart[]);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
@@ -141,7 +145,7 @@ const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: a
 const end = out.machineEnd;
 fs.mkdirSync(RESULTS, { recursive: true });
 // A run of chosen sections (--only) writes a file of its own: it never replaces the full run's figures.
-const part = values.only !== undefined ? `-${[...only].join('-')}` : '';
+const part = (values.only !== undefined ? `-${[...only].join('-')}` : '') + (loadWithout.length > 0 ? `-without-${loadWithout.join('-')}` : '');
 const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}${part}.json`);
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 

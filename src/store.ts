@@ -237,6 +237,9 @@ export class SpanStore {
     const facts: (string | undefined)[] = [];
     const cols = turnColumns(turns, this.state.lastTurn, vetoed, facts);
     const appended = this.track(this.log.append(cols));
+    // Indexed beside the group commit's fdatasync, not after it: the catch-up of the whole
+    // burst starts in the check phase that starts its sync (Indexes.catchUpStaged).
+    const indexed = this.indexes.catchUpStaged();
     // `replicated`: ship while the local group commit runs, not after it — from the check
     // phase after the one that writes the batch (an immediate queued by an immediate).
     if (this.replica !== null && this.options.durability === 'replicated') setImmediate(() => setImmediate(() => this.replica?.kick()));
@@ -250,7 +253,7 @@ export class SpanStore {
     }
     for (let j = 0; j < turns.length; j++) if (turns[j]!.key !== undefined) this.keys.remember(turns[j]!.key!, first + j);
     if (turns.length > 0) this.state.lastTurn = Math.max(this.state.lastTurn, cols.turnEnd[turns.length - 1]!);
-    await this.indexes.catchUp();
+    await indexed;
     // After the whole batch, so its ids stay contiguous.
     if (vetoed.length > 0) await this.recordEvent({ type: 'anchor-veto', spanIds: vetoed.slice(0, 4096).map((j) => first + j) });
     await replicated;

@@ -2,8 +2,8 @@
 //
 // Engine side of group commit's bookkeeping: the binding pushes a waiter per append or flush
 // it leaves pending, and hands a callback that settles one (resolving or rejecting its
-// promise); this class decides which waiters a completed sync or a failed write covers, in
-// which order, and whether a burst is synced on the calling thread.
+// promise); this class decides which waiters a completed sync or a failed write covers, and
+// in which order.
 #pragma once
 
 #include <cstddef>
@@ -23,21 +23,9 @@ class SyncWaiters {
     void* handle;
   };
 
-  /// A burst with at least this many waiters is fdatasynced on the thread that runs the
-  /// event loop, a smaller one on the thread pool. The big burst blocks the loop for one
-  /// fdatasync, but every one of its appenders waits for it anyway, and the two thread hops
-  /// of a pool sync (waking the pool thread, then waking this one) cost ~20% of the
-  /// throughput of 64 concurrent appenders (64-appender loop, 3 x 1 s windows, 3 alternating
-  /// runs: best windows 206-212 k/s through the pool, 250-260 k/s on the loop's thread).
-  /// Smaller bursts go to the pool, so light use never blocks the loop.
-  static constexpr size_t kSyncOnCallerAt = 16;
-
   bool empty() const { return waiters_.empty(); }
   size_t size() const { return waiters_.size(); }
   void Push(uint64_t seq, double first, void* handle) { waiters_.push_back({seq, first, handle}); }
-
-  /// Whether the sync of the waiting burst runs on the calling thread (kSyncOnCallerAt).
-  bool SyncOnCallingThread() const { return waiters_.size() >= kSyncOnCallerAt; }
 
   /// Removes, oldest first, every waiter a sync up to `synced_seq` covers, calling
   /// `settle(waiter)` for each.

@@ -6,8 +6,10 @@
 // it waits in `pending_` (log/sync_waiters.h; its promise made and kept by the JS append wrapper, or a napi deferred
 // for flush() and the native-only form). In the next check phase (setImmediate) every staged append of the burst is
 // written with one pwrite and one fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
-// alive while promises wait) — or, for a burst of SyncWaiters::kSyncOnCallerAt or more, runs right there on the main
-// thread; its one completion settles every append it covers (one JS call for a run of wrapper-made promises). At most
+// alive while promises wait), whatever the burst's size, so the event loop runs searches, compactions and the host's
+// own work while the disk flushes (a sync on the loop's thread saves two thread hops per burst, but holds every other
+// turn for the flush: milliseconds on a shared disk). Its one completion settles every append it covers (one JS call
+// for a run of wrapper-made promises). At most
 // one fdatasync is in flight per log; appends that land while it runs share the next one. Every read path (ReadLog,
 // UnwrapSpanSource) writes staged records first, so reads see every assigned id. `sync` mode fdatasyncs on the main
 // thread inside append: lowest latency, no thread hop, and a failure surfaces on the very call that wrote.
@@ -288,23 +290,6 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     sync_in_flight_ = true;
     // The JS object must outlive the worker: a strong reference until OnSyncDone.
     Ref();
-    if (pending_.SyncOnCallingThread()) {
-      // A burst this large is synced here, blocking the event loop for one fdatasync
-      // (SyncWaiters::kSyncOnCallerAt says why).
-      const SyncTarget target = log_->PrepareSync();
-      const int err = SpanLog::SyncFiles(target);
-      // Before OnSyncDone, not after: settling may start the close worker (closing_), which
-      // owns the log from then on (a prefill after it raced the close's checkpoint and left
-      // the closed segment 2 MiB of zeros long in 70-88% of runs of 20+ appends then close()).
-      if (err == 0) log_->PrefillAhead();
-      try {
-        OnSyncDone(env, target, err);
-      } catch (...) {
-        // As in SyncWorker::OnOK: nothing may escape into the setImmediate callback; the
-        // promises stay settled as far as they got.
-      }
-      return;
-    }
     auto* w = new SyncWorker(env, this, log_->PrepareSync());
     w->Queue();
     // While the worker syncs: the zeros the next bursts will overwrite (span_log.h).

@@ -59,6 +59,8 @@ export class Indexes {
   background = false;
   /** The catch-up running now (appends, searches and callers of catchUp() join it), or null. */
   private catching: Promise<void> | null = null;
+  /** The catch-up that starts in the next check phase for the appends staged in this turn (catchUpStaged), or null. */
+  private staged: Promise<void> | null = null;
   /** Set by stop(): a running catch-up ends after its current job (on the thread pool). */
   private stopped = false;
   /** The index saves running on the thread pool, or null: catch-up rounds wait for them. */
@@ -254,6 +256,27 @@ export class Indexes {
   catchUp(): Promise<void> {
     if (this.background) return Promise.resolve();
     return this.join();
+  }
+
+  /**
+   * The catch-up of the appends staged in this turn: one join, started in the next check
+   * phase, when every append of the burst is staged (`nextId()` counts a staged record at
+   * once) — the same check phase in which group commit starts the burst's fdatasync, so the
+   * indexing jobs run on the pool beside the flush instead of after it, and one round covers
+   * the whole burst. Every caller in the turn shares it. Returns at once while an open's
+   * catch-up runs in the background (as `catchUp`).
+   */
+  catchUpStaged(): Promise<void> {
+    if (this.background) return Promise.resolve();
+    if (this.staged === null) {
+      this.staged = new Promise<void>((resolve) =>
+        setImmediate(() => {
+          this.staged = null;
+          void this.join().then(resolve);
+        }),
+      );
+    }
+    return this.staged;
   }
 
   /** Waits for the running catch-up (background or not), then catches up what it left; or starts one. */
@@ -452,6 +475,9 @@ export class Indexes {
       // A round of catch-up jobs in flight holds the indexes until it settles; no new round
       // starts while this save runs (the catch-up's gate).
       while (this.round !== null) await this.round;
+      // Appends are indexed while their fdatasync runs (catchUpStaged): what the indexes
+      // hold is made durable before they are saved, so no saved index is ahead of the log.
+      if (!this.options.readOnly) await this.log.flush();
       const r = await Promise.allSettled([this.lexical.saveAsync(), this.vector.saveAsync()]);
       for (const x of r) if (x.status === 'rejected') throw x.reason;
     })();

@@ -34,7 +34,7 @@ function run(over: Record<string, unknown> = {}) {
         windows: [
           { t: 5, seconds: 5, appends: 5000, searches: 50, compactions: 10, eldP50: 1.5, eldP99: 12.25, eldMax: 40, rssMiB: 300 },
           { t: 10, seconds: 5, appends: 4000, searches: 40, compactions: 8, eldP50: 2, eldP99: 15, eldMax: 44, rssMiB: 310 },
-          { t: 12, seconds: 2, appends: 1000, searches: 10, compactions: 2, eldP50: 2, eldP99: 16, eldMax: 45, rssMiB: 312 },
+          { t: 12, seconds: 2, appends: 1000, searches: 10, compactions: 2, eldP50: 2, eldP99: 16, eldMax: 45, rssMiB: 312, searchMs: 7.25, searchMaxMs: 31, loopCpu: 0.42, loopWaiting: 0.35 },
         ],
       },
     },
@@ -84,8 +84,23 @@ describe('every figure appears with its peer and ratio; a missing value is a das
 describe('the load test is shown window by window, each rate over its own window length', () => {
   it('a short last window is a rate over its 2 seconds, not over 5', () => {
     const md = render({ 'bench-1e5.json': run() });
-    expect(md).toContain('| 5 | 1000 | 10.0 | 2.0 | 1.5 / 12.3 / 40.0 | 300 |');
-    expect(md).toContain('| 12 | 500 | 5.0 | 1.0 | 2.0 / 16.0 / 45.0 | 312 |');
+    expect(md).toContain('| 5 | 1000 | 10.0 | — | 2.0 | 1.5 / 12.3 / 40.0 | — | 300 |');
+    expect(md).toContain('| 12 | 500 | 5.0 | 7.3 / 31 | 1.0 | 2.0 / 16.0 / 45.0 | 42% / 35% | 312 |');
     expect(md).toContain('Throughput slope: -25.0% of the mean per minute');
+  });
+
+  it('a window says what one search cost in it and how much of it the loop thread was on a CPU or waiting for one', () => {
+    const md = render({ 'bench-1e5.json': run() });
+    expect(md).toContain('| search mean / max (ms) |');
+    expect(md).toContain('| loop thread on a CPU / waiting for one |');
+    expect(md).toContain('| 7.3 / 31 |');
+    expect(md).toContain('| 42% / 35% |');
+  });
+
+  it('a run without the searcher says so', () => {
+    const r = run();
+    (r.info.load as { without?: string[] }).without = ['searcher'];
+    const md = render({ 'bench-1e5.json': r });
+    expect(md).toContain('with compactions interleaved (run without the searcher)');
   });
 });

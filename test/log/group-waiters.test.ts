@@ -51,13 +51,12 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
     await log.close();
   });
 
-  // A burst of 16 or more waiters is synced on the main thread, a smaller one on the pool
-  // (native/log/sync_waiters.h, kSyncOnCallerAt): both paths settle the same way.
-  for (const [path, extra] of [
-    ['the pool', 0],
-    ['the main thread', 20],
+  // A small burst and a large one settle the same way.
+  for (const [size, extra] of [
+    ['small', 0],
+    ['large', 20],
   ] as const) {
-    it(`an injected fsync failure rejects every waiter of the burst (appends and flush) with FSYNC_FAILED, and every later write — synced on ${path}`, async () => {
+    it(`an injected fsync failure rejects every waiter of the burst (appends and flush) with FSYNC_FAILED, and every later write — a ${size} burst`, async () => {
       const log = openLog(tmpDir('waiters-fsync'), { durability: durabilities.group });
       expect(await log.append(columns(rowsFor(0, 1)))).toBe(1);
       testing.setFaults({ failSyncAt: 1 });
@@ -83,7 +82,7 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
     });
   }
 
-  it('close() in the same tick as a burst synced on the main thread: the closed log reopens whole, with no recovery', async () => {
+  it('close() in the same tick as a burst of 20: the closed log reopens whole, with no recovery', async () => {
     // close() waits for the scheduled burst; settling it starts the close, and nothing of the
     // burst's sync may touch the log after that (a zero prefill written then used to outlive
     // the checkpoint: the next open cut 2 MiB of zeros in most runs).
@@ -100,7 +99,25 @@ describe('group commit settles each waiter of a burst with its own outcome', () 
     }
   });
 
-  it('a burst synced on the main thread resolves only after its fdatasync, each with its own id, in order', async () => {
+  it('a burst of any size is flushed on the thread pool: the event loop runs while its fdatasync does', async () => {
+    // An immediate queued right after the burst runs before any of its appends settles: the
+    // check phase that starts the sync goes on to the next callback instead of waiting for
+    // the disk (a sync on the loop's thread settles the burst inside that phase, first).
+    const log = openLog(tmpDir('waiters-pool'), { durability: durabilities.group });
+    let row = 0;
+    for (const n of [1, 16, 64, 256]) {
+      let looped = false;
+      const seen: boolean[] = [];
+      const waits = Array.from({ length: n }, (_, i) => log.append(columns(rowsFor(row + i, 1))).then((id) => (seen.push(looped), id)));
+      setImmediate(() => (looped = true));
+      expect(await Promise.all(waits)).toEqual(Array.from({ length: n }, (_, i) => row + i + 1));
+      expect(seen.filter((x) => !x).length).toBe(0);
+      row += n;
+    }
+    await log.close();
+  });
+
+  it('a large burst resolves only after its fdatasync, each with its own id, in order', async () => {
     const log = openLog(tmpDir('waiters-main'), { durability: durabilities.group });
     testing.setFaults({});
     for (let b = 0; b < 4; b++) {
