@@ -7,11 +7,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { ScanSlicer } from '../../src/catchup.js';
-import type { NativeSpanLog } from '../../src/native.js';
+import { addon, type NativeSpanLog } from '../../src/native.js';
 import { newGuardState, readTrailInSlices, restoreSpans } from '../../src/store/trail.js';
-import { indexAgreement } from '../../src/store/identity.js';
+import { DIFF_SLICE, diffIds, indexAgreement } from '../../src/store/identity.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
+const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
 const SPANS = 6000;
 /** What the proxy makes one id read cost, in milliseconds of busy wait: a full pass ≈ 300 ms. */
 const MS_PER_ID = 0.05;
@@ -145,5 +146,49 @@ describe('the log/index agreement check (verifyIndexes, repair) reads the log in
     await appender;
     expect(appended).toBe(true);
     expect(found).toEqual([]);
+  }, 120_000);
+});
+
+describe("the agreement check's reads of the indexes and its comparison leave the event loop free", () => {
+  it("reads the indexes' ids on the thread pool: ids() is never called on the JS thread", async () => {
+    const store = await filledStore();
+    const noSync = <T extends object>(ix: T): T =>
+      new Proxy(ix, {
+        get(target, prop) {
+          if (prop === 'ids') return () => { throw new Error('ids() called on the JS thread'); };
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+    const before = testing.background().offThread;
+    expect(await indexAgreement(store.log, noSync(store.lexical), noSync(store.vector), store.embedderNative)).toEqual([]);
+    // Raw and summary ids of both indexes: four reads on the pool.
+    expect(testing.background().offThread - before).toBeGreaterThanOrEqual(4);
+  }, 120_000);
+
+  it('compares the ids with a pause offered every DIFF_SLICE ids, and finds what is missing and extra', async () => {
+    const n = DIFF_SLICE * 3 + 100;
+    const want = Float64Array.from({ length: n }, (_, i) => i + 1);
+    const have = Float64Array.from([...want.filter((id) => id !== 7 && id !== n - 3), n + 5]);
+    let pauses = 0;
+    const slicer = new (class extends ScanSlicer {
+      override async pause(): Promise<void> {
+        pauses++;
+      }
+    })();
+    const found = await diffIds(want, have, () => false, slicer);
+    expect(found).toEqual({ missing: [7, n - 3], extra: [n + 5] });
+    expect(pauses).toBeGreaterThanOrEqual(3);
+  });
+
+  it('the indexes are released only once an agreement check in flight has read them', async () => {
+    const store = await filledStore();
+    const verified = store.verifyIndexes();
+    // What close() does last, here while the check still reads the log: it waits for the
+    // check's reads of the indexes before it frees them.
+    const indexes = (store as unknown as { indexes: { releaseAsync(): Promise<void> } }).indexes;
+    await indexes.releaseAsync();
+    expect(await verified).toEqual([]);
+    expect(() => store.lexical.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
   }, 120_000);
 });
