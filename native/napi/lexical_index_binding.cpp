@@ -454,7 +454,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value IdsAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
-      if (info.Length() < 1 || !info[0].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "idsAsync(kind) expects a record kind");
+      if (info.Length() < 1 || !info[0].IsNumber())
+        ThrowTyped(env, "INVALID_ARGUMENT", "idsAsync(kind) expects a record kind");
       const auto kind = static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value());
       const LexicalIndex* index = &Live(env);
       IndexLock* lock = &lock_;

@@ -59,8 +59,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
          InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::IdsAsync>("idsAsync"),
-         InstanceMethod<&VectorIndexWrap::Close>("close"),
-         InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
+         InstanceMethod<&VectorIndexWrap::Close>("close"), InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
   }
 
   /// (dir, options) as the constructor and prepareVectorIndex take them.
@@ -351,7 +350,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   /// Refuses to close the engine while an idsAsync reads it on the pool.
   void RefuseWhileRead(Napi::Env env) const {
     if (reading_ > 0)
-      ThrowTyped(env, "INVALID_ARGUMENT", "the vector index is being read on the thread pool; it cannot close until that settles");
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "the vector index is being read on the thread pool; it cannot close until that settles");
   }
 
   /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.

@@ -4,10 +4,11 @@
 // header reads in a single call. The log here is made slow on purpose (a proxy whose scans
 // cost time per id read), and the tests count the loop's turns between the scan calls: a
 // count, not a timing, so a loaded machine does not change the answer.
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
-import { ScanSlicer } from '../../src/catchup.js';
-import { addon, type NativeSpanLog } from '../../src/native.js';
+import { catchUpInSlices, ScanSlicer, SliceSizer } from '../../src/catchup.js';
+import { addon, openVectorIndex, type NativeSpanLog } from '../../src/native.js';
 import { newGuardState, readTrailInSlices, restoreSpans } from '../../src/store/trail.js';
 import { DIFF_SLICE, diffIds, indexAgreement } from '../../src/store/identity.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
@@ -190,5 +191,42 @@ describe("the agreement check's reads of the indexes and its comparison leave th
     await indexes.releaseAsync();
     expect(await verified).toEqual([]);
     expect(() => store.lexical.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+  }, 120_000);
+});
+
+describe("a catch-up round's copies out of the log run in separate turns of the event loop", () => {
+  it('the lexical and the vector job of a round are started in different turns; both indexes reach the log', async () => {
+    const store = await filledStore();
+    const dir = tmpDir();
+    const lexical = new (addon().LexicalIndex)(path.join(dir, 'lexical.idx'));
+    const vector = await openVectorIndex(path.join(dir, 'vector'), { dims: store.vector.dims, scalar: 'f32' });
+    const loop = loopTurns();
+    const starts: { index: string; turn: number }[] = [];
+    const counted = <T extends object>(ix: T, index: string): T =>
+      new Proxy(ix, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          if (typeof v !== 'function') return v;
+          if (prop !== 'catchUpAsync') return v.bind(target);
+          return (...args: unknown[]) => {
+            starts.push({ index, turn: loop.count() });
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+    const sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
+    try {
+      await catchUpInSlices(() => ({ log: store.log, lexical: counted(lexical, 'lexical'), vector: counted(vector, 'vector'), embedder: store.embedderNative }), sizers, undefined);
+    } finally {
+      loop.stop();
+    }
+    expect(lexical.highWater()).toBe(store.log.nextId());
+    expect(vector.highWater()).toBe(store.log.nextId());
+    expect(starts.filter((s) => s.index === 'vector').length).toBeGreaterThan(0);
+    // No turn of the loop started two jobs (copied two slices).
+    const turns = starts.map((s) => s.turn);
+    expect(new Set(turns).size).toBe(turns.length);
+    await lexical.releaseAsync();
+    await vector.closeAsync();
   }, 120_000);
 });
