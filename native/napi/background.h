@@ -35,33 +35,8 @@ namespace spanguard {
 struct BackgroundCounters {
   std::atomic<uint64_t> jobs{0};
   std::atomic<uint64_t> off_thread{0};
-  /// Jobs that ran with their thread's priority lowered (BackgroundPriority).
-  std::atomic<uint64_t> lowered{0};
 };
 BackgroundCounters& Background();
-
-/// A job's thread runs at a lower priority (nice + kBackgroundNice) for the job's length, and
-/// is put back after it, so the JS thread — the host's event loop, which wakes for its timers
-/// and sockets — goes first when it competes for a core with the store's own catch-ups,
-/// rebuilds, saves and loads (two jobs side by side fill a two-core machine). Linux only, and
-/// only where putting the thread back is allowed (CAP_SYS_NICE, or an RLIMIT_NICE that admits
-/// the old value): a pool thread is the host's too, and is never left lowered.
-class BackgroundPriority {
- public:
-  /// `lower` false: leaves the thread as it is.
-  explicit BackgroundPriority(bool lower);
-  ~BackgroundPriority();
-  BackgroundPriority(const BackgroundPriority&) = delete;
-  BackgroundPriority& operator=(const BackgroundPriority&) = delete;
-  bool lowered() const { return lowered_; }
-
- private:
-  long tid_ = 0;
-  int before_ = 0;
-  bool lowered_ = false;
-};
-/// How much a job's thread is lowered, in nice steps (weight 1024 at nice 0, 110 at 10).
-constexpr int kBackgroundNice = 10;
 
 /// Runs `work` on the pool; on the JS thread afterwards resolves with `done(env)`, or rejects
 /// with the typed error `work` (or `done`) threw. `receiver`, when given, is kept alive until
@@ -73,14 +48,9 @@ class BackgroundJob : public Napi::AsyncWorker {
   using Done = std::function<Napi::Value(Napi::Env)>;
   using Settled = std::function<void()>;
 
-  /// kOwn: the job runs at its thread's own priority — a job that starts a thread that
-  /// outlives it (opening a log starts its helper thread), which would inherit a lowered one.
-  enum class Priority : uint8_t { kLowered, kOwn };
-
   static Napi::Promise Queue(Napi::Env env, const char* name, Work work, Done done, Settled settled = nullptr,
-                             Napi::Object receiver = Napi::Object(), Priority priority = Priority::kLowered) {
+                             Napi::Object receiver = Napi::Object()) {
     auto* job = new BackgroundJob(env, name);
-    job->lower_ = priority == Priority::kLowered;
     if (!receiver.IsEmpty()) job->receiver_ = Napi::Persistent(receiver);
     job->work_ = std::move(work);
     job->done_ = std::move(done);
@@ -95,8 +65,6 @@ class BackgroundJob : public Napi::AsyncWorker {
   void Execute() override {
     Background().jobs.fetch_add(1, std::memory_order_relaxed);
     if (std::this_thread::get_id() != queued_on_) Background().off_thread.fetch_add(1, std::memory_order_relaxed);
-    BackgroundPriority priority(lower_);
-    if (priority.lowered()) Background().lowered.fetch_add(1, std::memory_order_relaxed);
     try {
       work_();
     } catch (const NativeError& e) {
@@ -143,7 +111,6 @@ class BackgroundJob : public Napi::AsyncWorker {
   Done done_;
   Settled settled_;
   std::thread::id queued_on_;
-  bool lower_ = true;
   std::string code_;
   std::string message_;
 };

@@ -987,8 +987,7 @@ static Napi::Value PrepareSpanLogJs(const Napi::CallbackInfo& info) {
     auto slot = std::make_shared<std::unique_ptr<SpanLog>>();
     return BackgroundJob::Queue(
         env, "spanguard:openLog", [slot, dir, opts]() { *slot = std::make_unique<SpanLog>(dir, opts); },
-        [slot](Napi::Env e) { return MakePrepared<SpanLog>(e, std::move(*slot), kPreparedSpanLogTag); }, nullptr,
-        Napi::Object(), BackgroundJob::Priority::kOwn);  // the log's helper thread starts here
+        [slot](Napi::Env e) { return MakePrepared<SpanLog>(e, std::move(*slot), kPreparedSpanLogTag); });
   });
 }
 

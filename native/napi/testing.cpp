@@ -198,16 +198,14 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
   return GuardAsync(info.Env(), [&]() -> Napi::Value { ThrowKind(KindArg(info[0])); });
 }
 
-// background() → { jobs, offThread, lowered }: background jobs run so far (napi/background.h),
-// how many ran on a thread other than the JS thread that queued them, and how many ran with
-// their thread's priority lowered (BackgroundPriority).
+// background() → { jobs, offThread }: background jobs run so far (napi/background.h), and
+// how many ran on a thread other than the JS thread that queued them.
 Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     Napi::Object o = Napi::Object::New(env);
     o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
     o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
-    o.Set("lowered", Napi::Number::New(env, static_cast<double>(Background().lowered.load())));
     return o;
   });
 }

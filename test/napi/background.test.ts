@@ -417,39 +417,3 @@ describe('idsAsync: the ids the agreement check compares are read on the thread 
     await lex.releaseAsync();
   });
 });
-
-/** The nice value of each of this process's threads (Linux: field 19 of /proc/self/task/<tid>/stat). */
-function threadNices(): number[] {
-  return fs.readdirSync('/proc/self/task').flatMap((tid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) in parentheses.
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-    } catch {
-      return []; // a thread that ended meanwhile
-    }
-  });
-}
-
-// Lowering is allowed only where the thread can be put back: root here (CAP_SYS_NICE), or an
-// RLIMIT_NICE that admits it; elsewhere jobs run at the thread's own priority.
-describe.runIf(process.platform === 'linux' && process.getuid?.() === 0)('pool jobs run below the JS thread, and leave the pool threads as they found them', () => {
-  it('catch-up, ids and save jobs run with their thread lowered; afterwards no thread of the process is left lowered', async () => {
-    const niceBefore = threadNices();
-    const dir = tmp();
-    const log = await filledLog(path.join(dir, 'log'), 2000);
-    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
-    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
-    const before = testing.background();
-    await Promise.all([lex.catchUpAsync(log), vec.catchUpAsync(log, new a.Embedder(64))]);
-    await Promise.all([lex.idsAsync(1), vec.idsAsync(1)]);
-    await Promise.all([lex.saveAsync(), vec.saveAsync()]);
-    const after = testing.background() as { jobs: number; lowered: number };
-    expect(after.jobs - before.jobs).toBe(6);
-    expect(after.lowered - (before as { lowered: number }).lowered).toBe(6);
-    // Every thread is back at the priority the process runs at.
-    expect(new Set(threadNices())).toEqual(new Set(niceBefore));
-    await lex.releaseAsync();
-    await vec.closeAsync();
-  });
-});
