@@ -11,7 +11,8 @@
  * so that the copy takes about {@link COPY_MS} (a cold log's pages fault in as they are
  * read), up to {@link MAX_SLICE_BYTES} (what one job holds in memory, and what a close
  * waits for). A job always indexes at least one record, so a backlog always moves. The two
- * indexes' jobs run side by side on the pool.
+ * indexes' jobs run side by side on the pool; their copies are taken in separate turns of
+ * the event loop.
  */
 import type { NativeEmbedder, NativeLexicalIndex, NativeSpanLog, NativeVectorIndex } from './native.js';
 
@@ -133,9 +134,17 @@ export async function catchUpInSlices(
         }),
       );
     };
-    if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
-    if (vecFrom < next) start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
-    const round = Promise.allSettled(jobs);
+    // Each job's copy runs on this thread: the second one in a turn of the loop of its own, so
+    // a turn carries one copy, not two. The round is announced before that turn (a save or a
+    // repair waits for it from then on, and cannot take the index between the two starts).
+    const round = (async () => {
+      if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
+      if (vecFrom < next) {
+        if (jobs.length > 0) await yieldToLoop();
+        start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
+      }
+      return Promise.allSettled(jobs);
+    })();
     control.round?.(round);
     const settled = await round;
     for (const r of settled) if (r.status === 'rejected') throw r.reason;

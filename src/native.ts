@@ -205,6 +205,11 @@ export interface NativeLexicalIndex {
   /** One past the highest span id indexed. */
   /** Span ids held in namespace `kind`, ascending. */
   ids(kind: number): Float64Array;
+  /**
+   * ids(kind) copied on the thread pool, under the lock a catch-up's steps take (at 10^6
+   * spans 8 MB); releaseAsync throws INVALID_ARGUMENT until it settles.
+   */
+  idsAsync(kind: number): Promise<Float64Array>;
   highWater(): number;
   /**
    * Index raw and summary records from highWater() to log.nextId(), or one slice of that
@@ -301,6 +306,12 @@ export interface NativeVectorIndex {
   readonly dims: number;
   /** Span ids with a vector in namespace `kind` (duplicates' aliases included), ascending. */
   ids(kind: number): Float64Array;
+  /**
+   * ids(kind) read on the thread pool (the walk over duplicates' aliases and the sort: tens
+   * of ms at 10^6 spans), under the lock a catch-up's steps take; close and closeAsync throw
+   * INVALID_ARGUMENT until it settles.
+   */
+  idsAsync(kind: number): Promise<Float64Array>;
   highWater(): number;
   /** Built-in embedder path: embed records [highWater, log.nextId) in C++ and add them; `limit` and `maxBytes` cut it to one slice as for the lexical index. */
   catchUp(log: NativeSpanLog, embedder: NativeEmbedder, limit?: number, maxBytes?: number): number;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -306,6 +307,14 @@ class IndexLock {
   std::mutex mu_;
   std::atomic<uint32_t> waiting_{0};
 };
+
+/// idsAsync's hand-over to the JS thread: span ids (converted on the pool) as a Float64Array,
+/// one copy.
+inline Napi::Value IdsArray(Napi::Env env, const std::vector<double>& ids) {
+  Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+  if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(double));
+  return out;
+}
 
 /// Runs `step(end)` over `slice` in steps of about `step_bytes` of text and metadata (at
 /// least one record each), each under `lock`'s writer side: `step` indexes the slice's

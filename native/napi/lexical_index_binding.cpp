@@ -120,6 +120,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::SaveAsync>("saveAsync"),
                            InstanceMethod<&LexicalIndexWrap::Stats>("stats"),
                            InstanceMethod<&LexicalIndexWrap::Ids>("ids"),
+                           InstanceMethod<&LexicalIndexWrap::IdsAsync>("idsAsync"),
                            InstanceMethod<&LexicalIndexWrap::ReleaseAsync>("releaseAsync"),
                        });
   }
@@ -205,6 +206,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       double indexed = 0;
       LexicalIndex& index = Writable(env);
+      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
       index.CheckBatch(inputs.data(), n);
       for (const IndexInput& in : inputs) {
         index.Add(in);
@@ -224,6 +226,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
                                     info.Length() > 2 ? info[2] : env.Undefined(), index.high_water(), *source);
       const SliceSource slice(*source, end);
+      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
       const uint64_t indexed = index.CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));
     });
@@ -429,6 +432,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value ReleaseAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
+      if (reading_ > 0)
+        ThrowTyped(env, "INVALID_ARGUMENT",
+                   "the lexical index is being read on the thread pool; it cannot be released until that settles");
       if (index_) Writable(env);
       auto engine = std::make_shared<std::unique_ptr<LexicalIndex>>(std::move(index_));
       auto released = std::make_shared<bool>(false);
@@ -439,6 +445,33 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
             engine->reset();
           },
           [released](Napi::Env e) { return Napi::Boolean::New(e, *released); });
+    });
+  }
+
+  // idsAsync(kind) → Promise<Float64Array>: ids(kind) copied and converted on the thread pool,
+  // under lock_ (a catch-up's steps wait for it, and it for them); releaseAsync throws
+  // INVALID_ARGUMENT until it settles.
+  Napi::Value IdsAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 1 || !info[0].IsNumber())
+        ThrowTyped(env, "INVALID_ARGUMENT", "idsAsync(kind) expects a record kind");
+      const auto kind = static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value());
+      const LexicalIndex* index = &Live(env);
+      IndexLock* lock = &lock_;
+      auto ids = std::make_shared<std::vector<double>>();
+      ++reading_;
+      return BackgroundJob::Queue(
+          env, "spanguard:idsLexical",
+          [index, lock, kind, ids]() {
+            std::vector<uint64_t> held_ids;
+            {
+              auto held = lock->Writer();
+              index->SpanIds(kind, &held_ids);
+            }
+            ids->assign(held_ids.begin(), held_ids.end());
+          },
+          [ids](Napi::Env e) { return IdsArray(e, *ids); }, [this]() { --reading_; }, Value());
     });
   }
 
@@ -494,7 +527,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   std::vector<LexicalHit> hits_;
   bool saving_ = false;    ///< a saveAsync is running on the pool
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
-  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread
+  uint32_t reading_ = 0;   ///< idsAsync reads running on the pool
+  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
 };
 
 // normalizeTerm(token) → the form the index files the token under beside itself (Porter2

@@ -58,8 +58,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
          InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
          InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
-         InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::Close>("close"),
-         InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
+         InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::IdsAsync>("idsAsync"),
+         InstanceMethod<&VectorIndexWrap::Close>("close"), InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
   }
 
   /// (dir, options) as the constructor and prepareVectorIndex take them.
@@ -271,7 +271,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   bool saving_ = false;    ///< a saveAsync is running on the pool
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
-  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread
+  uint32_t reading_ = 0;   ///< idsAsync reads running on the pool
+  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
   /// The embedder a catchUpAsync embeds with, kept alive until it settles.
   Napi::ObjectReference embedder_ref_;
 
@@ -317,9 +318,46 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
+  // idsAsync(kind) → Promise<Float64Array>: ids(kind) read on the thread pool (at 10^6 spans
+  // the walk over duplicates' aliases and the sort take tens of ms). The index is read under
+  // lock_ (a catch-up's steps wait for it, and it for them), sorted after the lock is let go;
+  // close and closeAsync throw INVALID_ARGUMENT until it settles.
+  Napi::Value IdsAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      if (info.Length() < 1 || !info[0].IsNumber()) Invalid(env, "idsAsync(kind) expects a record kind");
+      const uint8_t kind = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
+      const VectorIndex* ix = &live(env);  // before the lock: it may finish a begun search
+      IndexLock* lock = &lock_;
+      auto ids = std::make_shared<std::vector<double>>();
+      ++reading_;
+      return BackgroundJob::Queue(
+          env, "spanguard:idsVector",
+          [ix, lock, kind, ids]() {
+            std::vector<uint64_t> held_ids;
+            {
+              auto held = lock->Writer();
+              ix->CollectSpanIds(kind, &held_ids);
+            }
+            std::sort(held_ids.begin(), held_ids.end());
+            held_ids.erase(std::unique(held_ids.begin(), held_ids.end()), held_ids.end());
+            ids->assign(held_ids.begin(), held_ids.end());
+          },
+          [ids](Napi::Env e) { return IdsArray(e, *ids); }, [this]() { --reading_; }, Value());
+    });
+  }
+
+  /// Refuses to close the engine while an idsAsync reads it on the pool.
+  void RefuseWhileRead(Napi::Env env) const {
+    if (reading_ > 0)
+      ThrowTyped(env, "INVALID_ARGUMENT",
+                 "the vector index is being read on the thread pool; it cannot close until that settles");
+  }
+
   /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.
   Napi::Value Close(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      RefuseWhileRead(info.Env());
       if (index_) writable(info.Env());
       StopHelper();
       index_.reset();
@@ -336,6 +374,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   Napi::Value CloseAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
+      RefuseWhileRead(env);
       if (index_) writable(env);
       StopHelper();
       auto engine = std::make_shared<std::unique_ptr<VectorIndex>>(std::move(index_));
@@ -361,6 +400,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
                                     info.Length() > 3 ? info[3] : env.Undefined(), ix.high_water(), *source);
       const SliceSource slice(*source, end);
+      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
       size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
     });
@@ -431,6 +471,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       const uint8_t* k = kinds.As<Napi::Uint8Array>().Data();
       const float* v = vecs.As<Napi::Float32Array>().Data();
+      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
       ix.Add(ids_.data(), k, v, n);
       return env.Undefined();
     });

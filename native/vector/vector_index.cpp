@@ -492,6 +492,12 @@ size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, bool exac
 }
 
 void VectorIndex::SpanIds(uint8_t kind, std::vector<uint64_t>* out) const {
+  CollectSpanIds(kind, out);
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
+void VectorIndex::CollectSpanIds(uint8_t kind, std::vector<uint64_t>* out) const {
   out->clear();
   const Namespace& n = ns(kind);
   if (n.hnsw) {
@@ -501,8 +507,6 @@ void VectorIndex::SpanIds(uint8_t kind, std::vector<uint64_t>* out) const {
     out->assign(n.flat.keys.begin(), n.flat.keys.end());
   }
   for (const auto& [canonical, later] : n.aliases) out->insert(out->end(), later.begin(), later.end());
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
 }  // namespace spanguard

@@ -184,6 +184,9 @@ class VectorIndex {
   /// Every span id of `kind` (1 raw, 2 summary) that has a vector, duplicates' aliases
   /// included, ascending: what `verify` compares with the log, id by id.
   void SpanIds(uint8_t kind, std::vector<uint64_t>* out) const;
+  /// SpanIds' ids in no order, with repeats: the part that reads the index (idsAsync takes
+  /// it under the index's lock and sorts after releasing it).
+  void CollectSpanIds(uint8_t kind, std::vector<uint64_t>* out) const;
 
   /// Validates the whole batch (kinds, ids strictly increasing and >= high_water, finite)
   /// and only then appends it to the vectors file and adds it to the indexes.

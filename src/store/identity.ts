@@ -97,17 +97,21 @@ export function readIdentity(indexDir: string): IdentityFile | null {
   }
 }
 
-export function writeIdentity(indexDir: string, id: IdentityFile): void {
+/**
+ * Writes the identity crash-safely (a temporary file, fsynced, renamed over the old one). The
+ * file operations run on the thread pool (fs.promises): an fsync on a busy disk is tens of ms.
+ */
+export async function writeIdentity(indexDir: string, id: IdentityFile): Promise<void> {
   const file = path.join(indexDir, IDENTITY_FILE);
   const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
+  const fh = await fs.promises.open(tmp, 'w', 0o600);
   try {
-    fs.writeSync(fd, JSON.stringify(id));
-    fs.fsyncSync(fd);
+    await fh.writeFile(JSON.stringify(id));
+    await fh.sync();
   } finally {
-    fs.closeSync(fd);
+    await fh.close();
   }
-  fs.renameSync(tmp, file);
+  await fs.promises.rename(tmp, file);
 }
 
 /**
@@ -235,28 +239,45 @@ export async function indexAgreement(
 ): Promise<string[]> {
   const out: string[] = [];
   // The log's raw and summary ids, read in slices that let the event loop run (every record
-  // of the log is read: seconds at 10^6 spans in one call).
-  const logIds: Record<number, number[]> = { [RecordKind.raw]: [], [RecordKind.summary]: [] };
+  // of the log is read: seconds at 10^6 spans in one call), kept as typed chunks.
+  const chunks: Record<number, Float64Array[]> = { [RecordKind.raw]: [], [RecordKind.summary]: [] };
   const end = log.nextId();
   await slicer.run(log.firstId(), end, (at, count) => {
-    for (const kind of [RecordKind.raw, RecordKind.summary]) for (const id of log.scanIds(at, count, 1 << kind, 0)) logIds[kind]!.push(id);
+    for (const kind of [RecordKind.raw, RecordKind.summary]) {
+      const ids = log.scanIds(at, count, 1 << kind, 0);
+      if (ids.length > 0) chunks[kind]!.push(ids);
+    }
   });
-  // Ids appended while the slices ran ([end, the log's next id now)) are not compared; an
-  // index id past the log's end still is (the log lost what the index saw).
-  const now = log.nextId();
-  const held = (ids: Float64Array) => (now === end ? ids : ids.filter((id) => id < end || id >= now));
   for (const [name, kind] of [['raw', RecordKind.raw], ['summary', RecordKind.summary]] as const) {
+    // The indexes' ids are read on the thread pool (at 10^6 spans the vector index's walk
+    // over duplicates and its sort take tens of ms).
+    const [lexIds, vecIds] = await Promise.all([lexical.idsAsync(kind), vector.idsAsync(kind)]);
+    // Ids appended while the slices ran ([end, the log's next id now)) are not compared; an
+    // index id past the log's end still is (the log lost what the index saw).
+    const now = log.nextId();
+    const skip = (id: number) => id >= end && id < now;
     // Each index is compared over the ids it says it covers (below its high water): a
     // reader's vector index stays where the writer last saved it.
-    const inLog = Float64Array.from(logIds[kind]!);
+    const inLog = concat(chunks[kind]!);
     const below = (hw: number) => inLog.subarray(0, upperBound(inLog, hw));
-    const lex = diff(below(lexical.highWater()), held(lexical.ids(kind)));
+    const lex = await diffIds(below(lexical.highWater()), lexIds, skip, slicer);
     if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
     if (lex.extra.length > 0) out.push(`lexical index holds ${lex.extra.length} ${name} id(s) the log does not (first ${lex.extra.slice(0, 5).join(', ')})`);
-    const vec = diff(below(vector.highWater()), held(vector.ids(kind)));
+    const vec = await diffIds(below(vector.highWater()), vecIds, skip, slicer);
     const missing = vec.missing.length > 0 ? withFeatures(embedder, log.getMany(Float64Array.from(vec.missing))) : [];
     if (missing.length > 0) out.push(`vector index lacks ${missing.length} ${name} span(s) of the log with text (first ${missing.slice(0, 5).map((r) => r?.id).join(', ')})`);
     if (vec.extra.length > 0) out.push(`vector index holds ${vec.extra.length} ${name} id(s) the log does not (first ${vec.extra.slice(0, 5).join(', ')})`);
+  }
+  return out;
+}
+
+/** The chunks end to end, in one array. */
+function concat(chunks: readonly Float64Array[]): Float64Array {
+  const out = new Float64Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
   }
   return out;
 }
@@ -290,14 +311,27 @@ function upperBound(ids: Float64Array, hw: number): number {
   return lo;
 }
 
-/** Ids of `want` not in `have`, and of `have` not in `want`; both ascending. */
-function diff(want: ArrayLike<number>, have: ArrayLike<number>): { missing: number[]; extra: number[] } {
+/** Ids the agreement check compares between two turns of the event loop. */
+export const DIFF_SLICE = 1 << 16;
+
+/**
+ * @internal Ids of `want` not in `have`, and of `have` not in `want`; both ascending; ids of `have`
+ * that `skip` says were appended meanwhile are left out. A pause is offered to `slicer`
+ * every DIFF_SLICE ids (10^6 ids are tens of ms of comparisons).
+ */
+export async function diffIds(want: ArrayLike<number>, have: ArrayLike<number>, skip: (id: number) => boolean, slicer: ScanSlicer): Promise<{ missing: number[]; extra: number[] }> {
   const missing: number[] = [];
   const extra: number[] = [];
   let i = 0;
   let j = 0;
+  let steps = 0;
   while (i < want.length || j < have.length) {
-    if (j >= have.length || (i < want.length && want[i]! < have[j]!)) missing.push(want[i++]!);
+    if (++steps === DIFF_SLICE) {
+      steps = 0;
+      await slicer.pause();
+    }
+    if (j < have.length && skip(have[j]!)) j++;
+    else if (j >= have.length || (i < want.length && want[i]! < have[j]!)) missing.push(want[i++]!);
     else if (i >= want.length || have[j]! < want[i]!) extra.push(have[j++]!);
     else (i++, j++);
   }

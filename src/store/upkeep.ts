@@ -70,6 +70,11 @@ export class Indexes {
    * there can be neither saved nor closed until its job settles (saves and replace wait).
    */
   private round: Promise<unknown> | null = null;
+  /**
+   * Agreement checks in flight: they read the indexes' ids on the thread pool (idsAsync), so
+   * an index is neither replaced nor released until they settle.
+   */
+  private readonly reading = new Set<Promise<unknown>>();
   /** The log's next id when its sealed segments' pages were last released (releaseRead). */
   private releasedAt = 0;
   /** Slice sizes learnt per index (src/catchup.ts). */
@@ -215,11 +220,12 @@ export class Indexes {
     await old.closeAsync();
   }
 
-  /** Waits until no save and no catch-up job runs on the thread pool. */
+  /** Waits until no save, no catch-up job and no agreement check's read runs on the thread pool. */
   private async settled(): Promise<void> {
-    while (this.saving !== null || this.round !== null) {
+    while (this.saving !== null || this.round !== null || this.reading.size > 0) {
       if (this.saving !== null) await this.saving.catch(() => {});
       if (this.round !== null) await this.round;
+      if (this.reading.size > 0) await Promise.allSettled([...this.reading]);
     }
   }
 
@@ -228,6 +234,7 @@ export class Indexes {
    * hundreds of MB each). The vector index's lock is released when this resolves. Idempotent.
    */
   async releaseAsync(): Promise<void> {
+    while (this.reading.size > 0) await Promise.allSettled([...this.reading]);
     const freed = await Promise.allSettled([this.vector.closeAsync(), this.lexical.releaseAsync()]);
     for (const r of freed) if (r.status === 'rejected') throw r.reason;
     if (this.privateVectorDir !== null) {
@@ -461,13 +468,17 @@ export class Indexes {
 
   /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
   agreement(): Promise<string[]> {
-    return indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
+    const run = indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
+    this.reading.add(run);
+    const done = () => this.reading.delete(run);
+    run.then(done, done);
+    return run;
   }
 
   /**
    * Saves both indexes on the thread pool (NativeLexicalIndex/NativeVectorIndex `saveAsync`:
    * searches go on meanwhile; it waits for a catch-up job in flight, and the next waits for it), then their identity next to them
-   * (no identity before the store has an id). Rejects with the first failure once both settled.
+   * (no identity before the store has an id; written on the thread pool too). Rejects with the first failure once both settled.
    */
   async save(storeId: string | null): Promise<void> {
     while (this.saving !== null) await this.saving.catch(() => {});
@@ -480,6 +491,15 @@ export class Indexes {
       if (!this.options.readOnly) await this.log.flush();
       const r = await Promise.allSettled([this.lexical.saveAsync(), this.vector.saveAsync()]);
       for (const x of r) if (x.status === 'rejected') throw x.reason;
+      if (storeId === null) return;
+      // Inside the save: no catch-up round moves the indexes past what was saved, and no
+      // other save writes the identity meanwhile.
+      await writeIdentity(this.indexDir, {
+        version: IDENTITY_VERSION,
+        storeId,
+        lexical: { ...identityOf(this.log, this.lexical.highWater()), files: lexicalFiles(this.lexical) },
+        vector: { ...identityOf(this.log, this.vector.highWater()), files: vectorFiles(this.vector) },
+      });
     })();
     this.saving = run;
     try {
@@ -487,13 +507,6 @@ export class Indexes {
     } finally {
       this.saving = null;
     }
-    if (storeId === null) return;
-    writeIdentity(this.indexDir, {
-      version: IDENTITY_VERSION,
-      storeId,
-      lexical: { ...identityOf(this.log, this.lexical.highWater()), files: lexicalFiles(this.lexical) },
-      vector: { ...identityOf(this.log, this.vector.highWater()), files: vectorFiles(this.vector) },
-    });
   }
 }
 

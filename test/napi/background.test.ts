@@ -376,3 +376,44 @@ describe('closeAsync / releaseAsync: an index is released on the thread pool', (
     again.close();
   });
 });
+
+describe('idsAsync: the ids the agreement check compares are read on the thread pool', () => {
+  it('lexical and vector: the same ids as ids(), read off the JS thread; release and close wait for the read', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 500);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const vec = await openVectorIndex(path.join(dir, 'vector'), VEC);
+    const emb = new a.Embedder(64);
+    await lex.catchUpAsync(log);
+    await vec.catchUpAsync(log, emb);
+    const before = testing.background().offThread;
+    const lexIds = lex.idsAsync(1);
+    const vecIds = vec.idsAsync(1);
+    // The engines are being read on the pool: they cannot be freed under the read.
+    expect(await rejection(lex.releaseAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await rejection(vec.closeAsync())).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(() => vec.close()).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect([...(await lexIds)]).toEqual([...lex.ids(1)]);
+    expect([...(await vecIds)]).toEqual([...vec.ids(1)]);
+    expect((await lexIds).length).toBe(500);
+    expect(testing.background().offThread - before).toBe(2);
+    expect([...(await lex.idsAsync(2))]).toEqual([]);
+    expect(await lex.releaseAsync()).toBe(true);
+    expect(await vec.closeAsync()).toBe(true);
+    // A released index's read is refused with its typed error.
+    expect(await rejection(lex.idsAsync(1))).toMatchObject({ code: 'CLOSED' });
+    expect(await rejection(vec.idsAsync(1))).toMatchObject({ code: 'CLOSED' });
+  });
+
+  it('a read while a catch-up job runs sees the index between two of its steps', async () => {
+    const dir = tmp();
+    const log = await filledLog(path.join(dir, 'log'), 3000);
+    const lex = await openLexicalIndex(path.join(dir, 'lexical.idx'));
+    const job = lex.catchUpAsync(log);
+    const ids = await lex.idsAsync(1);
+    await job;
+    // Ascending, contiguous from the first id: whatever the job had indexed, and nothing torn.
+    expect([...ids]).toEqual(Array.from({ length: ids.length }, (_, i) => log.firstId() + i));
+    await lex.releaseAsync();
+  });
+});

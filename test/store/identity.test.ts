@@ -25,6 +25,18 @@ const copyIndexes = (from: string, to: string) => {
   for (const f of fs.readdirSync(path.join(from, 'index', 'vector'))) fs.copyFileSync(path.join(from, 'index', 'vector', f), path.join(to, 'index', 'vector', f));
 };
 
+/** `index` answering ids(kind) and idsAsync(kind) (what the agreement check reads) with `edit` of its real ids. */
+function withIds<T extends { ids(kind: number): Float64Array; idsAsync(kind: number): Promise<Float64Array> }>(index: T, edit: (ids: Float64Array, kind: number) => Float64Array): T {
+  return new Proxy(index, {
+    get: (t, p) => {
+      if (p === 'ids') return (kind: number) => edit(t.ids(kind), kind);
+      if (p === 'idsAsync') return async (kind: number) => edit(await t.idsAsync(kind), kind);
+      const v = Reflect.get(t, p);
+      return typeof v === 'function' ? (v as () => unknown).bind(t) : v;
+    },
+  });
+}
+
 describe('each index names the store and the log history it was built from', () => {
   it('close writes the identity: the store id recorded in the log, each index high water and last-record digest', async () => {
     const dir = await makeStore((i) => `turn ${i}`);
@@ -89,10 +101,7 @@ describe('verify compares the log and the indexes id by id, not counts', () => {
     expect(await s.verifyIndexes()).toEqual([]);
     expect(s.verdict().state).not.toBe('degraded');
     // The same store with one featured span's vector hidden disagrees.
-    const realIds = s.vector.ids.bind(s.vector);
-    s.vector = new Proxy(s.vector, {
-      get: (t, p) => (p === 'ids' ? (kind: number) => realIds(kind).filter((id) => !(kind === 1 && id === 2)) : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
-    });
+    s.vector = withIds(s.vector, (ids, kind) => ids.filter((id) => !(kind === 1 && id === 2)));
     expect((await s.verifyIndexes()).join(' ')).toMatch(/vector index lacks 1 raw span\(s\) of the log with text \(first 2\)/);
   });
   it('an index with the same count but other ids disagrees, and the disagreement degrades', async () => {
@@ -100,10 +109,7 @@ describe('verify compares the log and the indexes id by id, not counts', () => {
     const s = await SpanStore.open(dir, { durability: 'none' });
     open.push(s);
     // A lexical index holding as many raw spans, under other ids.
-    const realIds = s.lexical.ids.bind(s.lexical);
-    s.lexical = new Proxy(s.lexical, {
-      get: (t, p) => (p === 'ids' ? (kind: number) => realIds(kind).map((id) => (kind === 1 && id === 5 ? 0 : id)).sort() : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
-    });
+    s.lexical = withIds(s.lexical, (ids, kind) => ids.map((id) => (kind === 1 && id === 5 ? 0 : id)).sort());
     const d = await s.verifyIndexes();
     expect(d.join(' ')).toMatch(/lexical index lacks 1 raw span/);
     expect(d.join(' ')).toMatch(/lexical index holds 1 raw id\(s\) the log does not/);

@@ -4,14 +4,16 @@
 // header reads in a single call. The log here is made slow on purpose (a proxy whose scans
 // cost time per id read), and the tests count the loop's turns between the scan calls: a
 // count, not a timing, so a loaded machine does not change the answer.
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
-import { ScanSlicer } from '../../src/catchup.js';
-import type { NativeSpanLog } from '../../src/native.js';
+import { catchUpInSlices, ScanSlicer, SliceSizer } from '../../src/catchup.js';
+import { addon, openVectorIndex, type NativeSpanLog } from '../../src/native.js';
 import { newGuardState, readTrailInSlices, restoreSpans } from '../../src/store/trail.js';
-import { indexAgreement } from '../../src/store/identity.js';
+import { DIFF_SLICE, diffIds, indexAgreement } from '../../src/store/identity.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
+const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
 const SPANS = 6000;
 /** What the proxy makes one id read cost, in milliseconds of busy wait: a full pass ≈ 300 ms. */
 const MS_PER_ID = 0.05;
@@ -145,5 +147,86 @@ describe('the log/index agreement check (verifyIndexes, repair) reads the log in
     await appender;
     expect(appended).toBe(true);
     expect(found).toEqual([]);
+  }, 120_000);
+});
+
+describe("the agreement check's reads of the indexes and its comparison leave the event loop free", () => {
+  it("reads the indexes' ids on the thread pool: ids() is never called on the JS thread", async () => {
+    const store = await filledStore();
+    const noSync = <T extends object>(ix: T): T =>
+      new Proxy(ix, {
+        get(target, prop) {
+          if (prop === 'ids') return () => { throw new Error('ids() called on the JS thread'); };
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+    const before = testing.background().offThread;
+    expect(await indexAgreement(store.log, noSync(store.lexical), noSync(store.vector), store.embedderNative)).toEqual([]);
+    // Raw and summary ids of both indexes: four reads on the pool.
+    expect(testing.background().offThread - before).toBeGreaterThanOrEqual(4);
+  }, 120_000);
+
+  it('compares the ids with a pause offered every DIFF_SLICE ids, and finds what is missing and extra', async () => {
+    const n = DIFF_SLICE * 3 + 100;
+    const want = Float64Array.from({ length: n }, (_, i) => i + 1);
+    const have = Float64Array.from([...want.filter((id) => id !== 7 && id !== n - 3), n + 5]);
+    let pauses = 0;
+    const slicer = new (class extends ScanSlicer {
+      override async pause(): Promise<void> {
+        pauses++;
+      }
+    })();
+    const found = await diffIds(want, have, () => false, slicer);
+    expect(found).toEqual({ missing: [7, n - 3], extra: [n + 5] });
+    expect(pauses).toBeGreaterThanOrEqual(3);
+  });
+
+  it('the indexes are released only once an agreement check in flight has read them', async () => {
+    const store = await filledStore();
+    const verified = store.verifyIndexes();
+    // What close() does last, here while the check still reads the log: it waits for the
+    // check's reads of the indexes before it frees them.
+    const indexes = (store as unknown as { indexes: { releaseAsync(): Promise<void> } }).indexes;
+    await indexes.releaseAsync();
+    expect(await verified).toEqual([]);
+    expect(() => store.lexical.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+  }, 120_000);
+});
+
+describe("a catch-up round's copies out of the log run in separate turns of the event loop", () => {
+  it('the lexical and the vector job of a round are started in different turns; both indexes reach the log', async () => {
+    const store = await filledStore();
+    const dir = tmpDir();
+    const lexical = new (addon().LexicalIndex)(path.join(dir, 'lexical.idx'));
+    const vector = await openVectorIndex(path.join(dir, 'vector'), { dims: store.vector.dims, scalar: 'f32' });
+    const loop = loopTurns();
+    const starts: { index: string; turn: number }[] = [];
+    const counted = <T extends object>(ix: T, index: string): T =>
+      new Proxy(ix, {
+        get(target, prop) {
+          const v = Reflect.get(target, prop, target);
+          if (typeof v !== 'function') return v;
+          if (prop !== 'catchUpAsync') return v.bind(target);
+          return (...args: unknown[]) => {
+            starts.push({ index, turn: loop.count() });
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+    const sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
+    try {
+      await catchUpInSlices(() => ({ log: store.log, lexical: counted(lexical, 'lexical'), vector: counted(vector, 'vector'), embedder: store.embedderNative }), sizers, undefined);
+    } finally {
+      loop.stop();
+    }
+    expect(lexical.highWater()).toBe(store.log.nextId());
+    expect(vector.highWater()).toBe(store.log.nextId());
+    expect(starts.filter((s) => s.index === 'vector').length).toBeGreaterThan(0);
+    // No turn of the loop started two jobs (copied two slices).
+    const turns = starts.map((s) => s.turn);
+    expect(new Set(turns).size).toBe(turns.length);
+    await lexical.releaseAsync();
+    await vector.closeAsync();
   }, 120_000);
 });

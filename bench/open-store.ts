@@ -1,0 +1,97 @@
+/**
+ * The event loop while an existing store opens, repairs, rebuilds and closes: the open
+ * section's stall rows (bench/open.bench.ts) taken on a store already on disk, so a large
+ * one (10^6 spans, ingested once) is measured without ingesting it again.
+ *
+ *   node --expose-gc build/bench-dist/bench/open-store.js --store PATH [--ops open,repair,rebuild] [--json FILE]
+ *
+ * PATH is copied first (opening may rewrite index files and a repair rewrites all of them):
+ * the copy is what is opened, and removed at the end. For each operation the longest
+ * event-loop stall (perf_hooks.monitorEventLoopDelay, 1 ms resolution), the p99 and the wall
+ * time are printed; with `--json` they are written there as well.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SpanStore } from '../src/index.js';
+import { withLoopDelay } from './lib.js';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string' },
+    ops: { type: 'string', default: 'open,repair,rebuild' },
+    json: { type: 'string' },
+    work: { type: 'string' },
+    late: { type: 'string' },
+  },
+});
+if (values.store === undefined) throw new Error('--store PATH: the store to open (it is copied first)');
+const ops = new Set(values.ops!.split(','));
+const work = fs.mkdtempSync(path.join(values.work ?? os.tmpdir(), 'spanguard-open-store-'));
+const dir = path.join(work, 'store');
+fs.cpSync(values.store, dir, { recursive: true });
+
+interface Row {
+  op: string;
+  maxMs: number;
+  p99Ms: number;
+  wallMs: number;
+}
+const rows: Row[] = [];
+// --late FILE: every turn of the loop that ran more than LATE_MS late, with the operation it
+// fell in and its bounds on the monotonic clock in microseconds (the clock of a --cpu-prof
+// profile's samples), so the calls it was spent in can be read from the profile.
+const LATE_MS = 20;
+const late: { op: string; fromUs: number; toUs: number; ms: number }[] = [];
+let current = 'start';
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+let last = nowUs();
+const ticker = setInterval(() => {
+  const t = nowUs();
+  if (t - last > (LATE_MS + 1) * 1000) late.push({ op: current, fromUs: last, toUs: t, ms: (t - last) / 1000 });
+  last = t;
+}, 1);
+
+/** Runs one operation under the loop-delay monitor and prints its row. */
+async function measure<T>(op: string, fn: () => Promise<T>): Promise<T> {
+  current = op;
+  const [r, d] = await withLoopDelay(fn);
+  current = `between operations (after ${op})`;
+  rows.push({ op, maxMs: d.maxMs, p99Ms: d.p99Ms, wallMs: d.wallMs });
+  console.log(`${op.padEnd(44)} stall max ${d.maxMs.toFixed(1).padStart(8)} ms  p99 ${d.p99Ms.toFixed(1).padStart(7)} ms  wall ${d.wallMs.toFixed(0).padStart(8)} ms`);
+  return r;
+}
+const settle = () => new Promise((r) => setTimeout(r, 200));
+
+try {
+  if (ops.has('open')) {
+    const s = await measure('SpanStore.open', () => SpanStore.open(dir, { durability: 'none' }));
+    const lag = s.stats().indexLag;
+    if (lag !== null) console.log(`  index lag after open: ${JSON.stringify(lag)}`);
+    await measure('close() after open', () => s.close());
+    await settle();
+  }
+  if (ops.has('repair')) {
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    await s.catchUp();
+    const rep = await measure('repair()', () => s.repair());
+    console.log(`  rebuilt ${rep.rebuilt.join(', ')}; audit ${rep.audit.passed ? 'passed' : 'FAILED'} (${rep.audit.checked} facts)`);
+    await measure('close() after repair', () => s.close());
+    await settle();
+  }
+  if (ops.has('rebuild')) {
+    fs.rmSync(path.join(dir, 'index'), { recursive: true, force: true });
+    const s = await measure('open with index/ removed, until catchUp()', async () => {
+      const store = await SpanStore.open(dir, { durability: 'none' });
+      await store.catchUp();
+      return store;
+    });
+    await measure('close() after the rebuilding open', () => s.close());
+  }
+} finally {
+  clearInterval(ticker);
+  fs.rmSync(work, { recursive: true, force: true });
+}
+if (values.late !== undefined) fs.writeFileSync(values.late, `${JSON.stringify(late, null, 1)}\n`);
+if (values.json !== undefined) fs.writeFileSync(values.json, `${JSON.stringify({ store: values.store, cpus: os.cpus().length, loadavg: os.loadavg(), rows }, null, 2)}\n`);
