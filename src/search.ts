@@ -272,14 +272,20 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     // here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
     if (qv !== null) ctx.vector.searchBegin(qv, depth, kind);
     const trimmed = query.trim();
+    let verbatim = 0;
     if (trimmed.length >= 3) {
       const exact = ctx.lexical.phraseWithin(ctx.log, trimmed, kind, depth, EXACT_SCAN_BYTES);
       if (!exact.complete) exactPartial = true;
       for (const id of exact.ids) touch(id, kind).exact = true;
+      verbatim = exact.ids.length;
     }
     // A quoted command may recur across a session: every occurrence is a candidate, and
-    // the rest of the query decides among them.
-    for (const part of a.profile.quoted) {
+    // the rest of the query decides among them. Not when the whole query is held verbatim:
+    // its matches hold every quoted part and rank above them, and a span holding only a
+    // fragment (`__main__`, ` FROM `) is no better evidence than one sharing most of its
+    // words; looking such fragments up in every span of a large store costs a quote of
+    // code hundreds of milliseconds.
+    for (const part of verbatim > 0 ? [] : a.profile.quoted) {
       const quoted = ctx.lexical.phraseWithin(ctx.log, part, kind, 4096, EXACT_SCAN_BYTES);
       if (!quoted.complete) exactPartial = true;
       for (const id of quoted.ids) touch(id, kind).quoted = true;
