@@ -39,7 +39,7 @@ struct LexicalStats {
   uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
   uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
-  uint64_t phrase_scans_cut = 0;  ///< linear scans that stopped at their byte budget
+  uint64_t phrase_scans_cut = 0;       ///< linear scans that stopped at their byte budget
   /// Postings and positions of phrases' interior words decoded by phrase queries (the work
   /// the positional intersection does: postings skipped over and positions passed unread
   /// are not counted).

@@ -325,7 +325,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "phraseWithin: scanBytes must be a non-negative integer or Infinity");
       }
       bool complete = true;
-      const Napi::Value ids = PhraseIds(info, std::isfinite(budget) ? static_cast<uint64_t>(budget) : UINT64_MAX, &complete);
+      const Napi::Value ids =
+          PhraseIds(info, std::isfinite(budget) ? static_cast<uint64_t>(budget) : UINT64_MAX, &complete);
       Napi::Object out = Napi::Object::New(env);
       out.Set("ids", ids);
       out.Set("complete", Napi::Boolean::New(env, complete));
