@@ -237,6 +237,12 @@ export interface NativeLexicalIndex {
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
   /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
   phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
+  /**
+   * `phrase`, except that a phrase the index cannot narrow (no word character) is checked
+   * against the newest texts only, until `scanBytes` bytes of text have been read; `complete`
+   * is false when older texts went unread (every other phrase is answered in full).
+   */
+  phraseWithin(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number, scanBytes: number): { ids: Float64Array; complete: boolean };
   /** 1 where span `ids[i]` is among `phrase(phrases[i])`'s answers (postings seeked to that span, text verified); one crossing per batch. */
   phraseHas(log: NativeSpanLog | LexicalTextSource, phrases: string[], ids: Float64Array, kind: number): Uint8Array;
   /** The tokenizer's output, for tests and debugging. */

@@ -62,6 +62,14 @@ export function analyzedPart(query: string): string {
   return query;
 }
 
+/**
+ * Bytes of text the exact-phrase path reads, per kind, for a query the index cannot narrow (no
+ * word character at all: a rule of box drawing, `|  |`), newest spans first. Such a query
+ * would otherwise be checked against every stored text (≈ 400 MB at 10^6 spans, a second);
+ * past the budget the search says so (`exactPartial`), and `findExact` still reads them all.
+ */
+export const EXACT_SCAN_BYTES = 4 << 20;
+
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
 /** Candidates read and judged per namespace. */
@@ -256,16 +264,32 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     }
   };
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
+  // A verbatim part the index could not narrow was checked against the newest texts only.
+  let exactPartial = false;
   for (const name of kinds) {
     const kind = RecordKind[name];
     // The vector search runs on the index's helper thread while the lexical lookups below run
     // here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
     if (qv !== null) ctx.vector.searchBegin(qv, depth, kind);
     const trimmed = query.trim();
-    if (trimmed.length >= 3) for (const id of ctx.lexical.phrase(ctx.log, trimmed, kind, depth)) touch(id, kind).exact = true;
+    let verbatim = 0;
+    if (trimmed.length >= 3) {
+      const exact = ctx.lexical.phraseWithin(ctx.log, trimmed, kind, depth, EXACT_SCAN_BYTES);
+      if (!exact.complete) exactPartial = true;
+      for (const id of exact.ids) touch(id, kind).exact = true;
+      verbatim = exact.ids.length;
+    }
     // A quoted command may recur across a session: every occurrence is a candidate, and
-    // the rest of the query decides among them.
-    for (const part of a.profile.quoted) for (const id of ctx.lexical.phrase(ctx.log, part, kind, 4096)) touch(id, kind).quoted = true;
+    // the rest of the query decides among them. Not when the whole query is held verbatim:
+    // its matches hold every quoted part and rank above them, and a span holding only a
+    // fragment (`__main__`, ` FROM `) is no better evidence than one sharing most of its
+    // words; looking such fragments up in every span of a large store costs a quote of
+    // code hundreds of milliseconds.
+    for (const part of verbatim > 0 ? [] : a.profile.quoted) {
+      const quoted = ctx.lexical.phraseWithin(ctx.log, part, kind, 4096, EXACT_SCAN_BYTES);
+      if (!quoted.complete) exactPartial = true;
+      for (const id of quoted.ids) touch(id, kind).quoted = true;
+    }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
     const lex = ctx.lexical.search(bm25, depth, kind, tmin, tmax);
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
@@ -426,7 +450,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       h.verdict = v;
       h.trustExactRecall = false;
     }
-    return { hits, miss: true, missReason: 'summary-only', verdict: v, trustExactRecall: false };
+    return { hits, miss: true, missReason: 'summary-only', verdict: v, trustExactRecall: false, ...(exactPartial ? { exactPartial } : {}) };
   }
   return {
     hits,
@@ -435,5 +459,6 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     ...(missInfo?.detail ? { missDetail: missInfo.detail } : {}),
     verdict: verdictState,
     trustExactRecall: trust,
+    ...(exactPartial ? { exactPartial } : {}),
   };
 }

@@ -107,6 +107,12 @@ constexpr float kK1 = 1.2f;
 constexpr uint32_t kAffixFilterMinDf = 512;
 // Phrase: a cut last word whose prefix matches at most this many terms is position-checked.
 constexpr size_t kMaxTailTerms = 32;
+/// Interior words of a phrase whose postings are walked (the rarest): once that many of its
+/// words line up in a document, the text verification (one memmem over the span) is cheaper
+/// than seeking the commoner words' lists there, and it decides anyway. A 30-word quote of
+/// words every trajectory's prompt shares would otherwise seek 30 lists at each of thousands
+/// of documents.
+constexpr size_t kMaxPhraseCursors = 4;
 constexpr float kB = 0.75f;
 // BM25 query-term selection (bm25.cpp SelectTerms, docs/LEXICAL_FORMAT.md "Query algorithms").
 constexpr size_t kSelectMinTerms = 6;

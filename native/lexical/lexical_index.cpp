@@ -216,6 +216,7 @@ LexicalStats LexicalIndex::Stats() const {
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
   s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double);
   s.phrase_fallback_scans = phrase_fallback_scans_;
+  s.phrase_scans_cut = phrase_scans_cut_;
   s.phrase_postings_decoded = phrase_postings_decoded_;
   s.phrase_positions_decoded = phrase_positions_decoded_;
   s.bm25_accumulated = bm25_accumulated_;

@@ -39,6 +39,7 @@ struct LexicalStats {
   uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
   uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
+  uint64_t phrase_scans_cut = 0;       ///< linear scans that stopped at their byte budget
   /// Postings and positions of phrases' interior words decoded by phrase queries (the work
   /// the positional intersection does: postings skipped over and positions passed unread
   /// are not counted).
@@ -112,8 +113,14 @@ class LexicalIndex {
   /// Words cut by the phrase's ends are matched by prefix/suffix against two sorted
   /// term-id arrays (8 bytes per term, saved with the index and read back at open, built on
   /// first need otherwise; see docs/LEXICAL_FORMAT.md "Exact phrase").
+  /// A phrase the index cannot narrow (no word character: `───╮`, `|  |`) is verified against
+  /// every text of the namespace, oldest first; with `scan_bytes` set, against the newest
+  /// texts only, until `scan_bytes` bytes of text have been read (the text that crosses the
+  /// budget is still read) or `limit` newest matches are found, and `*complete` is false when
+  /// the budget left older texts unread. Every other phrase is answered in full and sets
+  /// `*complete` true.
   void Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
-              std::vector<uint64_t>* ids);
+              std::vector<uint64_t>* ids, uint64_t scan_bytes = UINT64_MAX, bool* complete = nullptr);
 
   /// Whether span `span_id` of `kind` is among Phrase(`phrase`)'s answers: the question an
   /// anchor probe asks ("does the index return this very span for its own words?"). The
@@ -164,6 +171,7 @@ class LexicalIndex {
   Namespace* raw_ = nullptr;
   Namespace* summary_ = nullptr;
   uint64_t phrase_fallback_scans_ = 0;
+  uint64_t phrase_scans_cut_ = 0;
   uint64_t phrase_postings_decoded_ = 0;
   uint64_t phrase_positions_decoded_ = 0;
   uint64_t bm25_accumulated_ = 0;

@@ -187,11 +187,33 @@ class LexicalIndex::PhraseQuery {
   }
 
   // No word characters at all ("===", "  "): nothing the index holds can narrow it down.
-  // Exact answer by a linear scan of this namespace's texts.
-  void ByLinearScan() {
-    for (uint32_t d = 0; d < docs_; ++d) {
-      if (Verify(d)) return;
+  // Exact answer by a linear scan of this namespace's texts. With a byte budget, the newest
+  // texts are read first and the scan stops once the budget is spent: true when every text
+  // was read (the answer is exact), false when older ones were left unread.
+  bool ByLinearScan(uint64_t scan_bytes) {
+    if (scan_bytes == UINT64_MAX) {
+      for (uint32_t d = 0; d < docs_; ++d) {
+        if (Verify(d)) return true;
+      }
+      return true;
     }
+    uint64_t read = 0;
+    bool complete = true;
+    for (uint32_t d = docs_; d-- > 0;) {
+      if (read >= scan_bytes) {
+        complete = false;
+        break;
+      }
+      const uint64_t span_id = n_.span_ids[d];
+      const SpanView view = ReadIndexed(source_, span_id, kind_);
+      read += view.text_len;
+      if (TextHolds(view, phrase_)) {
+        ids_->push_back(span_id);
+        if (ids_->size() >= limit_) break;
+      }
+    }
+    std::reverse(ids_->begin(), ids_->end());
+    return complete;
   }
 
  private:
@@ -249,9 +271,10 @@ class LexicalIndex::PhraseQuery {
     }
   }
 
-  // A cursor with positions per interior word, rarest (the driver) first.
+  // A cursor with positions per interior word, rarest (the driver) first; at most
+  // kMaxPhraseCursors of them (the rarest), the other words left to the text verification.
   void OpenCursors() {
-    m_ = constraints_.size();
+    m_ = std::min(constraints_.size(), kMaxPhraseCursors);
     sc_.phrase_cursors.resize(m_);
     sc_.phrase_positions.resize(m_);
     for (size_t i = 0; i < m_; ++i) {
@@ -326,7 +349,7 @@ class LexicalIndex::PhraseQuery {
   // aligned (and, with tail cursors, the cut last word's token where it belongs).
   bool AlignedAt(uint32_t d) {
     if (tail_terms_ == 0 || std::binary_search(n_.long_docs.begin(), n_.long_docs.end(), d)) {
-      return Aligned(constraints_, sc_.phrase_positions);
+      return Aligned(constraints_.data(), sc_.phrase_positions.data(), m_);
     }
     std::vector<uint32_t>& tail = sc_.tail_positions;
     tail.clear();
@@ -339,7 +362,7 @@ class LexicalIndex::PhraseQuery {
     }
     if (tail.empty()) return false;
     std::sort(tail.begin(), tail.end());
-    return Aligned(constraints_, sc_.phrase_positions, &tail, tail_offset_);
+    return Aligned(constraints_.data(), sc_.phrase_positions.data(), m_, &tail, tail_offset_);
   }
 
   // Deferred tail: every aligned start of doc `d` becomes (doc << 32 | the last word's
@@ -524,8 +547,9 @@ class LexicalIndex::PhraseQuery {
 };
 
 void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, RecordKind kind, uint64_t limit,
-                          std::vector<uint64_t>* ids) {
+                          std::vector<uint64_t>* ids, uint64_t scan_bytes, bool* complete) {
   ids->clear();
+  if (complete != nullptr) *complete = true;
   if (phrase.empty()) throw NativeError("INVALID_ARGUMENT", "phrase is empty (it would match every span)");
   Namespace& n = ns(kind);
   if (n.doc_count() == 0 || limit == 0) return;
@@ -535,7 +559,7 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
   query.FindAffixes();
   if (query.has_constraints()) {
     query.ByPositions();
-    for (size_t i = 0; i < scratch_->phrase_constraints.size(); ++i) {
+    for (size_t i = 0; i < scratch_->phrase_cursors.size(); ++i) {
       phrase_postings_decoded_ += scratch_->phrase_cursors[i].postings_decoded;
       phrase_positions_decoded_ += scratch_->phrase_cursors[i].positions_decoded;
     }
@@ -547,7 +571,10 @@ void LexicalIndex::Phrase(const SpanSource& source, std::string_view phrase, Rec
     phrase_postings_decoded_ += query.postings_decoded;
   } else {
     ++phrase_fallback_scans_;
-    query.ByLinearScan();
+    if (!query.ByLinearScan(scan_bytes)) {
+      ++phrase_scans_cut_;
+      if (complete != nullptr) *complete = false;
+    }
   }
 }
 

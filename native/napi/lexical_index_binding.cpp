@@ -114,6 +114,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::CatchUpAsync>("catchUpAsync"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
+                           InstanceMethod<&LexicalIndexWrap::PhraseWithin>("phraseWithin"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
                            InstanceMethod<&LexicalIndexWrap::Tokenize>("tokenize"),
                            InstanceMethod<&LexicalIndexWrap::Save>("save"),
@@ -308,28 +309,57 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   // the SpanLog (or a MemorySource-shaped object); `limit` ≥ 1 or Infinity.
   Napi::Value Phrase(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
+      bool complete = true;
+      return PhraseIds(info, UINT64_MAX, &complete);
+    });
+  }
+
+  // phraseWithin(source, phrase, kind, limit, scanBytes) → { ids, complete }: phrase, where
+  // a phrase the index cannot narrow reads at most scanBytes bytes of the newest texts
+  // (LexicalIndex::Phrase); complete is false when older texts went unread.
+  Napi::Value PhraseWithin(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      if (info.Length() < 4 || !info[0].IsObject()) {
-        ThrowTyped(env, "INVALID_ARGUMENT", "phrase(source, phrase, kind, limit)");
+      if (info.Length() < 5 || !info[4].IsNumber()) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseWithin(source, phrase, kind, limit, scanBytes)");
       }
-      if (!info[1].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: phrase must be a string");
-      const RecordKind kind = KindArg(env, info[2]);
-      if (!info[3].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a number");
-      const double limit = info[3].As<Napi::Number>().DoubleValue();
-      if (!(limit >= 1) || (std::isfinite(limit) && std::floor(limit) != limit)) {
-        ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a positive integer or Infinity");
+      const double budget = info[4].As<Napi::Number>().DoubleValue();
+      if (!(budget >= 0) || (std::isfinite(budget) && std::floor(budget) != budget)) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "phraseWithin: scanBytes must be a non-negative integer or Infinity");
       }
-      const std::string phrase = info[1].As<Napi::String>().Utf8Value();
-      std::unique_ptr<MemorySource> memory;
-      const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
-      const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
-      std::vector<uint64_t> ids;
-      auto held = lock_.Reader();
-      Live(env).Phrase(*source, phrase, kind, max, &ids);
-      auto out = Napi::Float64Array::New(env, ids.size());
-      for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+      bool complete = true;
+      const Napi::Value ids =
+          PhraseIds(info, std::isfinite(budget) ? static_cast<uint64_t>(budget) : UINT64_MAX, &complete);
+      Napi::Object out = Napi::Object::New(env);
+      out.Set("ids", ids);
+      out.Set("complete", Napi::Boolean::New(env, complete));
       return out;
     });
+  }
+
+  // The arguments phrase and phraseWithin share, converted, and the answer as a Float64Array.
+  Napi::Value PhraseIds(const Napi::CallbackInfo& info, uint64_t scan_bytes, bool* complete) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 4 || !info[0].IsObject()) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "phrase(source, phrase, kind, limit)");
+    }
+    if (!info[1].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: phrase must be a string");
+    const RecordKind kind = KindArg(env, info[2]);
+    if (!info[3].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a number");
+    const double limit = info[3].As<Napi::Number>().DoubleValue();
+    if (!(limit >= 1) || (std::isfinite(limit) && std::floor(limit) != limit)) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "phrase: limit must be a positive integer or Infinity");
+    }
+    const std::string phrase = info[1].As<Napi::String>().Utf8Value();
+    std::unique_ptr<MemorySource> memory;
+    const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
+    const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
+    std::vector<uint64_t> ids;
+    auto held = lock_.Reader();
+    Live(env).Phrase(*source, phrase, kind, max, &ids, scan_bytes, complete);
+    auto out = Napi::Float64Array::New(env, ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
+    return out;
   }
 
   // phraseHas(source, phrases, ids, kind) → Uint8Array: 1 where span ids[i] is among
@@ -514,6 +544,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       num("postingsBytes", s.postings_bytes);
       num("memoryBytes", s.memory_bytes);
       num("phraseFallbackScans", s.phrase_fallback_scans);
+      num("phraseScansCut", s.phrase_scans_cut);
       num("phrasePostingsDecoded", s.phrase_postings_decoded);
       num("phrasePositionsDecoded", s.phrase_positions_decoded);
       num("bm25Accumulated", s.bm25_accumulated);

@@ -167,6 +167,14 @@ export interface SearchResult {
   missDetail?: string;
   verdict: VerdictState;
   trustExactRecall: boolean;
+  /**
+   * True when the query (or a quoted part of it) holds nothing the index can narrow — no
+   * letter, digit or identifier: a rule of box drawing, `|  |` — and the store holds more text
+   * than the exact-phrase path reads for such a query (EXACT_SCAN_BYTES, newest spans first):
+   * an older span holding it verbatim may be missing from the hits, and a miss does not say
+   * it is absent. `findExact` reads every span.
+   */
+  exactPartial?: boolean;
 }
 
 export interface StoreStats {

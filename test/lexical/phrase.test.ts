@@ -235,6 +235,70 @@ describe('phrase of common words: interior words checked one at a time', () => {
   });
 });
 
+describe('phrase of many interior words: only the rarest are walked, the text decides the rest', () => {
+  // 2,000 docs of the same 14 words in the same order: every interior word lines up at every
+  // doc. Every 7th doc has its 11th word changed, which only the text (or that word's list)
+  // tells apart.
+  const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima', 'mike', 'november'];
+  const texts = Array.from({ length: 2000 }, (_, i) => (i % 7 === 3 ? words.map((w, j) => (j === 10 ? 'kiwi' : w)) : words).join(' '));
+  const docs = asDocs(texts);
+  const { ix, src } = indexOf(docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+
+  it('answers as a brute-force scan, with postings decoded for four words per doc, not twelve', () => {
+    const whole = ` ${words.slice(1, 13).join(' ')} `;
+    const postings = ix.stats().phrasePostingsDecoded as number;
+    const hits = phrase(ix, src, whole);
+    expect(hits).toEqual(brute(whole));
+    expect(hits).not.toContain(3);
+    // 12 interior words × 2,000 docs are in the lists; the four rarest (all as common here)
+    // are read at each doc, the other eight left to the text.
+    expect((ix.stats().phrasePostingsDecoded as number) - postings).toBeLessThanOrEqual(4 * texts.length);
+    expect(phrase(ix, src, whole, 1, 5)).toEqual(brute(whole).slice(0, 5));
+  });
+});
+
+describe('phraseWithin: a phrase with no word character reads the newest texts within a byte budget', () => {
+  // 200 texts of 100 bytes (ASCII); a rule of separators in every 10th.
+  const rule = '='.repeat(20);
+  const texts = Array.from({ length: 200 }, (_, i) => (i % 10 === 4 ? `| ${rule} |` : `line ${i} of the log`).padEnd(100, '.'));
+  const docs = asDocs(texts);
+  const { ix, src } = indexOf(docs);
+  const brute = (p: string) => docs.filter((d) => d.text.includes(p)).map((d) => d.id);
+  const within = (p: string, limit: number, bytes: number) => {
+    const r = ix.phraseWithin(src as never, p, 1, limit, bytes);
+    return { ids: Array.from(r.ids), complete: r.complete };
+  };
+
+  it('stops after the budget, newest first, and says the answer is not complete', () => {
+    const p = `| ${rule}`;
+    const cut = ix.stats().phraseScansCut as number;
+    // 1,000 bytes: the newest 10 texts (190..199), of which 194 holds it.
+    expect(within(p, Infinity, 1000)).toEqual({ ids: [194], complete: false });
+    // 2,500 bytes: the newest 25 texts (175..199): 184 and 194.
+    expect(within(p, Infinity, 2500)).toEqual({ ids: [184, 194], complete: false });
+    expect(ix.stats().phraseScansCut).toBe(cut + 2);
+    // The limit keeps the newest matches; reaching it is not a cut (the caller asked for no more).
+    expect(within(p, 1, 5000)).toEqual({ ids: [194], complete: true });
+  });
+
+  it('with a budget as large as the texts, or Infinity, answers as phrase does', () => {
+    const p = `${rule} |`;
+    expect(within(p, Infinity, 200 * 100)).toEqual({ ids: brute(p), complete: true });
+    expect(within(p, Infinity, Infinity)).toEqual({ ids: brute(p), complete: true });
+    expect(within(p, 3, Infinity)).toEqual({ ids: brute(p).slice(0, 3), complete: true });
+  });
+
+  it('a phrase with a word is answered in full whatever the budget', () => {
+    expect(within('line 17 of', Infinity, 0)).toEqual({ ids: [17], complete: true });
+  });
+
+  it('rejects a budget that is not a non-negative integer', () => {
+    expect(() => ix.phraseWithin(src as never, '===', 1, 10, -1)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => ix.phraseWithin(src as never, '===', 1, 10, 1.5)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
+
 describe('phraseHas of a phrase with no interior word: the span decides, not the dictionary', () => {
   // 3,000 docs, each with its own term ending in "x" and its own number starting with "1":
   // the affix ranges of `x = 1` hold 3,000 terms each. Some docs say it exactly.
