@@ -6,7 +6,8 @@
  * snapshot; memory and bytes on disk per vector.
  *
  *   npx tsc -p tsconfig.bench.json && node --expose-gc build/bench-dist/bench/vector-scale.bench.js --scale 1e6
- *   (--scale 1e7: about half an hour on 2 cores; --queries N, default 300)
+ *   (--scale 1e7: about half an hour on 2 cores; --queries N, default 300; --sweep: the lists'
+ *   share of the true top-10 when probing 1/64 … 1/2 of the rows, one reopen each)
  *
  * Vectors: the built-in embedder (256 dims) over the bench's spans (bench/data.ts: real turns,
  * then the transcript generator), embedded on two worker threads and added in chunks, so the
@@ -36,7 +37,15 @@ const RAW = 1;
 const CHUNK = 100_000; // generator chunk (own seed), and the add batch
 const BASE = 1_000_000; // spans taken from loadData; the rest from generator chunks
 /** The store's vector options (src/store/options.ts vectorOptions), with partitioning opted in from 131,072 rows. */
-const STORE_OPTS = { dims: DIMS, scalar: 'f16' as const, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, partitionAbove: 131_072 };
+const STORE_OPTS = {
+  dims: DIMS,
+  scalar: 'f16' as const,
+  exactBelow: 2_500,
+  ann: 'binary' as const,
+  rerankMin: 1024,
+  rerankShare: 1 / 128,
+  partitionAbove: 131_072,
+};
 
 /** Text of generated span `i` (i ≥ BASE): chunk k = floor((i − BASE) / CHUNK) has its own seed. */
 function chunkTexts(k: number): string[] {
@@ -61,7 +70,10 @@ if (!isMainThread) {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { scale: { type: 'string', default: '1e6' }, queries: { type: 'string', default: '300' } }, strict: true });
+  const { values } = parseArgs({
+    options: { scale: { type: 'string', default: '1e6' }, queries: { type: 'string', default: '300' }, sweep: { type: 'boolean', default: false } },
+    strict: true,
+  });
   const N = Math.round(Number(values.scale));
   const Q = Math.round(Number(values.queries));
   if (!(N >= 1e4 && N <= 1e7)) throw new Error(`--scale: ${values.scale} is not between 1e4 and 1e7`);
@@ -71,7 +83,7 @@ async function main(): Promise<void> {
   const native = addon();
   const rssBefore = process.memoryUsage().rss;
   try {
-    await run(ctx, N, Q, native);
+    await run(ctx, N, Q, native, values.sweep === true);
   } catch (e) {
     ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
     console.error(e);
@@ -79,7 +91,7 @@ async function main(): Promise<void> {
     cleanup(ctx);
   }
   const out = {
-    command: `node build/bench-dist/bench/vector-scale.bench.js --scale ${values.scale}${values.queries !== '300' ? ` --queries ${values.queries}` : ''}`,
+    command: `node build/bench-dist/bench/vector-scale.bench.js --scale ${values.scale}${values.queries !== '300' ? ` --queries ${values.queries}` : ''}${values.sweep ? ' --sweep' : ''}`,
     scale: N,
     quick: false,
     sections: ['vector-scale'],
@@ -135,7 +147,7 @@ function measure(
   return { p50: pct(times, 0.5), p99: pct(times, 0.99), recall: truth ? hits / (10 * qs.length) : 1, answers };
 }
 
-async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof addon>): Promise<void> {
+async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof addon>, sweep: boolean): Promise<void> {
   const data = loadData(Math.min(N, BASE));
   const baseTexts = data.spans.map((s) => s.text);
   ctx.info.data = { spans: N, real: data.real, generated: N - data.real, sources: [...data.sources, ...(N > BASE ? ['generator chunks'] : [])] };
@@ -283,7 +295,7 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     figure(ctx, {
       group: 'vector',
       key: `vector.scale.ivf.${key}`,
-      label: `top-10 partitioned (nearest lists to max(65,536, N/4) rows; pool max(1024, probed/128)), ${name} (r=${ivf.recall.toFixed(3)})`,
+      label: `top-10 partitioned (nearest lists to max(65,536, N/4) rows; pool max(1024, N/128)), ${name} (r=${ivf.recall.toFixed(3)})`,
       value: ivf.p50,
       p99: ivf.p99,
       unit: 'µs',
@@ -341,5 +353,44 @@ async function run(ctx: Ctx, N: number, Q: number, native: ReturnType<typeof add
     better: 'lower',
   });
   ix.close();
+
+  // ---- where the partitioned search loses recall: the lists, or the pool -------------------
+  // The same snapshot with every probed row reranked exactly: its recall is the share of the
+  // true top-10 that lie in the lists probed (what the partition can find at all); the
+  // unpartitioned scan's recall above is what the pool loses by itself.
+  ix = new native.VectorIndex(dir, { ...STORE_OPTS, rerankMin: 1e7, readOnly: true });
+  for (const [name, qs] of sets) {
+    const all = measure(ix, qs, truths.get(name)!);
+    figure(ctx, {
+      group: 'vector',
+      key: `vector.scale.ivf-lists.${name === sets[0]![0] ? 'quotes' : 'questions'}`,
+      label: `top-10 partitioned, every probed row reranked exactly (recall = the probed lists' share of the true top-10), ${name} (r=${all.recall.toFixed(3)})`,
+      value: all.p50,
+      p99: all.p99,
+      unit: 'µs',
+      better: 'lower',
+    });
+  }
+  ix.close();
+  // --sweep: the same with the nearest lists taken to 1/64 … 1/2 of the rows (one open each).
+  if (sweep) {
+    for (const share of [1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 2]) {
+      ix = new native.VectorIndex(dir, { ...STORE_OPTS, rerankMin: 1e7, probeMin: 1, probeShare: share, readOnly: true });
+      for (const [name, qs] of sets) {
+        const all = measure(ix, qs, truths.get(name)!);
+        const key = name === sets[0]![0] ? 'quotes' : 'questions';
+        figure(ctx, {
+          group: 'vector',
+          key: `vector.scale.ivf-lists.${key}.1/${Math.round(1 / share)}`,
+          label: `top-10 partitioned, lists to 1/${Math.round(1 / share)} of the rows, every probed row reranked exactly, ${name} (r=${all.recall.toFixed(3)})`,
+          value: all.p50,
+          p99: all.p99,
+          unit: 'µs',
+          better: 'lower',
+        });
+      }
+      ix.close();
+    }
+  }
   ctx.info.vectorScale = { lists: st.listsRaw, distinct, saveMs, openMs, vectorsBin, snapshot: snap, memoryBytes: memory, options: STORE_OPTS };
 }

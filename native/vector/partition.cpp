@@ -305,9 +305,13 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
     probed += rows.size();
   }
 
-  // The pool: the smallest Hamming distances, ties at the cut by row order.
+  // The pool: the smallest Hamming distances, ties at the cut by row order. As large as the
+  // unpartitioned scan's, a share of the namespace and not of the rows probed: the probed
+  // rows are the ones nearest the query, so a neighbour's Hamming rank among them is about its
+  // rank among all rows, and a pool cut to the probed share loses it (at 10^6, probing a
+  // quarter: recall@10 0.92 with a pool of probed / 128, 0.967 with size / 128).
   size_t pool = std::max<size_t>(options_.rerank_min,
-                                 static_cast<size_t>(std::ceil(static_cast<double>(probed) * options_.rerank_share)));
+                                 static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
   pool = std::max(pool, wanted);
   size_t kept = probed;
   if (pool < probed) {

@@ -13,7 +13,7 @@ const dims = 32;
 const N = 6000;
 /** 6,000 rows: 64 lists. */
 const base = { dims, scalar: 'f16' as const, exactBelow: 0, ann: 'binary' as const, partitionAbove: 4096, rerankMin: 128 };
-type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; rerankShare?: number };
+type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; rerankShare?: number; readOnly?: boolean };
 
 const open = (dir: string, o: Opts = {}): NativeVectorIndex => new native.VectorIndex(dir, { ...base, probeMin: 256, probeShare: 0.08, ...o });
 
@@ -96,6 +96,29 @@ describe('partitions: a query scans only the nearest lists, and keeps recall@10 
     const all = open(dir, { probeMin: 1, probeShare: 1, rerankMin: 1e7 });
     expect(recallVsExact(all, nearQueries(m, dims, 50, 0.1, 6), 50)).toBe(1);
     all.close();
+  });
+});
+
+describe('partitions: the rerank pool is a share of the namespace, not of the rows probed', () => {
+  it('a pool of size × rerankShare covering the probed rows: the answers of reranking every probed row', () => {
+    const { dir, m, ix } = built();
+    ix.save();
+    ix.close();
+    // ~8% probed (~500 rows of 6,000, whole lists); the pool max(16, 6,000 × 0.2) = 1,200 takes
+    // them all. Cut to the probed share it would be ~100 of them, picked by Hamming distance.
+    const pooled = open(dir, { rerankMin: 16, rerankShare: 0.2, readOnly: true });
+    const every = open(dir, { rerankMin: 1e7, readOnly: true });
+    expect(pooled.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64 });
+    const queries = nearQueries(m, dims, 200, 0.3, 9);
+    let differ = 0;
+    for (let q = 0; q < 200; q++) {
+      const a = pooled.search(row(queries, q, dims), 10, RAW);
+      const b = every.search(row(queries, q, dims), 10, RAW);
+      differ += Array.from(a.ids).join() === Array.from(b.ids).join() ? 0 : 1;
+    }
+    expect(differ).toBe(0);
+    pooled.close();
+    every.close();
   });
 });
 
