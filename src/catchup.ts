@@ -11,8 +11,8 @@
  * so that the copy takes about {@link COPY_MS} (a cold log's pages fault in as they are
  * read), up to {@link MAX_SLICE_BYTES} (what one job holds in memory, and what a close
  * waits for). A job always indexes at least one record, so a backlog always moves. The two
- * indexes' jobs run side by side on the pool; their copies are taken in separate turns of
- * the event loop.
+ * indexes' jobs run side by side on the pool; after a long backlog their copies are taken in
+ * separate turns of the event loop.
  */
 import type { NativeEmbedder, NativeLexicalIndex, NativeSpanLog, NativeVectorIndex } from './native.js';
 
@@ -24,6 +24,13 @@ export const SLICE_MS = 8;
 export const MIN_SLICE_BYTES = 4 << 10;
 /** Most bytes of text one job is given. */
 export const MAX_SLICE_BYTES = 4 << 20;
+/**
+ * A round whose lexical backlog is longer than this many ids copies the vector index's slice in
+ * a turn of the loop of its own. A shorter one (a burst of appends: at most a few hundred
+ * records, a copy of well under a millisecond) starts both jobs in one turn, so a burst's
+ * indexing starts beside its fdatasync instead of a turn after it.
+ */
+export const SEPARATE_COPIES_ABOVE = 1024;
 /** The first job of an index whose copy cost is not measured yet. */
 const FIRST_SLICE_BYTES = 256 << 10;
 
@@ -134,13 +141,14 @@ export async function catchUpInSlices(
         }),
       );
     };
-    // Each job's copy runs on this thread: the second one in a turn of the loop of its own, so
-    // a turn carries one copy, not two. The round is announced before that turn (a save or a
-    // repair waits for it from then on, and cannot take the index between the two starts).
+    // Each job's copy runs on this thread: after a long lexical backlog, the second one in a
+    // turn of the loop of its own, so a turn carries one large copy, not two. The round is
+    // announced before that turn (a save or a repair waits for it from then on, and cannot take
+    // the index between the two starts).
     const round = (async () => {
       if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
       if (vecFrom < next) {
-        if (jobs.length > 0) await yieldToLoop();
+        if (jobs.length > 0 && next - lexFrom > SEPARATE_COPIES_ABOVE) await yieldToLoop();
         start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
       }
       return Promise.allSettled(jobs);

@@ -279,7 +279,11 @@ export class Indexes {
       this.staged = new Promise<void>((resolve) =>
         setImmediate(() => {
           this.staged = null;
-          void this.join().then(resolve);
+          // A close that began after the burst was staged (its appends failed, or settled
+          // before this phase) has stopped the catch-up and may have released the indexes: the
+          // next open catches up whatever was staged.
+          if (this.stopped) resolve();
+          else void this.join().then(resolve);
         }),
       );
     }

@@ -108,3 +108,22 @@ describe('a burst of group appends is indexed beside its fdatasync', () => {
     expect(events.slice(events.lastIndexOf('indexed', save), save)).toContain('flush');
   });
 });
+
+describe('a close that begins after a burst was staged starts no catch-up on released indexes', () => {
+  it('a refused batch followed at once by close leaves no rejection behind', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const s = await SpanStore.open(tmpDir(), { durability: 'group', maxTextBytes: 1024 });
+      const refused = s.appendMany([turn(0), { turn: 3, role: 'tool', text: 'x'.repeat(1025) }]);
+      await expect(refused).rejects.toMatchObject({ code: 'TEXT_TOO_LARGE' });
+      await s.close();
+      // The staged catch-up's check phase, and a few turns after it.
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
