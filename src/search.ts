@@ -435,7 +435,8 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   };
   const hits = [...pick(RecordKind.raw, rawDecision), ...pick(RecordKind.summary, summaryDecision)].slice(0, k);
   const rawMatched = !rawDecision.miss && kinds.includes('raw');
-  const miss = kinds.includes('raw') ? rawDecision.miss : summaryDecision.miss;
+  // A partial verbatim scan read only the newest texts: it cannot say an older one lacks the query.
+  const miss = (kinds.includes('raw') ? rawDecision.miss : summaryDecision.miss) && !exactPartial;
   const missInfo = miss ? (kinds.includes('raw') ? rawDecision : summaryDecision) : null;
   if (options.expect === 'raw' && !rawMatched && !summaryDecision.miss && !ctx.readOnly) {
     await ctx.recordEvent({

@@ -8,6 +8,8 @@ import { EXACT_SCAN_BYTES } from '../../src/search.js';
 import { tmpDir } from '../helpers/data.js';
 
 const RULE = `| ${'='.repeat(40)} |`;
+/** Held only by the oldest span with a rule, past the budget. */
+const OLD_RULE = `+${'-'.repeat(40)}+`;
 const FILLER = 4096;
 
 let store: SpanStore;
@@ -23,7 +25,7 @@ beforeAll(async () => {
   const turns: TurnInput[] = [];
   for (let i = 0; i < n; i++) {
     const head = `step ${i}: the build log of module m${i} follows`;
-    const text = i === 3 || i === n - 5 ? `${head}\n${RULE}\n` : `${head}\n`;
+    const text = i === 3 ? `${head}\n${RULE}\n${OLD_RULE}\n` : i === n - 5 ? `${head}\n${RULE}\n` : `${head}\n`;
     turns.push({ turn: i + 1, role: 'tool', text: text.padEnd(FILLER, ' .') });
   }
   const ids = await store.appendMany(turns);
@@ -43,6 +45,13 @@ describe('a query with nothing indexable', () => {
     expect(r.hits.find((h) => h.spanId === newId)?.via).toBe('exact');
     // Every stored span, by the exhaustive path.
     expect(store.findExact(RULE).map((h) => h.spanId)).toEqual([oldId, newId]);
+  });
+
+  it('claims no miss for what it may not have read', async () => {
+    const r = await store.search(OLD_RULE, { k: 10 });
+    expect(r.exactPartial).toBe(true);
+    expect(r.miss).toBe(false);
+    expect(store.findExact(OLD_RULE).map((h) => h.spanId)).toEqual([oldId]);
   });
 
   it('a quoted part with nothing indexable is bounded the same way', async () => {
