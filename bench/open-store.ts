@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SpanStore } from '../src/index.js';
-import { withLoopDelay } from './lib.js';
+import { machine, withLoopDelay } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +28,8 @@ const { values } = parseArgs({
 });
 if (values.store === undefined) throw new Error('--store PATH: the store to open (it is copied first)');
 const ops = new Set(values.ops!.split(','));
+// The machine and its load when the run starts: a loaded machine's stalls are not comparable.
+const startedOn = machine();
 const work = fs.mkdtempSync(path.join(values.work ?? os.tmpdir(), 'spanguard-open-store-'));
 const dir = path.join(work, 'store');
 fs.cpSync(values.store, dir, { recursive: true });
@@ -59,7 +61,9 @@ async function measure<T>(op: string, fn: () => Promise<T>): Promise<T> {
   const [r, d] = await withLoopDelay(fn);
   current = `between operations (after ${op})`;
   rows.push({ op, maxMs: d.maxMs, p99Ms: d.p99Ms, wallMs: d.wallMs });
-  console.log(`${op.padEnd(44)} stall max ${d.maxMs.toFixed(1).padStart(8)} ms  p99 ${d.p99Ms.toFixed(1).padStart(7)} ms  wall ${d.wallMs.toFixed(0).padStart(8)} ms`);
+  console.log(
+    `${op.padEnd(44)} stall max ${d.maxMs.toFixed(1).padStart(8)} ms  p99 ${d.p99Ms.toFixed(1).padStart(7)} ms  wall ${d.wallMs.toFixed(0).padStart(8)} ms`,
+  );
   return r;
 }
 const settle = () => new Promise((r) => setTimeout(r, 200));
@@ -94,4 +98,8 @@ try {
   fs.rmSync(work, { recursive: true, force: true });
 }
 if (values.late !== undefined) fs.writeFileSync(values.late, `${JSON.stringify(late, null, 1)}\n`);
-if (values.json !== undefined) fs.writeFileSync(values.json, `${JSON.stringify({ store: values.store, cpus: os.cpus().length, loadavg: os.loadavg(), rows }, null, 2)}\n`);
+if (values.json !== undefined)
+  fs.writeFileSync(
+    values.json,
+    `${JSON.stringify({ command: `node --expose-gc build/bench-dist/bench/open-store.js ${process.argv.slice(2).join(' ')}`, store: values.store, machine: startedOn, loadavgAtEnd: os.loadavg(), rows }, null, 2)}\n`,
+  );
