@@ -8,14 +8,18 @@
  * PATH is copied first (opening may rewrite index files and a repair rewrites all of them):
  * the copy is what is opened, and removed at the end. For each operation the longest
  * event-loop stall (perf_hooks.monitorEventLoopDelay, 1 ms resolution), the p99 and the wall
- * time are printed; with `--json` they are written there as well.
+ * time are printed, and written as a run of their own to bench/results/bench-<N>-open-store.json
+ * (N: the store's span count, rounded to a power of ten), which RESULTS.md renders with a check
+ * per operation against the 50 ms bound; with `--json` the raw rows are written there as well.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SpanStore } from '../src/index.js';
-import { machine, withLoopDelay } from './lib.js';
+import { addon, packageRoot } from '../src/native.js';
+import { check, cleanup, figure, machine, makeCtx, runRecord, withLoopDelay } from './lib.js';
+import { writeResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +34,9 @@ if (values.store === undefined) throw new Error('--store PATH: the store to open
 const ops = new Set(values.ops!.split(','));
 // The machine and its load when the run starts: a loaded machine's stalls are not comparable.
 const startedOn = machine();
+const t0 = performance.now();
+/** Ids the store holds (spans and records), read at the first open. */
+let spans = 0;
 const work = fs.mkdtempSync(path.join(values.work ?? os.tmpdir(), 'spanguard-open-store-'));
 const dir = path.join(work, 'store');
 fs.cpSync(values.store, dir, { recursive: true });
@@ -71,6 +78,7 @@ const settle = () => new Promise((r) => setTimeout(r, 200));
 try {
   if (ops.has('open')) {
     const s = await measure('SpanStore.open', () => SpanStore.open(dir, { durability: 'none' }));
+    spans = s.stats().nextId;
     const lag = s.stats().indexLag;
     if (lag !== null) console.log(`  index lag after open: ${JSON.stringify(lag)}`);
     await measure('close() after open', () => s.close());
@@ -79,6 +87,7 @@ try {
   if (ops.has('repair')) {
     const s = await SpanStore.open(dir, { durability: 'none' });
     await s.catchUp();
+    spans ||= s.stats().nextId;
     const rep = await measure('repair()', () => s.repair());
     console.log(`  rebuilt ${rep.rebuilt.join(', ')}; audit ${rep.audit.passed ? 'passed' : 'FAILED'} (${rep.audit.checked} facts)`);
     await measure('close() after repair', () => s.close());
@@ -89,6 +98,7 @@ try {
     const s = await measure('open with index/ removed, until catchUp()', async () => {
       const store = await SpanStore.open(dir, { durability: 'none' });
       await store.catchUp();
+      spans ||= store.stats().nextId;
       return store;
     });
     await measure('close() after the rebuilding open', () => s.close());
@@ -103,3 +113,35 @@ if (values.json !== undefined)
     values.json,
     `${JSON.stringify({ command: `node --expose-gc build/bench-dist/bench/open-store.js ${process.argv.slice(2).join(' ')}`, store: values.store, machine: startedOn, loadavgAtEnd: os.loadavg(), rows }, null, 2)}\n`,
   );
+
+// The run as RESULTS.md renders it: one figure and one check per operation.
+const scale = 10 ** Math.round(Math.log10(Math.max(1, spans)));
+const ctx = makeCtx(scale, false);
+try {
+  for (const r of rows) {
+    figure(ctx, {
+      group: 'open',
+      key: `store.${r.op.replace(/[^a-z]+/gi, '-').toLowerCase()}`,
+      label: `longest event-loop stall on a copy of an existing store of ${spans} ids: ${r.op}`,
+      value: r.maxMs,
+      unit: 'ms',
+      better: 'lower',
+      note: `the operation took ${r.wallMs.toFixed(1)} ms; loop delay p99 ${r.p99Ms.toFixed(1)} ms; target ≤ 50 ms at 10^6`,
+    });
+    check(ctx, `event-loop stall within 50 ms: ${r.op}`, r.maxMs <= 50, `longest stall ${r.maxMs.toFixed(1)} ms over ${r.wallMs.toFixed(0)} ms`);
+  }
+  const out = runRecord(ctx, {
+    command: `node --expose-gc build/bench-dist/bench/open-store.js ${process.argv.slice(2).join(' ')}`,
+    scale,
+    sections: ['open-store'],
+    start: startedOn,
+    simd: addon().simdIsa(),
+    t0,
+  });
+  const results = path.join(packageRoot, 'bench', 'results');
+  fs.mkdirSync(results, { recursive: true });
+  fs.writeFileSync(path.join(results, `bench-${scale.toExponential(0).replace('+', '')}-open-store.json`), JSON.stringify(out, null, 2));
+  writeResults(results, path.join(packageRoot, 'bench', 'RESULTS.md'));
+} finally {
+  cleanup(ctx);
+}
