@@ -282,23 +282,24 @@ inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& 
   return std::make_shared<CopiedSlice>(source, r.from, r.end, r.max_bytes);
 }
 
-/// The lock between an index's pool catch-up (the one writer) and the JS thread's reads
-/// (search, phrase, ids, stats, high water). The writer holds it for one step at a time (a
-/// few KiB of text: about a millisecond of indexing), and before each step lets a reader
-/// that is waiting go first, so a read on the JS thread waits at most one step and always
-/// sees the index as it stands between records: every id below its high water indexed,
-/// none above.
+/// The lock between an index's pool jobs (a catch-up's steps, which write; idsAsync's read)
+/// and the JS thread's calls (search, phrase, ids, stats, high water, and the synchronous
+/// add/catchUp). A pool job holds it for one step at a time (a few KiB of text: about a
+/// millisecond of indexing), and before each step lets the JS thread go first when it waits,
+/// so a call on the JS thread waits at most one step and always sees the index as it stands
+/// between records: every id below its high water indexed, none above. Sides are named by
+/// thread, not by access: each side may read or write.
 class IndexLock {
  public:
-  /// The JS thread, around a read of the index.
-  std::unique_lock<std::mutex> Reader() {
+  /// The JS thread, around a call on the index.
+  std::unique_lock<std::mutex> JsThread() {
     waiting_.fetch_add(1, std::memory_order_acq_rel);
     std::unique_lock<std::mutex> held(mu_);
     waiting_.fetch_sub(1, std::memory_order_acq_rel);
     return held;
   }
-  /// A pool job, around one step of its writes.
-  std::unique_lock<std::mutex> Writer() {
+  /// A pool job, around one step of its work.
+  std::unique_lock<std::mutex> PoolJob() {
     while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
     return std::unique_lock<std::mutex>(mu_);
   }
@@ -308,16 +309,37 @@ class IndexLock {
   std::atomic<uint32_t> waiting_{0};
 };
 
-/// idsAsync's hand-over to the JS thread: span ids (converted on the pool) as a Float64Array,
-/// one copy.
-inline Napi::Value IdsArray(Napi::Env env, const std::vector<double>& ids) {
-  Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
-  if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(double));
-  return out;
+/// An index's idsAsync: on the pool, `collect(&ids)` under `lock`'s pool side, then
+/// `finish(&ids)` outside it (a sort, for an index that keeps its ids unordered) and the
+/// conversion to doubles; the promise resolves with a Float64Array (one copy on the JS
+/// thread). `*reading` counts the job until it settles (the wrap refuses release and close
+/// meanwhile); `receiver` is kept alive until then.
+template <typename Collect, typename Finish>
+Napi::Promise QueueIdsRead(Napi::Env env, const char* name, IndexLock* lock, uint32_t* reading, Napi::Object receiver,
+                           Collect collect, Finish finish) {
+  auto ids = std::make_shared<std::vector<double>>();
+  ++*reading;
+  return BackgroundJob::Queue(
+      env, name,
+      [lock, ids, collect, finish]() {
+        std::vector<uint64_t> held_ids;
+        {
+          auto held = lock->PoolJob();
+          collect(&held_ids);
+        }
+        finish(&held_ids);
+        ids->assign(held_ids.begin(), held_ids.end());
+      },
+      [ids](Napi::Env e) -> Napi::Value {
+        Napi::Float64Array out = Napi::Float64Array::New(e, ids->size());
+        if (!ids->empty()) std::memcpy(out.Data(), ids->data(), ids->size() * sizeof(double));
+        return out;
+      },
+      [reading]() { --*reading; }, receiver);
 }
 
 /// Runs `step(end)` over `slice` in steps of about `step_bytes` of text and metadata (at
-/// least one record each), each under `lock`'s writer side: `step` indexes the slice's
+/// least one record each), each under `lock`'s pool side (PoolJob): `step` indexes the slice's
 /// records below `end` (a catch-up over SliceSource(slice, end)). Pool side of catchUpAsync.
 template <typename Step>
 void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Step step) {
@@ -327,7 +349,7 @@ void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock
     size_t bytes = 0;
     uint64_t cut = id;
     while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
-    auto held = lock.Writer();
+    auto held = lock.PoolJob();
     step(cut);
     id = cut;
   } while (id < end);

@@ -156,7 +156,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
  private:
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       return Napi::Number::New(info.Env(), static_cast<double>(Live(info.Env()).high_water()));
     });
   }
@@ -207,7 +207,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       }
       double indexed = 0;
       LexicalIndex& index = Writable(env);
-      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
+      auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
       index.CheckBatch(inputs.data(), n);
       for (const IndexInput& in : inputs) {
         index.Add(in);
@@ -227,7 +227,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const uint64_t end = SliceEnd(env, info.Length() > 1 ? info[1] : env.Undefined(),
                                     info.Length() > 2 ? info[2] : env.Undefined(), index.high_water(), *source);
       const SliceSource slice(*source, end);
-      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
+      auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
       const uint64_t indexed = index.CatchUp(slice);
       return Napi::Number::New(env, static_cast<double>(indexed));
     });
@@ -280,7 +280,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
       }
       const std::string query = info[0].As<Napi::String>().Utf8Value();
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       Live(env).Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
       auto ids = Napi::Float64Array::New(env, hits_.size());
       auto scores = Napi::Float32Array::New(env, hits_.size());
@@ -355,7 +355,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     const SpanSource* source = SourceArg(env, info[0].As<Napi::Object>(), &memory);
     const uint64_t max = std::isfinite(limit) ? static_cast<uint64_t>(limit) : UINT64_MAX;
     std::vector<uint64_t> ids;
-    auto held = lock_.Reader();
+    auto held = lock_.JsThread();
     Live(env).Phrase(*source, phrase, kind, max, &ids, scan_bytes, complete);
     auto out = Napi::Float64Array::New(env, ids.size());
     for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -394,7 +394,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         span_ids[i] = static_cast<uint64_t>(id);
       }
       auto out = Napi::Uint8Array::New(env, count);
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       Live(env).PhraseHasMany(*source, texts, kind, span_ids, out.Data());
       return out;
     });
@@ -488,20 +488,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         ThrowTyped(env, "INVALID_ARGUMENT", "idsAsync(kind) expects a record kind");
       const auto kind = static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value());
       const LexicalIndex* index = &Live(env);
-      IndexLock* lock = &lock_;
-      auto ids = std::make_shared<std::vector<double>>();
-      ++reading_;
-      return BackgroundJob::Queue(
-          env, "spanguard:idsLexical",
-          [index, lock, kind, ids]() {
-            std::vector<uint64_t> held_ids;
-            {
-              auto held = lock->Writer();
-              index->SpanIds(kind, &held_ids);
-            }
-            ids->assign(held_ids.begin(), held_ids.end());
-          },
-          [ids](Napi::Env e) { return IdsArray(e, *ids); }, [this]() { --reading_; }, Value());
+      return QueueIdsRead(
+          env, "spanguard:idsLexical", &lock_, &reading_, Value(),
+          [index, kind](std::vector<uint64_t>* ids) { index->SpanIds(kind, ids); },
+          [](std::vector<uint64_t>*) {});  // SpanIds answers ascending
     });
   }
 
@@ -514,7 +504,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         return env.Undefined();
       }
       std::vector<uint64_t> ids;
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       Live(env).SpanIds(static_cast<RecordKind>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -525,7 +515,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Stats(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       const LexicalIndex& index = Live(env);
       const LexicalStats s = index.Stats();
       Napi::Object out = Napi::Object::New(env);

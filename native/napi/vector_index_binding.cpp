@@ -221,8 +221,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   void RunPending() {
     try {
-      // Under the reader side: a pool catch-up's steps change the namespace meanwhile.
-      auto held = lock_.Reader();
+      // Under the JS-thread side of the lock: a pool catch-up's steps change the namespace meanwhile.
+      auto held = lock_.JsThread();
       pending_.got = index_->Search(pending_.query.data(), pending_.k, pending_.kind, pending_.exact,
                                     pending_.ids.data(), pending_.dist.data());
     } catch (...) {
@@ -295,7 +295,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       const VectorIndex& ix = live(info.Env());  // before the lock: it may finish a begun search
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       return Napi::Number::New(info.Env(), static_cast<double>(ix.high_water()));
     });
   }
@@ -310,7 +310,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       std::vector<uint64_t> ids;
       VectorIndex& ix = live(env);  // before the lock: it may finish a begun search
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       ix.SpanIds(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), &ids);
       Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
       for (size_t i = 0; i < ids.size(); ++i) out[i] = static_cast<double>(ids[i]);
@@ -328,22 +328,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       if (info.Length() < 1 || !info[0].IsNumber()) Invalid(env, "idsAsync(kind) expects a record kind");
       const uint8_t kind = static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value());
       const VectorIndex* ix = &live(env);  // before the lock: it may finish a begun search
-      IndexLock* lock = &lock_;
-      auto ids = std::make_shared<std::vector<double>>();
-      ++reading_;
-      return BackgroundJob::Queue(
-          env, "spanguard:idsVector",
-          [ix, lock, kind, ids]() {
-            std::vector<uint64_t> held_ids;
-            {
-              auto held = lock->Writer();
-              ix->CollectSpanIds(kind, &held_ids);
-            }
-            std::sort(held_ids.begin(), held_ids.end());
-            held_ids.erase(std::unique(held_ids.begin(), held_ids.end()), held_ids.end());
-            ids->assign(held_ids.begin(), held_ids.end());
-          },
-          [ids](Napi::Env e) { return IdsArray(e, *ids); }, [this]() { --reading_; }, Value());
+      return QueueIdsRead(
+          env, "spanguard:idsVector", &lock_, &reading_, Value(),
+          [ix, kind](std::vector<uint64_t>* ids) { ix->CollectSpanIds(kind, ids); },
+          [](std::vector<uint64_t>* ids) {
+            // Aliases of duplicate vectors name a span more than once, in no order.
+            std::sort(ids->begin(), ids->end());
+            ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+          });
     });
   }
 
@@ -400,7 +392,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
                                     info.Length() > 3 ? info[3] : env.Undefined(), ix.high_water(), *source);
       const SliceSource slice(*source, end);
-      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
+      auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
       size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
     });
@@ -471,7 +463,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       const uint8_t* k = kinds.As<Napi::Uint8Array>().Data();
       const float* v = vecs.As<Napi::Float32Array>().Data();
-      auto held = lock_.Reader();  // an idsAsync may be reading on the pool
+      auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
       ix.Add(ids_.data(), k, v, n);
       return env.Undefined();
     });
@@ -537,7 +529,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       VectorIndex& ix = live(env);
       // After live() (it finishes a begun search, which takes the lock itself), before
       // ParseSearch (exact_for): the namespace's size changes under a pool catch-up's steps.
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       const SearchArgs a = ParseSearch(info, ix);
       out_ids_.resize(a.k);
       out_dist_.resize(a.k);
@@ -555,7 +547,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       VectorIndex& ix = live(env);
       SearchArgs a;
       {
-        auto held = lock_.Reader();  // exact_for reads the namespace's size
+        auto held = lock_.JsThread();  // exact_for reads the namespace's size
         a = ParseSearch(info, ix);
       }
       pending_.query.assign(a.query, a.query + ix.dims());
@@ -617,7 +609,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       Napi::Env env = info.Env();
       Napi::Object s = Napi::Object::New(env);
       const VectorIndex& ix = live(env);
-      auto held = lock_.Reader();
+      auto held = lock_.JsThread();
       auto name = [](uint8_t kind) { return kind == 1 ? std::string("Raw") : std::string("Summary"); };
       bool any_rebuilt = false, any_file = false;
       for (uint8_t kind : {uint8_t{1}, uint8_t{2}}) {
