@@ -51,10 +51,19 @@ export function matchTerms(text: string): string[] {
  * The query's words with their offsets: letters, digits and `_`, joined by `. / : -` inside
  * a word (`astropy/io/fits/header.py`, `utf-8`, `1.479s`, `10:10`).
  */
-const WORD = /[\p{L}\p{N}_]+(?:[./:-][\p{L}\p{N}_]+)*/gu;
+/** A word: letters, digits and `_`, joined by `. / : -` inside it (paths, dotted names, versions). */
+export const WORD = /[\p{L}\p{N}_]+(?:[./:-][\p{L}\p{N}_]+)*/gu;
 /** A word that is a value: it starts with a digit (`40`, `3.5ms`, `0.33s`, `527i`, `0x1f`, `2.1`) or is a version (`v2.26.2`). */
 const VALUE = /^(?:v\d|\d)/i;
 const HAS_DIGIT = /\d/;
+
+/**
+ * A word that is a value though it holds no digit: 5+ characters, and a path, a dotted or
+ * snake_case name, or camelCase (`django/db/models/base.py`, `ValueError`).
+ */
+export function isIdentifier(w: string): boolean {
+  return w.length >= 5 && !HAS_DIGIT.test(w) && (/[\p{L}\p{N}][_./]+[\p{L}\p{N}]/u.test(w) || /\p{Ll}\p{Lu}/u.test(w));
+}
 /** A backticked or double-quoted part of a query, long enough to be specific (>= 6 chars). */
 const QUOTED = /`([^`]{6,})`|"([^"\n]{6,})"/g;
 
@@ -270,10 +279,7 @@ export function profileQuery(query: string): QueryProfile {
     (VALUE.test(w.replace(/^[+\-±$#~]/, '')) ? standalone : digitIds).add(w);
   }
   const identifiers = new Set<string>();
-  for (const m of query.matchAll(WORD)) {
-    const w = m[0];
-    if (w.length >= 5 && !HAS_DIGIT.test(w) && (/[\p{L}\p{N}][_./]+[\p{L}\p{N}]/u.test(w) || /\p{Ll}\p{Lu}/u.test(w))) identifiers.add(w.toLowerCase());
-  }
+  for (const m of query.matchAll(WORD)) if (isIdentifier(m[0])) identifiers.add(m[0].toLowerCase());
   const values = [...standalone, ...digitIds, ...identifiers];
   for (const v of values) if (!terms.includes(v)) terms.push(v);
   const tests = new LazyTests();

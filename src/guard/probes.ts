@@ -1,5 +1,5 @@
 /** The hit-rate monitor's probes: what one is, and the constants of the per-pass probe. */
-import { type MatchPolicy, quotedParts } from '../match.js';
+import { isIdentifier, type MatchPolicy, quotedParts, WORD } from '../match.js';
 import { isQuestion, type QueryAnalysis } from '../query.js';
 
 
@@ -55,17 +55,13 @@ export function requiredParts(query: string, policy: MatchPolicy): { numbers: st
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
-/** match.ts's WORD on ASCII text: letters, digits and `_`, joined by `. / : -` inside a word. */
-const ASCII_WORD = /[A-Za-z0-9_]+(?:[./:-][A-Za-z0-9_]+)*/g;
 
 /** An ASCII statement's values as `profileQuery` finds them, without the sign or percent sign it adds (lower-cased, each once). */
 function asciiValues(query: string): string[] {
   const out: string[] = [];
-  for (const m of query.matchAll(ASCII_WORD)) {
+  for (const m of query.matchAll(WORD)) {
     const w = m[0];
-    const digit = /\d/.test(w);
-    // An identifier without digits: 5+ characters, a path, dotted or snake_case name, or camelCase.
-    if (!digit && !(w.length >= 5 && (/[A-Za-z0-9][_./]+[A-Za-z0-9]/.test(w) || /[a-z][A-Z]/.test(w)))) continue;
+    if (!/\d/.test(w) && !isIdentifier(w)) continue;
     const v = w.toLowerCase();
     if (!out.includes(v)) out.push(v);
   }
