@@ -202,7 +202,6 @@ export interface LexicalTextSource {
 }
 
 export interface NativeLexicalIndex {
-  /** One past the highest span id indexed. */
   /** Span ids held in namespace `kind`, ascending. */
   ids(kind: number): Float64Array;
   /**
@@ -210,6 +209,7 @@ export interface NativeLexicalIndex {
    * spans 8 MB); releaseAsync throws INVALID_ARGUMENT until it settles.
    */
   idsAsync(kind: number): Promise<Float64Array>;
+  /** One past the highest span id indexed (or skipped as an event); answered without the index's lock, so it never waits for a pool search or a catch-up step. */
   highWater(): number;
   /**
    * Index raw and summary records from highWater() to log.nextId(), or one slice of that
@@ -222,7 +222,7 @@ export interface NativeLexicalIndex {
    * catchUp's slice indexed on the thread pool: the slice's records are copied out of the log
    * on this thread (only the copy costs the event loop), then indexed in steps of about a
    * millisecond each under the index's lock. Reads meanwhile (search, phrase, phraseHas, ids,
-   * stats, highWater) wait at most one step and see every id below the high water they read,
+   * stats) wait at most one step and see every id below the high water they read,
    * none above it. Until it settles add, catchUp, catchUpAsync and save throw
    * INVALID_ARGUMENT. Resolves with the records indexed; a failure rejects with its code.
    */
@@ -235,6 +235,14 @@ export interface NativeLexicalIndex {
   add(ids: Float64Array, kinds: Uint8Array, turnStart: Float64Array, turnEnd: Float64Array, texts: string[]): number;
   /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
+  /**
+   * `search` on the thread pool: the arguments are checked on this thread (a bad one rejects
+   * with its code), the BM25 top-k runs under the index's lock (a catch-up's steps and this
+   * thread's calls on the index wait for it, and it for them), so the event loop turns while
+   * it walks the postings. The same hits as `search` on the same index; releaseAsync throws
+   * INVALID_ARGUMENT until it settles.
+   */
+  searchAsync(query: string, k: number, kind: number, turnMin: number, turnMax: number): Promise<LexicalHits>;
   /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
   phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
   /**
@@ -344,6 +352,13 @@ export interface NativeVectorIndex {
   searchBegin(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): void;
   /** The hits of the search `searchBegin` started; INVALID_ARGUMENT when none is pending. */
   searchEnd(): VectorHits;
+  /**
+   * `search` on the thread pool, under the lock a catch-up's steps take, with buffers of its
+   * own (any number may be in flight, unlike searchBegin's one slot): the arguments are
+   * checked on this thread (a bad one rejects with its code) and the query copied. The same
+   * hits as `search`; close and closeAsync throw INVALID_ARGUMENT until it settles.
+   */
+  searchAsync(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): Promise<VectorHits>;
   save(): void;
   /** `save()` on the thread pool; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
   saveAsync(): Promise<void>;

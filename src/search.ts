@@ -38,6 +38,12 @@ export interface SearchContext {
   readOnly: boolean;
   recordEvent(e: GuardEvent): Promise<number>;
   matchPolicy: MatchPolicy;
+  /**
+   * Told of each index read a search runs on the thread pool, as it starts: the store holds a
+   * close, a repair's index swap and a release until it settles (an index read on the pool
+   * cannot be released). Without it the reads are not tracked.
+   */
+  poolRead?: <T>(read: Promise<T>) => Promise<T>;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -266,11 +272,17 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   // A verbatim part the index could not narrow was checked against the newest texts only.
   let exactPartial = false;
+  const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
   for (const name of kinds) {
     const kind = RecordKind[name];
-    // The vector search runs on the index's helper thread while the lexical lookups below run
-    // here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
-    if (qv !== null) ctx.vector.searchBegin(qv, depth, kind);
+    // The heavy index work runs on the thread pool while the event loop turns: the vector
+    // search from here on, beside the exact-phrase lookups (which read the log, and so run on
+    // this thread) and the BM25 searches after them. Each settles with what the same
+    // synchronous call returns.
+    const vecHits = qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, kind)) : null;
+    // Its rejection is taken where it is awaited, below; one left unawaited by a failure
+    // before that point is not an unhandled rejection.
+    vecHits?.catch(() => {});
     const trimmed = query.trim();
     let verbatim = 0;
     if (trimmed.length >= 3) {
@@ -291,18 +303,18 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       for (const id of quoted.ids) touch(id, kind).quoted = true;
     }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
-    const lex = ctx.lexical.search(bm25, depth, kind, tmin, tmax);
+    const lex = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, tmin, tmax));
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
     if (timeTurns) {
       const lo = Number.isNaN(tmin) ? timeTurns[0] : Math.max(tmin, timeTurns[0]);
       const hi = Number.isNaN(tmax) ? timeTurns[1] : Math.min(tmax, timeTurns[1]);
       if (lo <= hi) {
-        const t = ctx.lexical.search(bm25, depth, kind, lo, hi);
+        const t = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, lo, hi));
         ranks(t.ids, t.scores, (c, r) => (c.time = Math.min(c.time, r)), kind);
       }
     }
-    if (qv !== null) {
-      const vec = ctx.vector.searchEnd();
+    if (vecHits !== null) {
+      const vec = await vecHits;
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }
   }

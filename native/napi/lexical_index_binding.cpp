@@ -5,6 +5,7 @@
 // nothing. Results cross the boundary once per call, as typed arrays.
 #include <napi.h>
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <new>
@@ -113,6 +114,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::CatchUp>("catchUp"),
                            InstanceMethod<&LexicalIndexWrap::CatchUpAsync>("catchUpAsync"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
+                           InstanceMethod<&LexicalIndexWrap::SearchAsync>("searchAsync"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
                            InstanceMethod<&LexicalIndexWrap::PhraseWithin>("phraseWithin"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
@@ -136,6 +138,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       index_ = AdoptPrepared<LexicalIndex>(env, info.Length() > 1 ? info[1] : env.Undefined(), kPreparedLexicalTag,
                                            "LexicalIndex");
       if (!index_) index_ = std::make_unique<LexicalIndex>(info[0].As<Napi::String>().Utf8Value());
+      high_water_.store(index_->high_water(), std::memory_order_release);
     });
   }
 
@@ -154,10 +157,13 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   }
 
  private:
+  // highWater() reads the mirror the writers keep (high_water_), not the index under lock_: a
+  // pool search holds the lock for its whole run, and the catch-up loop asks for the high
+  // water after every job.
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      auto held = lock_.JsThread();
-      return Napi::Number::New(info.Env(), static_cast<double>(Live(info.Env()).high_water()));
+      Live(info.Env());
+      return Napi::Number::New(info.Env(), static_cast<double>(high_water_.load(std::memory_order_acquire)));
     });
   }
 
@@ -213,6 +219,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         index.Add(in);
         if (in.kind != RecordKind::kEvent) ++indexed;
       }
+      high_water_.store(index.high_water(), std::memory_order_release);
       return Napi::Number::New(env, indexed);
     });
   }
@@ -229,6 +236,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const SliceSource slice(*source, end);
       auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
       const uint64_t indexed = index.CatchUp(slice);
+      high_water_.store(index.high_water(), std::memory_order_release);
       return Napi::Number::New(env, static_cast<double>(indexed));
     });
   }
@@ -251,47 +259,91 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       auto indexed = std::make_shared<uint64_t>(0);
       catching_ = true;
       IndexLock* lock = &lock_;
+      std::atomic<uint64_t>* high_water = &high_water_;
       return BackgroundJob::Queue(
           env, "spanguard:catchUpLexical",
-          [index, lock, slice, indexed]() {
-            CatchUpInSteps(*slice, kLexicalStepBytes, *lock,
-                           [&](uint64_t cut) { *indexed += index->CatchUp(SliceSource(*slice, cut)); });
+          [index, lock, slice, indexed, high_water]() {
+            CatchUpInSteps(*slice, kLexicalStepBytes, *lock, [&](uint64_t cut) {
+              *indexed += index->CatchUp(SliceSource(*slice, cut));
+              high_water->store(index->high_water(), std::memory_order_release);
+            });
           },
           [indexed](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*indexed)); },
           [this]() { catching_ = false; }, Value());
     });
   }
 
+  /// The arguments of search / searchAsync (query, k, kind, turnMin, turnMax), validated.
+  struct SearchArgs {
+    std::string query;
+    uint32_t k;
+    RecordKind kind;
+    double turn_min;
+    double turn_max;
+  };
+  static SearchArgs ParseSearch(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
+    if (!info[1].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be a number");
+    const double k = info[1].As<Napi::Number>().DoubleValue();
+    if (!(k >= 1 && k <= kMaxK) || std::floor(k) != k) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be an integer in [1, " + std::to_string(kMaxK) + "]");
+    }
+    const RecordKind kind = KindArg(env, info[2]);
+    const double turn_min = TurnBoundArg(env, info[3], "turnMin");
+    const double turn_max = TurnBoundArg(env, info[4], "turnMax");
+    if (!std::isnan(turn_min) && !std::isnan(turn_max) && turn_min > turn_max) {
+      ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
+    }
+    return {info[0].As<Napi::String>().Utf8Value(), static_cast<uint32_t>(k), kind, turn_min, turn_max};
+  }
+
+  /// Hits as search returns them: { ids: Float64Array, scores: Float32Array }.
+  static Napi::Object HitsObject(Napi::Env env, const std::vector<LexicalHit>& hits) {
+    auto ids = Napi::Float64Array::New(env, hits.size());
+    auto scores = Napi::Float32Array::New(env, hits.size());
+    for (size_t i = 0; i < hits.size(); ++i) {
+      ids[i] = static_cast<double>(hits[i].span_id);
+      scores[i] = hits[i].score;
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("ids", ids);
+    out.Set("scores", scores);
+    return out;
+  }
+
   // search(query, k, kind, turnMin, turnMax) → { ids: Float64Array, scores: Float32Array }
   Napi::Value Search(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      if (info.Length() < 3 || !info[0].IsString())
-        ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
-      if (!info[1].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be a number");
-      const double k = info[1].As<Napi::Number>().DoubleValue();
-      if (!(k >= 1 && k <= kMaxK) || std::floor(k) != k) {
-        ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be an integer in [1, " + std::to_string(kMaxK) + "]");
-      }
-      const RecordKind kind = KindArg(env, info[2]);
-      const double turn_min = TurnBoundArg(env, info[3], "turnMin");
-      const double turn_max = TurnBoundArg(env, info[4], "turnMax");
-      if (!std::isnan(turn_min) && !std::isnan(turn_max) && turn_min > turn_max) {
-        ThrowTyped(env, "INVALID_ARGUMENT", "search: turnMin is above turnMax");
-      }
-      const std::string query = info[0].As<Napi::String>().Utf8Value();
+      const SearchArgs a = ParseSearch(info);
       auto held = lock_.JsThread();
-      Live(env).Search(query, static_cast<uint32_t>(k), kind, turn_min, turn_max, &hits_);
-      auto ids = Napi::Float64Array::New(env, hits_.size());
-      auto scores = Napi::Float32Array::New(env, hits_.size());
-      for (size_t i = 0; i < hits_.size(); ++i) {
-        ids[i] = static_cast<double>(hits_[i].span_id);
-        scores[i] = hits_[i].score;
-      }
-      Napi::Object out = Napi::Object::New(env);
-      out.Set("ids", ids);
-      out.Set("scores", scores);
-      return out;
+      Live(env).Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_);
+      return HitsObject(env, hits_);
+    });
+  }
+
+  // searchAsync(query, k, kind, turnMin, turnMax) → Promise<{ ids, scores }>: search's
+  // arguments, checked here (a bad one rejects with its code); the BM25 top-k runs on the
+  // thread pool under lock_'s pool side, so the event loop turns while it walks the postings.
+  // The answer is search's for the index as it stood when the job took the lock: a catch-up's
+  // steps and the JS thread's calls on the index wait for it, and it for them. Until it
+  // settles releaseAsync throws INVALID_ARGUMENT.
+  Napi::Value SearchAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      auto args = std::make_shared<SearchArgs>(ParseSearch(info));
+      LexicalIndex* index = &Live(env);
+      auto hits = std::make_shared<std::vector<LexicalHit>>();
+      IndexLock* lock = &lock_;
+      ++reading_;
+      return BackgroundJob::Queue(
+          env, "spanguard:searchLexical",
+          [index, lock, args, hits]() {
+            auto held = lock->PoolJob();
+            index->Search(args->query, args->k, args->kind, args->turn_min, args->turn_max, hits.get());
+          },
+          [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value());
     });
   }
 
@@ -548,8 +600,11 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   std::vector<LexicalHit> hits_;
   bool saving_ = false;    ///< a saveAsync is running on the pool
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
-  uint32_t reading_ = 0;   ///< idsAsync reads running on the pool
+  uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
+  /// The index's high water, kept by every call that moves it (add, catchUp, a catchUpAsync
+  /// step, under lock_) so highWater() answers without taking lock_.
+  std::atomic<uint64_t> high_water_{0};
 };
 
 // normalizeTerm(token) → the form the index files the token under beside itself (Porter2

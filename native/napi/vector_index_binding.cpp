@@ -56,7 +56,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
          InstanceMethod<&VectorIndexWrap::CatchUpAsync>("catchUpAsync"), InstanceMethod<&VectorIndexWrap::Add>("add"),
          InstanceMethod<&VectorIndexWrap::Search>("search"),
          InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
-         InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"),
+         InstanceMethod<&VectorIndexWrap::SearchAsync>("searchAsync"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::IdsAsync>("idsAsync"),
          InstanceMethod<&VectorIndexWrap::Close>("close"), InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
@@ -271,7 +272,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   bool saving_ = false;    ///< a saveAsync is running on the pool
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
-  uint32_t reading_ = 0;   ///< idsAsync reads running on the pool
+  uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
   /// The embedder a catchUpAsync embeds with, kept alive until it settles.
   Napi::ObjectReference embedder_ref_;
@@ -339,7 +340,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
-  /// Refuses to close the engine while an idsAsync reads it on the pool.
+  /// Refuses to close the engine while an idsAsync or a searchAsync reads it on the pool.
   void RefuseWhileRead(Napi::Env env) const {
     if (reading_ > 0)
       ThrowTyped(env, "INVALID_ARGUMENT",
@@ -581,6 +582,52 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       if (pending_.error) std::rethrow_exception(pending_.error);
       return Hits(env, pending_.ids.data(), pending_.dist.data(), pending_.got);
+    });
+  }
+
+  /// searchAsync(query, k, kind, strategy?) → Promise<{ ids, distances }>: search's
+  /// arguments, checked here (a bad one rejects with its code; the query is copied); the
+  /// search runs on the thread pool under lock_'s pool side, with buffers of its own, so the
+  /// event loop turns meanwhile and any number may be in flight (unlike searchBegin's one
+  /// slot). Without a strategy, exact or not is decided in the job, under the lock, as search
+  /// decides it. Until it settles close and closeAsync throw INVALID_ARGUMENT.
+  Napi::Value SearchAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      VectorIndex* ix = &live(env);
+      struct Job {
+        std::vector<float> query;
+        size_t k = 0;
+        uint8_t kind = 0;
+        bool exact = false;
+        bool chosen = false;  ///< the caller named a strategy
+        std::vector<uint64_t> ids;
+        std::vector<float> dist;
+        size_t got = 0;
+      };
+      auto job = std::make_shared<Job>();
+      {
+        auto held = lock_.JsThread();  // exact_for reads the namespace's size
+        const SearchArgs a = ParseSearch(info, *ix);
+        job->query.assign(a.query, a.query + ix->dims());
+        job->k = a.k;
+        job->kind = a.kind;
+        job->exact = a.exact;
+        job->chosen = info.Length() >= 4 && !info[3].IsUndefined();
+      }
+      IndexLock* lock = &lock_;
+      ++reading_;
+      return BackgroundJob::Queue(
+          env, "spanguard:searchVector",
+          [ix, lock, job]() {
+            job->ids.resize(job->k);
+            job->dist.resize(job->k);
+            auto held = lock->PoolJob();
+            const bool exact = job->chosen ? job->exact : ix->exact_for(job->kind);
+            job->got = ix->Search(job->query.data(), job->k, job->kind, exact, job->ids.data(), job->dist.data());
+          },
+          [job](Napi::Env e) -> Napi::Value { return Hits(e, job->ids.data(), job->dist.data(), job->got); },
+          [this]() { --reading_; }, Value());
     });
   }
 

@@ -472,7 +472,15 @@ export class Indexes {
 
   /** The one agreement check between the log and the indexes (src/store/identity.ts `indexAgreement`). */
   agreement(): Promise<string[]> {
-    const run = indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder);
+    return this.read(indexAgreement(this.log, this.lexical, this.vector, this.options.embedder ? null : this.embedder));
+  }
+
+  /**
+   * Holds the indexes for a read running on the thread pool (a search's BM25 or vector
+   * lookup, an agreement check) until it settles: a release, a repair's swap and a close wait
+   * for it (an index read on the pool cannot be released).
+   */
+  read<T>(run: Promise<T>): Promise<T> {
     this.reading.add(run);
     const done = () => this.reading.delete(run);
     run.then(done, done);
