@@ -66,6 +66,19 @@ export function throughputSlope(windows: Pick<LoadWindow, 't' | 'seconds' | 'app
 export type LoadPart = 'searcher' | 'compactor';
 
 /**
+ * The steady-state variant (`--load-prefill N --load-rate R`): the store holds N spans
+ * before the clock starts (the bench data's turns in order, cycled, appended in batches and
+ * indexed), and the appenders together start at most R appends a second. The growing run
+ * (the default) measures a store that grows ~300× under it, each search over more spans;
+ * this one measures whether the same work at a fixed rate on a store of about one size
+ * stays flat over the minutes.
+ */
+export interface LoadShape {
+  prefill?: number;
+  rate?: number;
+}
+
+/**
  * Where the event loop's thread was since the last call, as shares of the wall time: on a
  * CPU (`cpu`), and runnable but waiting for one (`waiting`: the machine's other processes had
  * the cores), from the kernel's scheduler statistics of the main thread's task (the task id
@@ -95,7 +108,7 @@ function loopSchedClock(): () => { cpu: number; waiting: number } | undefined {
   };
 }
 
-export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls = false, without: readonly LoadPart[] = []): Promise<void> {
+export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls = false, without: readonly LoadPart[] = [], shape: LoadShape = {}): Promise<void> {
   const dir = ctx.tmp('load');
   const store = await SpanStore.open(dir, { durability: 'group', policy: 'spill' });
   const spans = data.spans.slice(0, Math.min(data.spans.length, 10_000));
@@ -128,8 +141,37 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   // walking it on every major collection — the bench's own growth, not the store's.
   let skipped = 0;
 
+  if (shape.prefill !== undefined && shape.prefill > 0) {
+    const t = performance.now();
+    for (let done = 0; done < shape.prefill; ) {
+      const n = Math.min(2000, shape.prefill - done);
+      await store.appendMany(
+        Array.from({ length: n }, () => {
+          const s = spans[cursor++ % spans.length]!;
+          return { turn: nextTurn++, role: s.role, text: s.text, tokens: 100 };
+        }),
+      );
+      done += n;
+    }
+    await store.catchUp();
+    // The compactor starts at the first turn the appenders add.
+    evictFrom = nextTurn;
+    ctx.log(`load: prefilled ${shape.prefill} spans in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  }
+  // At most `rate` appends started a second, together (the steady-state variant).
+  let paced = 0;
+  let paceFrom = 0;
+  const pace = async () => {
+    if (shape.rate === undefined) return;
+    const due = paceFrom + (paced++ * 1000) / shape.rate;
+    const wait = due - performance.now();
+    if (wait >= 1) await new Promise((res) => setTimeout(res, wait));
+  };
+
   const appender = async () => {
     while (!stop) {
+      await pace();
+      if (stop) break;
       const s = spans[cursor++ % spans.length]!;
       const turn = nextTurn++;
       try {
@@ -198,6 +240,7 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   whole.enable();
   win.enable();
   const t0 = performance.now();
+  paceFrom = t0;
   let last = { appends: 0, searches: 0, searchMs: 0, compactions: 0, t: 0 };
   const loopSched = loopSchedClock();
   const ms = (ns: number) => ns / 1e6;
@@ -246,7 +289,10 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const stallReport = attribution?.stop();
   if (stallReport !== undefined) {
     ctx.log(`load: ${stallReport.lateTurns} turns ran more than ${LATE_MS} ms late (${stallReport.lateMs.toFixed(0)} ms); spent in:`);
-    for (const r of stallReport.rows.slice(0, 12))
+    const c = stallReport.cpu;
+    if (c !== undefined)
+      ctx.log(`load: the loop thread's own CPU time between two ticks of the 1-ms timer: p99 ${c.p99.toFixed(1)} ms, max ${c.max.toFixed(1)} ms; ${c.over} of ${c.gaps} gaps over ${LATE_MS} ms on the CPU alone`);
+    for (const r of stallReport.rows.slice(0, 16))
       ctx.log(`  ${r.op}: ${(r.share * 100).toFixed(1)}% (${r.lateMs.toFixed(0)} ms); ${r.calls} calls, longest ${r.maxMs.toFixed(1)} ms, ${r.over8} over 8 ms, ${r.over16} over 16 ms`);
   }
   const verdict = store.verdict();
@@ -256,11 +302,21 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
   const mean = rates.reduce((a, b) => a + b, 0) / Math.max(1, rates.length);
   // The slope needs two windows; with one it is reported as not measured (null in the JSON).
   const perMinute = throughputSlope(windows);
-  const info: LoadInfo = { seconds, appenders: APPENDERS, windowSeconds: WINDOW_S, windows, slopePerMinute: perMinute, ...(without.length > 0 ? { without: [...without] } : {}) };
+  const info: LoadInfo = {
+    seconds,
+    appenders: APPENDERS,
+    windowSeconds: WINDOW_S,
+    windows,
+    slopePerMinute: perMinute,
+    ...(without.length > 0 ? { without: [...without] } : {}),
+    ...(shape.prefill !== undefined ? { prefill: shape.prefill } : {}),
+    ...(shape.rate !== undefined ? { rate: shape.rate } : {}),
+  };
   ctx.info.load = { ...info, ...(stallReport ? { stalls: stallReport } : {}), errors, verdict: verdict.state, totals: { appends, searches, compactions, seconds: elapsed, turnsLeftLive: skipped } };
   const first = rates[0] ?? NaN;
   const lastRate = rates.at(-1) ?? NaN;
-  const parts = `${APPENDERS} group appenders${without.includes('searcher') ? '' : ' + searches'}${without.includes('compactor') ? '' : ' + compactions'}`;
+  const steady = [shape.prefill !== undefined ? `store prefilled with ${shape.prefill} spans` : '', shape.rate !== undefined ? `at most ${shape.rate} appends/s` : ''].filter((x) => x !== '');
+  const parts = `${APPENDERS} group appenders${without.includes('searcher') ? '' : ' + searches'}${without.includes('compactor') ? '' : ' + compactions'}${steady.length > 0 ? ` (${steady.join(', ')})` : ''}`;
   figure(ctx, { group: 'load', key: 'load.appends', label: `${parts}: durable appends/s (mean of ${rates.length} windows)`, value: mean, unit: 'spans/s', better: 'higher', note: `first window ${first.toFixed(0)}/s, last ${lastRate.toFixed(0)}/s; ${searches} searches, ${compactions} compactions in ${elapsed.toFixed(0)} s` });
   if (Number.isFinite(perMinute)) figure(ctx, { group: 'load', key: 'load.slope', label: 'append throughput slope over the windows (share of the mean per minute)', value: perMinute * 100, unit: '%/min', better: 'higher', note: 'target: flat (0); negative is decay' });
   if (searches > 0) {
@@ -277,6 +333,9 @@ export async function runLoad(ctx: Ctx, data: BenchData, seconds: number, stalls
     figure(ctx, { group: 'load', key: 'load.loopcpu', label: "the event loop's thread: share of the run on a CPU", value: share((w) => w.loopCpu!), unit: '%', better: 'higher', note: `runnable but waiting for a CPU ${share((w) => w.loopWaiting!).toFixed(0)}% of the run (the machine's other processes had the cores: every wall-clock figure here was measured under that); the rest idle, waiting for the pool or the disk` });
   }
   figure(ctx, { group: 'load', key: 'load.eld', label: 'event-loop delay under load, p50 / p99 (whole run)', value: ms(whole.percentile(50)), p99: ms(whole.percentile(99)), unit: 'ms', better: 'lower', note: `max ${ms(whole.max).toFixed(1)} ms; target p99 ≤ 20 ms` });
+  const cpuGaps = stallReport?.cpu;
+  if (cpuGaps !== undefined)
+    figure(ctx, { group: 'load', key: 'load.eld.cpu', label: "the loop thread's own CPU time between two ticks of a 1-ms timer, p99 (--stalls)", value: cpuGaps.p99, unit: 'ms', better: 'lower', note: `max ${cpuGaps.max.toFixed(1)} ms; ${cpuGaps.over} of ${cpuGaps.gaps} gaps over ${LATE_MS} ms on the CPU alone: the delay the process's own work makes, without the wait for a core the machine's other processes cause` });
   figure(ctx, { group: 'load', key: 'load.eld.max', label: 'event-loop delay under load, max', value: ms(whole.max), unit: 'ms', better: 'lower' });
   figure(ctx, { group: 'load', key: 'load.rss', label: 'peak RSS during the load test (sampled every 100 ms)', value: rssPeak / 2 ** 20, unit: 'MiB', better: 'lower' });
   const ran = (part: LoadPart, n: number) => without.includes(part) || n > 0;

@@ -46,6 +46,10 @@ export interface LoadInfo {
   slopePerMinute: number | null;
   /** Parts of the load left out (`--load-without`). */
   without?: string[];
+  /** The steady-state variant: spans in the store before the clock starts (`--load-prefill`). */
+  prefill?: number;
+  /** The steady-state variant: most appends started a second, all appenders together (`--load-rate`). */
+  rate?: number;
 }
 
 interface Machine {
@@ -113,7 +117,7 @@ function sweepTables(sweep: { binary?: (SweepPoint & { pool: number })[]; ours?:
 function loadSection(l: LoadInfo): string[] {
   const out = [
     '',
-    `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with ${l.without?.length ? `${['searches', 'compactions'].filter((p) => !l.without!.includes(p === 'searches' ? 'searcher' : 'compactor')).join(' and ') || 'nothing else'} interleaved (run without the ${l.without.join(' and ')})` : 'searches and compactions interleaved'}, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
+    `Load test: ${l.appenders} concurrent appenders (durability \`group\`) with ${l.without?.length ? `${['searches', 'compactions'].filter((p) => !l.without!.includes(p === 'searches' ? 'searcher' : 'compactor')).join(' and ') || 'nothing else'} interleaved (run without the ${l.without.join(' and ')})` : 'searches and compactions interleaved'}${l.prefill !== undefined ? `, on a store prefilled with ${l.prefill} spans` : ''}${l.rate !== undefined ? `, appends capped at ${l.rate}/s` : ''}, ${l.seconds} s, per ${l.windowSeconds}-second window. Throughput slope: ${l.slopePerMinute === null || !Number.isFinite(l.slopePerMinute) ? 'not measured (one window)' : `${(l.slopePerMinute * 100).toFixed(1)}% of the mean per minute`} (least squares over the windows; 0 is flat, negative decays).`,
     '',
     '| window end (s) | appends/s | searches/s | search mean / max (ms) | compactions/s | event-loop delay p50 / p99 / max (ms) | loop thread on a CPU / waiting for one | RSS (MiB) | JS heap (MiB) | spans in the store |',
     '|---|---|---|---|---|---|---|---|---|---|',

@@ -1,11 +1,12 @@
 /**
  * The benchmark suite: `npm run bench -- [--scale 1e4|1e5|1e6|1e4,1e5,...] [--quick]
  * [--only log,retrieval,ingest,guard,open,load] [--data auto|gen] [--peers-all] [--peer-fts5]
- * [--duration seconds] [--stalls] [--load-without searcher,compactor]`. `ingest` is the retrieval section's ingest, memory and disk figures
+ * [--duration seconds] [--stalls] [--load-without searcher,compactor] [--load-prefill N] [--load-rate R]`. `ingest` is the retrieval section's ingest, memory and disk figures
  * alone (for 10^6); `load` is the load test (bench/load.bench.ts), `--duration` long (300 s,
  * 20 s under --quick). `--stalls`: the load test also says which calls its late event-loop
  * turns were spent in (bench/stalls.ts); `--load-without` leaves the searcher or the compactor
- * out of it.
+ * out of it; `--load-prefill N --load-rate R` is its steady-state variant (a store of N spans
+ * before the clock starts, at most R appends a second; bench/load.bench.ts `LoadShape`).
  *
  * One scale runs in this process; several scales run one child process each, so that peak
  * RSS is per scale and one scale's garbage never weighs on the next. Each scale prints its
@@ -30,7 +31,7 @@ import { runAppend } from './append.bench.js';
 import { runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
-import { runLoad, type LoadPart } from './load.bench.js';
+import { runLoad, type LoadPart, type LoadShape } from './load.bench.js';
 import { writeGrowth } from './growth.js';
 import { writeResults } from './results.js';
 
@@ -46,6 +47,8 @@ const { values } = parseArgs({
     duration: { type: 'string' },
     stalls: { type: 'boolean', default: false },
     'load-without': { type: 'string' },
+    'load-prefill': { type: 'string' },
+    'load-rate': { type: 'string' },
   },
   strict: true,
 });
@@ -56,6 +59,15 @@ const duration = values.duration !== undefined ? Number(values.duration) : value
 if (!(duration >= 5 && duration <= 3600)) throw new Error(`--duration: ${values.duration} is not a number of seconds between 5 and 3600`);
 const loadWithout = (values['load-without'] ?? '').split(',').filter((x) => x !== '');
 for (const p of loadWithout) if (p !== 'searcher' && p !== 'compactor') throw new Error(`--load-without: ${p} is not searcher or compactor`);
+const loadShape: LoadShape = {};
+if (values['load-prefill'] !== undefined) {
+  loadShape.prefill = Number(values['load-prefill']);
+  if (!Number.isInteger(loadShape.prefill) || loadShape.prefill < 1 || loadShape.prefill > 1e7) throw new Error(`--load-prefill: ${values['load-prefill']} is not a span count between 1 and 1e7`);
+}
+if (values['load-rate'] !== undefined) {
+  loadShape.rate = Number(values['load-rate']);
+  if (!(loadShape.rate >= 1 && loadShape.rate <= 1e6)) throw new Error(`--load-rate: ${values['load-rate']} is not a rate between 1 and 1e6 appends/s`);
+}
 const scales = values.scale!.split(',').map((s) => Math.round(Number(s)));
 for (const s of scales) if (!(s >= 2000 && s <= 1e7)) throw new Error(`--scale: ${s} is not a span count between 2e3 and 1e7`);
 // --quick is the CI smoke run: the design scale only.
@@ -131,7 +143,7 @@ try {
   }
   if (only.has('load')) {
     ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
-    await runLoad(ctx, data, duration, values.stalls!, loadWithout as LoadPart[]);
+    await runLoad(ctx, data, duration, values.stalls!, loadWithout as LoadPart[], loadShape);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
@@ -145,7 +157,9 @@ const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: a
 const end = out.machineEnd;
 fs.mkdirSync(RESULTS, { recursive: true });
 // A run of chosen sections (--only) writes a file of its own: it never replaces the full run's figures.
-const part = (values.only !== undefined ? `-${[...only].join('-')}` : '') + (loadWithout.length > 0 ? `-without-${loadWithout.join('-')}` : '');
+const part = (values.only !== undefined ? `-${[...only].join('-')}` : '') + (loadWithout.length > 0 ? `-without-${loadWithout.join('-')}` : '') +
+  (loadShape.prefill !== undefined ? `-prefill-${loadShape.prefill}` : '') +
+  (loadShape.rate !== undefined ? `-rate-${loadShape.rate}` : '');
 const file = path.join(RESULTS, `bench-${scale.toExponential(0).replace('+', '')}${ctx.quick ? '-quick' : ''}${part}.json`);
 fs.writeFileSync(file, JSON.stringify(out, null, 2));
 

@@ -9,6 +9,7 @@
  * Reported (the load bench's `stalls` info and its log): per operation, its share of the
  * late turns' time, its calls, the longest single call and how many ran past 8 and 16 ms.
  */
+import fs from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 
 /** A turn is late when the 1-ms timer fires this much after it was due. */
@@ -40,6 +41,14 @@ export interface StallReport {
   lateTurns: number;
   lateMs: number;
   rows: StallRow[];
+  /**
+   * The loop thread's own CPU time in each gap between two ticks of the 1-ms timer (Linux
+   * schedstat of the main thread), when the kernel has it: a turn late by the machine's
+   * other processes holding the cores spends little of its lateness on the CPU, one late by
+   * the process's own work spends all of it there. p99 and max over the gaps, ms, and the
+   * gaps whose CPU time alone passed LATE_MS.
+   */
+  cpu?: { p99: number; max: number; over: number; gaps: number };
 }
 
 /** Starts timing the methods of `targets` (by class name); `stop()` restores them and returns the attribution. */
@@ -94,9 +103,23 @@ export function attributeStalls(targets: Record<string, object>): { stop: () => 
   let due = performance.now() + 1;
   let last = performance.now();
   let timer: NodeJS.Timeout | null = null;
+  // The main thread's CPU time (ns), from the kernel's scheduler statistics; NaN without them.
+  const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+  const cpuNs = (): number => {
+    try {
+      return Number(fs.readFileSync(schedstat, 'utf8').split(' ')[0]);
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const cpuGaps: number[] = [];
+  let lastCpu = cpuNs();
   const tick = () => {
     const now = performance.now();
     if (now - due > LATE_MS) late.push({ from: last, to: now });
+    const c = cpuNs();
+    if (Number.isFinite(c) && Number.isFinite(lastCpu)) cpuGaps.push((c - lastCpu) / 1e6);
+    lastCpu = c;
     last = now;
     due = now + 1;
     timer = setTimeout(tick, 1);
@@ -133,7 +156,12 @@ export function attributeStalls(targets: Record<string, object>): { stop: () => 
         return { op, share: lateMs > 0 ? ms / lateMs : 0, lateMs: ms, calls: t?.calls ?? 0, maxMs: t?.maxMs ?? 0, over8: t?.over8 ?? 0, over16: t?.over16 ?? 0 };
       });
       rows.sort((x, y) => y.lateMs - x.lateMs);
-      return { lateTurns: late.length, lateMs, rows };
+      let cpu: StallReport['cpu'];
+      if (cpuGaps.length > 0) {
+        const sorted = Float64Array.from(cpuGaps).sort();
+        cpu = { p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!, max: sorted.at(-1)!, over: cpuGaps.filter((g) => g > LATE_MS).length, gaps: cpuGaps.length };
+      }
+      return { lateTurns: late.length, lateMs, rows, ...(cpu ? { cpu } : {}) };
     },
   };
 }
