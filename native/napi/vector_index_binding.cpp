@@ -477,7 +477,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     uint8_t kind;
     bool exact;
   };
-  SearchArgs ParseSearch(const Napi::CallbackInfo& info, VectorIndex& ix) {
+  /// `size_rule` false: without a strategy, `exact` is left false for the caller to decide
+  /// under the lock (exact_for reads the namespace's size, which a pool catch-up changes).
+  SearchArgs ParseSearch(const Napi::CallbackInfo& info, VectorIndex& ix, bool size_rule = true) {
     Napi::Env env = info.Env();
     if (info.Length() < 3 || !info[0].IsTypedArray()) Invalid(env, "search(query: Float32Array, k, kind)");
     auto q = info[0].As<Napi::TypedArray>();
@@ -496,7 +498,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     double kd = info[1].As<Napi::Number>().DoubleValue();
     if (!(kd >= 0 && kd <= 1e6) || kd != std::floor(kd)) Invalid(env, "search: k must be an integer in [0, 1e6]");
     uint8_t kind = KindArg(env, info[2], "search");
-    bool exact = ix.exact_for(kind);
+    bool exact = size_rule && ix.exact_for(kind);
     if (info.Length() >= 4 && !info[3].IsUndefined()) {
       std::string s = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
       const std::string ann = VectorAnnName(ix.options().ann);
@@ -606,15 +608,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         size_t got = 0;
       };
       auto job = std::make_shared<Job>();
-      {
-        auto held = lock_.JsThread();  // exact_for reads the namespace's size
-        const SearchArgs a = ParseSearch(info, *ix);
-        job->query.assign(a.query, a.query + ix->dims());
-        job->k = a.k;
-        job->kind = a.kind;
-        job->exact = a.exact;
-        job->chosen = info.Length() >= 4 && !info[3].IsUndefined();
-      }
+      // Not under lock_: the arguments need only the dimensions (fixed at open); the size rule
+      // is applied in the job. This thread never waits here for a catch-up step on the pool.
+      const SearchArgs a = ParseSearch(info, *ix, /*size_rule=*/false);
+      job->query.assign(a.query, a.query + ix->dims());
+      job->k = a.k;
+      job->kind = a.kind;
+      job->exact = a.exact;
+      job->chosen = info.Length() >= 4 && !info[3].IsUndefined();
       IndexLock* lock = &lock_;
       ++reading_;
       return BackgroundJob::Queue(
