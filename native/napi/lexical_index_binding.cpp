@@ -281,8 +281,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     double turn_min;
     double turn_max;
   };
-  static SearchArgs ParseSearch(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
+  static SearchArgs ParseSearch(Napi::Env env, const Napi::CallbackInfo& info) {
     if (info.Length() < 3 || !info[0].IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "search: query must be a string");
     if (!info[1].IsNumber()) ThrowTyped(env, "INVALID_ARGUMENT", "search: k must be a number");
     const double k = info[1].As<Napi::Number>().DoubleValue();
@@ -316,7 +315,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value Search(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
       Napi::Env env = info.Env();
-      const SearchArgs a = ParseSearch(info);
+      const SearchArgs a = ParseSearch(env, info);
       auto held = lock_.JsThread();
       Live(env).Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_);
       return HitsObject(env, hits_);
@@ -332,7 +331,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   Napi::Value SearchAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
-      auto args = std::make_shared<SearchArgs>(ParseSearch(info));
+      auto args = std::make_shared<SearchArgs>(ParseSearch(env, info));
       LexicalIndex* index = &Live(env);
       auto hits = std::make_shared<std::vector<LexicalHit>>();
       IndexLock* lock = &lock_;
