@@ -46,7 +46,7 @@ describe('every refusal is an event', () => {
     await other.appendMany(Array.from({ length: 300 }, (_, i) => ({ turn: i + 1, role: 'user', text: `unrelated filler ${i}` })));
     s.lexical = other.lexical;
     s.vector = new Proxy(s.vector, {
-      get: (t, p) => (p === 'search' || p === 'searchEnd' ? () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }) : p === 'searchBegin' ? () => undefined : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
+      get: (t, p) => (p === 'search' || p === 'searchEnd' ? () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }) : p === 'searchAsync' ? async () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }) : p === 'searchBegin' ? () => undefined : typeof Reflect.get(t, p) === 'function' ? (Reflect.get(t, p) as () => unknown).bind(t) : Reflect.get(t, p)),
     });
     const err = await s.compact({ evict: ids.slice(95, 105), summary: { text: 'x', turnStart: 96, turnEnd: 105 } }).catch((e) => e);
     expect(err).toBeInstanceOf(CompactionRefusedError);

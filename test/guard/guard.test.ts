@@ -25,8 +25,9 @@ const summary = (a: number, b: number, text = `summary of turns ${a}-${b}`) => (
 const blindVectors = (v: SpanStore['vector']): SpanStore['vector'] =>
   new Proxy(v, {
     get(target, prop) {
-      // search, and the begin/end pair hybrid search overlaps with its lexical lookups.
+      // search, its pool form (what hybrid search calls), and the begin/end pair.
       if (prop === 'search' || prop === 'searchEnd') return () => ({ ids: new Float64Array(0), distances: new Float32Array(0) });
+      if (prop === 'searchAsync') return async () => ({ ids: new Float64Array(0), distances: new Float32Array(0) });
       if (prop === 'searchBegin') return () => undefined;
       const value = Reflect.get(target, prop) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
