@@ -89,9 +89,11 @@ export interface NamedScope {
 
 /**
  * Nouns for a part of a session a question can open with ("In the <name> task, …"): a unit of
- * work or of conversation that a host's metadata marks (an episode, a session, a chapter).
+ * work or of conversation that a host's metadata marks (an episode, a session, a chapter, the
+ * file a stretch of turns was read from). Which field marks it is not read from the noun: the
+ * store's fields resolve the name (src/scope.ts).
  */
-const PART_NOUNS = 'task|episode|session|conversation|chat|thread|chapter|run|job|issue|ticket|project|phase|stage|sprint|iteration';
+const PART_NOUNS = 'task|episode|session|conversation|chat|thread|chapter|file|run|job|issue|ticket|project|phase|stage|sprint|iteration';
 const NAMED_SCOPE = new RegExp(`^\\s*(?:in|during|for|within|throughout)\\s+(?:the\\s+)?([^,?\\n]*?)\\s*\\b(${PART_NOUNS})\\b([^,?\\n]*),`, 'iu');
 
 /**

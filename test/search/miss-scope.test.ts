@@ -3,7 +3,7 @@
 // Three tasks, each marked by an `episode` field, amid real filler turns of a fourth: task A
 // (the Frobnicator) uses dask but never says chunk; task B (the Quuxifier) tests a dask chunk
 // size; both are longer than MIN_PART_TURNS. A second store holds the same turns per day
-// (`source_file: day-001.md`…) and a third without any field that marks parts.
+// (`source_file: day-001.md`…) and a third whose only field marks exchanges of two turns.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanStore, type TurnInput } from '../../src/store.js';
@@ -31,12 +31,12 @@ let byDay: SpanStore;
 let unmarked: SpanStore;
 let rangeOf: Record<string, [number, number]> = {};
 
-/** The transcript: filler (part `setup`), task A, filler (part `docs`), task B; `mark` names each turn's part. */
-function transcript(mark: (part: string) => Record<string, string> | undefined): TurnInput[] {
+/** The transcript: filler (part `setup`), task A, filler (part `docs`), task B; `mark` gives each turn's fields from its part and its place in it. */
+function transcript(mark: (part: string, i: number) => Record<string, string> | undefined): TurnInput[] {
   const turns: TurnInput[] = [];
   const ranges: Record<string, [number, number]> = {};
   const add = (part: string, t: Omit<TurnInput, 'turn'>) => {
-    const meta = mark(part);
+    const meta = mark(part, ranges[part] ? turns.length + 1 - ranges[part][0] : 0);
     turns.push({ ...t, turn: turns.length + 1, ...(meta ? { meta } : {}) });
     turnOf.set(t.text, turns.length);
     const r = (ranges[part] ??= [turns.length, turns.length]);
@@ -70,7 +70,8 @@ async function open(turns: TurnInput[]): Promise<SpanStore> {
 beforeAll(async () => {
   byEpisode = await open(transcript((part) => ({ session: 'all', episode: `acme__${part}-1` })));
   byDay = await open(transcript((part) => ({ session: 'all', source_file: DAYS[part]! })));
-  unmarked = await open(transcript(() => undefined));
+  // Fields of single exchanges only (two turns each): no part of the session.
+  unmarked = await open(transcript((part, i) => ({ exchange: `${part}-${Math.floor(i / 2)}` })));
 }, 60_000);
 
 afterAll(async () => {
@@ -117,8 +118,13 @@ describe('rule 7: in the part of the session a question names, what it asks for 
     expect(await byDay.search('On day 2, which dask chunk size did the agent test with?')).toMatchObject({ miss: true, missReason: 'not-in-scope' });
     expect((await byDay.search('On day 4, which dask chunk size did the agent test with?')).miss).toBe(false);
   });
-  it('where no field marks the part, nothing changes: the question is held to the whole transcript', async () => {
+  it('where no field marks a part (a field of two-turn exchanges is none), nothing changes: the question is held to the whole transcript', async () => {
     expect((await unmarked.search('In the Frobnicator crash task, which dask chunk size did the agent test with?')).miss).toBe(false);
+  });
+  it('a name two parts share (both tasks work on a dask array) is ambiguous: nothing changes', async () => {
+    const q = 'In the dask array task, which dask chunk size did the agent test with?';
+    expect(resolveScope({ log: byEpisode.log, lexical: byEpisode.lexical }, analyzeQuery(q))).toBeNull();
+    expect((await byEpisode.search(q)).miss).toBe(false);
   });
   it('a quoted part is the evidence itself: its description need not be stated in the part', async () => {
     const r = await byEpisode.search('In the Frobnicator crash task, which dask chunk size did `dask 2023.1.0` report?');
