@@ -16,7 +16,7 @@
  *   Of the candidates the longest run is the scope: when fields nest (a session of episodes),
  *   the wider part is the one that cannot leave out the question's evidence.
  * - A numbered period: the field whose value names it (`source_file: day-012.md` for "day
- *   12") on a span the lexical index finds for it; the scope is that value's run.
+ *   12") on one of the search's candidates for the question; the scope is that value's run.
  *
  * When no seed holds the whole name, when the seeds lie in different parts, or when no field
  * marks parts at all, the scope is not resolved and nothing depends on it. The run is found by
@@ -168,18 +168,19 @@ function turnsOf(log: NativeSpanLog, first: number, last: number): [number, numb
   return [log.get(first)!.turnStart, log.get(last)!.turnEnd];
 }
 
-/** The part of the session a numbered period names ("day 12"): the field whose value names it. */
-function periodScope(ctx: ScopeContext, a: QueryAnalysis, kind: number, limits: [number, number]): Scope | null {
+/**
+ * The part of the session a numbered period names ("day 12"): the field whose value names it
+ * (`source_file: day-012.md`), read from the search's own candidates (`candidates`, already
+ * read: a question naming a day ranks that day's spans by their fields), so no span is read
+ * again to find it.
+ */
+function periodScope(ctx: ScopeContext, a: QueryAnalysis, kind: number, candidates: readonly Span[]): Scope | null {
   const period = a.period!;
   const re = new RegExp(`(?<![\\p{L}])${period.unit}s?[^\\p{L}\\p{N}]{0,3}0*${period.n}(?!\\p{N})`, 'iu');
-  const hits = ctx.lexical.search(`${period.unit} ${period.n}`, SEED_DEPTH, kind, limits[0], limits[1]);
-  const raws = hits.ids.length > 0 ? ctx.log.getMany(hits.ids) : [];
-  for (const raw of raws) {
-    if (!raw) continue;
-    const span = toSpan(raw);
+  for (const span of candidates) {
     for (const key of Object.keys(span.meta ?? {})) {
       const value = fieldValue(span, key);
-      if (value === null || !re.test(value.toLowerCase().replace(/(?<![\p{N}.])0+(?=\d)/gu, ''))) continue;
+      if (value === null || key === 'speaker' || !re.test(value.toLowerCase().replace(/(?<![\p{N}.])0+(?=\d)/gu, ''))) continue;
       const run = runAround(ctx.log, kind, span.id, key, value);
       if (run.first < 0 || run.whole) continue;
       return { key, value, turns: turnsOf(ctx.log, run.first, run.last) };
@@ -227,11 +228,18 @@ function namedPart(ctx: ScopeContext, a: QueryAnalysis, kind: number, limits: [n
 
 /**
  * The part of the session the question names, resolved against the store's fields (see the
- * header), or null. `limits`: the turns the search is limited to (NaN: open).
+ * header), or null. `limits`: the turns the search is limited to (NaN: open). `candidates`:
+ * the spans the search judged for the question, where a numbered period's field is looked for.
  */
-export function resolveScope(ctx: ScopeContext, a: QueryAnalysis, kind: number = RecordKind.raw, limits: [number, number] = [Number.NaN, Number.NaN]): Scope | null {
+export function resolveScope(
+  ctx: ScopeContext,
+  a: QueryAnalysis,
+  kind: number = RecordKind.raw,
+  limits: [number, number] = [Number.NaN, Number.NaN],
+  candidates: readonly Span[] = [],
+): Scope | null {
   if (a.scope) return namedPart(ctx, a, kind, limits);
-  if (a.period) return periodScope(ctx, a, kind, limits);
+  if (a.period) return periodScope(ctx, a, kind, candidates);
   return null;
 }
 
@@ -244,9 +252,9 @@ export function resolveScope(ctx: ScopeContext, a: QueryAnalysis, kind: number =
  * resolved, or every qualifier stated there). A qualifier the index drops as a stopword
  * decides nothing. `limits`: the turns the search is limited to (NaN: open).
  */
-export function askedOutsideScope(ctx: ScopeContext, a: QueryAnalysis, kind: number, limits: [number, number]): string | null {
+export function askedOutsideScope(ctx: ScopeContext, a: QueryAnalysis, kind: number, limits: [number, number], candidates: readonly Span[]): string | null {
   if (!a.asked || a.profile.allQuoted.length > 0 || (!a.scope && !a.period)) return null;
-  const scope = resolveScope(ctx, a, kind, limits);
+  const scope = resolveScope(ctx, a, kind, limits, candidates);
   if (!scope) return null;
   const lo = Number.isNaN(limits[0]) ? scope.turns[0] : Math.max(limits[0], scope.turns[0]);
   const hi = Number.isNaN(limits[1]) ? scope.turns[1] : Math.min(limits[1], scope.turns[1]);

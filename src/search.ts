@@ -389,7 +389,14 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
       () => askedOutsideFrame(ctx, js, a, kind, [tmin, tmax]),
-      () => askedOutsideScope(ctx, a, kind, [tmin, tmax]),
+      () =>
+        askedOutsideScope(
+          ctx,
+          a,
+          kind,
+          [tmin, tmax],
+          js.map((j) => j.span),
+        ),
     );
   };
   const rawDecision = decide(RecordKind.raw);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanStore, type TurnInput } from '../../src/store.js';
 import { analyzeQuery, askedFor, namedScope } from '../../src/query.js';
 import { MIN_PART_TURNS, resolveScope } from '../../src/scope.js';
+import { RecordKind } from '../../src/native.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
 const TASK_A: Omit<TurnInput, 'turn'>[] = [
@@ -86,11 +87,13 @@ describe('rule 7: in the part of the session a question names, what it asks for 
     expect(namedScope('In the end, which file did the agent patch?')).toBeNull();
     expect(askedFor('Which Python 3.8.12 docker image did the agent pull?')).toEqual({ head: 'image', qualifiers: ['python', 'docker'] });
   });
-  it('resolves the named part to the run of turns its field marks, and an unmarked store to nothing', () => {
+  it('resolves the named part to the run of turns its field marks, a day to its file among the candidates, and an unmarked store to nothing', async () => {
     const q = 'In the Frobnicator crash task, which dask chunk size did the agent test with?';
     const ctx = (s: SpanStore) => ({ log: s.log, lexical: s.lexical });
     expect(resolveScope(ctx(byEpisode), analyzeQuery(q))).toEqual({ key: 'episode', value: 'acme__frob-1', turns: rangeOf.frob });
-    expect(resolveScope(ctx(byDay), analyzeQuery('On day 4, which dask chunk size did the agent test with?'))).toEqual({
+    const day4 = 'On day 4, which dask chunk size did the agent test with?';
+    const candidates = (await byDay.search(day4)).hits.map((h) => byDay.get(h.spanId)!);
+    expect(resolveScope(ctx(byDay), analyzeQuery(day4), RecordKind.raw, [Number.NaN, Number.NaN], candidates)).toEqual({
       key: 'source_file',
       value: 'day-004.md',
       turns: rangeOf.quux,
