@@ -78,8 +78,13 @@ export interface QualityReport {
   /** Facts whose every perturbation was near-true (see isNearTrue), reported apart. */
   nearTrueMisses: { probes: number; missed: number; trueFound: number; rate: number; trueRate: number };
   failures: { question: string; rank: number | null }[];
-  falseHits: { query: string; spanId: number; text: string }[];
-  weakFalseHits: { query: string; spanId: number; text: string }[];
+  /**
+   * Never-stated probes search did not call a miss, with its top hit; `spanId: null` when it
+   * returned no hit without a miss (a verbatim scan cut short: `exactPartial`, which never
+   * says miss).
+   */
+  falseHits: { query: string; spanId: number | null; text: string; exactPartial?: true }[];
+  weakFalseHits: { query: string; spanId: number | null; text: string; exactPartial?: true }[];
 }
 
 const pct = (xs: number[], p: number) => {
@@ -196,7 +201,10 @@ export async function measure(store: SpanStore, ds: Dataset, misses: number): Pr
     for (const p of set) {
       const neg = await store.search(p.never, { k: 10 });
       if (neg.miss) missed++;
-      else if (falseHits.length < 50) falseHits.push({ query: p.never, spanId: neg.hits[0]!.spanId, text: neg.hits[0]!.text.slice(0, 300) });
+      else if (falseHits.length < 50) {
+        const top = neg.hits[0];
+        falseHits.push({ query: p.never, spanId: top?.spanId ?? null, text: top?.text.slice(0, 300) ?? '', ...(neg.exactPartial ? { exactPartial: true as const } : {}) });
+      }
       const pos = await store.search(p.fact, { k: 10 });
       if (!pos.miss && pos.hits.some((h) => h.text.includes(p.fact))) trueFound++;
     }

@@ -71,6 +71,41 @@ export interface QueryAnalysis {
   asked: AskedFor | null;
   /** Claim keys that are relations (claimRelation: `min() = -oo`), held by their test alone. */
   relations: string[];
+  /**
+   * The part of the session a question's opening clause names ("In the Django runserver 0
+   * task, …"): the words that name it, resolved against the store's fields by src/scope.ts.
+   * Null when the question opens with no such clause.
+   */
+  scope: NamedScope | null;
+}
+
+/** A part of the session named by a question's opening clause. */
+export interface NamedScope {
+  /** The words naming it, around the noun: "Django runserver 0", "Django about TruncDate ignoring tzinfo". */
+  text: string;
+  /** The noun that says what kind of part it is: task, episode, session… */
+  noun: string;
+}
+
+/**
+ * Nouns for a part of a session a question can open with ("In the <name> task, …"): a unit of
+ * work or of conversation that a host's metadata marks (an episode, a session, a chapter, the
+ * file a stretch of turns was read from). Which field marks it is not read from the noun: the
+ * store's fields resolve the name (src/scope.ts).
+ */
+const PART_NOUNS = 'task|episode|session|conversation|chat|thread|chapter|file|run|job|issue|ticket|project|phase|stage|sprint|iteration';
+const NAMED_SCOPE = new RegExp(`^\\s*(?:in|during|for|within|throughout)\\s+(?:the\\s+)?([^,?\\n]*?)\\s*\\b(${PART_NOUNS})\\b([^,?\\n]*),`, 'iu');
+
+/**
+ * The part of the session a question's opening clause names: "In the <words> task, …",
+ * "During the <words> session where <words>, …". The words before and after the noun name it;
+ * a clause with no word besides the noun ("In the task, …") names nothing.
+ */
+export function namedScope(query: string): NamedScope | null {
+  const m = NAMED_SCOPE.exec(query);
+  if (!m) return null;
+  const text = `${m[1]!} ${m[3]!}`.replace(/\s+/gu, ' ').trim();
+  return /[\p{L}\p{N}]/u.test(text) ? { text, noun: m[2]!.toLowerCase() } : null;
 }
 
 /** The noun phrase a wh-question asks for: its head noun and the content words before it. */
@@ -83,7 +118,8 @@ const AUXILIARY = 'did|does|do|was|were|is|are|has|have|had|can|could|should|wou
 /** `which`/`what`, then up to four words, then the question's auxiliary verb. */
 /** A question opening with an auxiliary: a yes/no question (claimCompounds). */
 const YES_NO = new RegExp(`^(?:${AUXILIARY})\\b`, 'iu');
-const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{N}'’]*\\s+){2,4}?)(?:${AUXILIARY})\\b`, 'iu');
+/** A word of the asked-for phrase: letters and digits, with inner dots (a version: `3.8.12`, never a qualifier). */
+const ASKED_FOR = new RegExp(`\\b(?:which|what)\\s+((?:[\\p{L}\\p{N}][\\p{L}\\p{N}'’]*(?:\\.[\\p{L}\\p{N}]+)*\\s+){2,4}?)(?:${AUXILIARY})\\b`, 'iu');
 
 /**
  * The noun phrase a wh-question asks for, when it has a qualifier: "which extra pip package
@@ -376,5 +412,6 @@ export function analyzeQuery(query: string, speakers: ReadonlySet<string> = new 
     bm25: bm25Terms.join(' '),
     asked: question ? askedFor(query) : null,
     relations,
+    scope: question ? namedScope(query) : null,
   };
 }

@@ -18,6 +18,7 @@ import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
 import { SLICE_MS, yieldToLoop } from './catchup.js';
+import { askedOutsideScope } from './scope.js';
 import { toSpan } from './store/spans.js';
 import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
 import type { VerdictState } from './verdict.js';
@@ -400,6 +401,14 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       js.map((j) => j.support),
       js.some((j) => j.c.exact && !j.support.ungrounded),
       () => askedOutsideFrame(ctx, js, a, kind, [tmin, tmax]),
+      () =>
+        askedOutsideScope(
+          ctx,
+          a,
+          kind,
+          [tmin, tmax],
+          js.map((j) => j.span),
+        ),
     );
   };
   const rawDecision = decide(RecordKind.raw);

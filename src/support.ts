@@ -45,6 +45,15 @@
  *    stated there decides nothing: the evidence may word it otherwise. An adjective that
  *    selects among things of the kind ("which extra pip package") is no qualifier (rule 6a,
  *    src/query.ts SELECTING): the evidence (`pip install …`) need not repeat it.
+ * 7. Where it is asked. A question that names a part of the session ("In the xarray int32
+ *    stack task, …", "On day 12, …") asks about what was said there: when the store's fields
+ *    resolve that part (src/scope.ts: a run of spans sharing an `episode`, a `source_file`…),
+ *    every qualifier of what it asks for (rule 6's noun: "which dask chunk size") must be
+ *    stated in the part's spans, or it is a miss — though another part says it ("chunk" in
+ *    another task). A value in the question does not exempt it ("which Python 3.8.12 docker
+ *    image": the task states 3.8.12 and never docker); a quoted part does (the evidence
+ *    itself). A part not resolved — no field marks parts, or its name is ambiguous — changes
+ *    nothing.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
@@ -299,6 +308,26 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
   return { held: false, contradicted };
 }
 
+/** The query's content terms the lower-cased `hay` holds, and the table of every entry held (scanWords). */
+function heldIn(a: QueryAnalysis, hay: string): { matched: string[]; missing: string[]; held: Uint8Array } {
+  const matched: string[] = [];
+  const missing: string[] = [];
+  const held = scanWords(queryForms(a), hay, a.terms.length + a.framing.length);
+  for (let i = 0; i < a.terms.length; i++) (held[i] ? matched : missing).push(a.terms[i]!.term);
+  return { matched, missing, held };
+}
+
+/**
+ * The query's content terms a span holds (verbatim or by normal form, in its text's first
+ * TERM_SCAN_CHARS or its fields) and those it lacks: supportOf's `terms`, without the rest of
+ * the record (src/scope.ts reads it of the spans that may name a scope).
+ */
+export function termsHeld(a: QueryAnalysis, span: SupportSpan): { matched: string[]; missing: string[] } {
+  const text = span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS) : span.text;
+  const { matched, missing } = heldIn(a, `${text.toLowerCase()}\n${fieldText(span)}`);
+  return { matched, missing };
+}
+
 /** The support of one span for one query. `exact`: the span holds the whole query verbatim. */
 /**
  * Whether a question's claim is empty of anything a window must hold: no value, no value
@@ -323,10 +352,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
   // output of megabytes): they rank and explain; the claim is checked over the whole text.
   const hay = `${span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower()}\n${fields}`;
-  const matched: string[] = [];
-  const missing: string[] = [];
-  const held = scanWords(queryForms(a), hay, a.terms.length + a.framing.length);
-  for (let i = 0; i < a.terms.length; i++) (held[i] ? matched : missing).push(a.terms[i]!.term);
+  const { matched, missing, held } = heldIn(a, hay);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lower().includes(q.toLowerCase()));
   let claim: boolean;
@@ -414,6 +440,7 @@ export type MissReason =
   | 'value-contradicted'
   | 'name-not-stated'
   | 'qualifier-not-stated'
+  | 'not-in-scope'
   | 'other-party'
   | 'nothing-in-common'
   | 'no-candidates';
@@ -430,7 +457,13 @@ export interface MissDecision {
  * `exact`: some candidate holds the whole query verbatim. `askedOutsideFrame` (rule 6) is
  * asked only when every other rule has passed: it searches the index around the candidates.
  */
-export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact: boolean, askedOutsideFrame?: () => string | null): MissDecision {
+export function decideMiss(
+  a: QueryAnalysis,
+  supports: readonly Support[],
+  exact: boolean,
+  askedOutsideFrame?: () => string | null,
+  askedOutsideScope?: () => string | null,
+): MissDecision {
   // `supports` arrive best first (search's rerank order).
   if (exact) return { miss: false };
   if (supports.length === 0) return { miss: true, reason: 'no-candidates' };
@@ -457,6 +490,11 @@ export function decideMiss(a: QueryAnalysis, supports: readonly Support[], exact
   // the question is held to ("what pytest summary line did `pytest -v` print?").
   const outside = a.asked && !specific && askedOutsideFrame ? askedOutsideFrame() : null;
   if (outside !== null) return { miss: true, reason: 'qualifier-not-stated', detail: outside };
+  // Rule 7: in the part of the session the question names, every qualifier of what it asks
+  // for must be stated; a value in the question does not exempt it (its value may be stated
+  // there while the thing asked about never is), a quoted part does (src/scope.ts).
+  const unscoped = a.asked && askedOutsideScope ? askedOutsideScope() : null;
+  if (unscoped !== null) return { miss: true, reason: 'not-in-scope', detail: unscoped };
   if (specific && a.party && !supports.some((s) => s.claim && s.speaker?.match)) {
     const by = supports.find((s) => s.claim)?.speaker?.said;
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };
