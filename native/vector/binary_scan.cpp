@@ -294,9 +294,13 @@ size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, s
   constexpr size_t kAhead = 8;
   for (size_t j = 0; j < n_cand; ++j) {
     const uint32_t r = cand ? cand[j] : static_cast<uint32_t>(j);
+    // Mapped rows: the record number of a later candidate first (one more dependent load),
+    // and the row's last byte (a record's vector need not start on a cache line).
+    if (rows_mapped_ && cand && j + 2 * kAhead < n_cand) __builtin_prefetch(&f.rec[cand[j + 2 * kAhead]]);
     if (cand && j + kAhead < n_cand) {
       const unsigned char* next = Row(f, cand[j + kAhead]);
       for (size_t o = 0; o < row_bytes_; o += 64) __builtin_prefetch(next + o);
+      if (rows_mapped_) __builtin_prefetch(next + row_bytes_ - 1);
     }
     const float d =
         static_cast<float>(metric_(reinterpret_cast<const byte_t*>(Row(f, r)), reinterpret_cast<const byte_t*>(qrow)));
