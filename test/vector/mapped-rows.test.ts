@@ -4,6 +4,7 @@
 // snapshot, and from a rebuild without one.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { realTurns } from '../helpers/data.js';
 import { clustered, native, nearQueries, row, seq, snapshotFile, tmpDir } from './helpers.js';
 
 const RAW = 1;
@@ -66,6 +67,23 @@ describe('f16 rows read through the vectors file mapping', () => {
     const rebuilt = open(dir, true);
     expect(rebuilt.stats()).toMatchObject({ loadedFromRaw: 'rebuilt', rowsMapped: true });
     expect(answers(rebuilt)).toEqual(live);
+  });
+
+  it('built-in embedder on 4,000 real turns (256 dims): the same ids and distances for quotes and questions', () => {
+    const turns = realTurns(4000);
+    const emb = new native.Embedder(256);
+    const vecs = emb.embed(turns.map((t) => t.text));
+    const k = turns.length;
+    const ixs = [true, false].map((mapRows) => new native.VectorIndex(tmpDir(`rows-real-${mapRows}`), { dims: 256, scalar: 'f16', ann: 'binary', exactBelow: 0, rerankMin: 256, mapRows }));
+    for (const ix of ixs) ix.add(seq(k, 1), new Uint8Array(k).fill(RAW), vecs);
+    const texts = turns.filter((_, i) => i % 37 === 0).flatMap((t) => [t.text.slice(10, 130), `what did we find out about ${t.text.split(/\s+/).slice(3, 6).join(' ')}?`]);
+    const qs = emb.embed(texts);
+    for (let q = 0; q < texts.length; q++) {
+      const qv = qs.subarray(q * 256, (q + 1) * 256);
+      const [a, b] = ixs.map((ix) => ix.search(qv, 10, RAW));
+      expect(Array.from(a!.ids)).toEqual(Array.from(b!.ids));
+      expect(Array.from(a!.distances)).toEqual(Array.from(b!.distances));
+    }
   });
 
   it('f32 and i8 rows keep their copy (an f32 row normalized again is not the file bytes)', () => {
