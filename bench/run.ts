@@ -25,10 +25,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addon, packageRoot } from '../src/native.js';
 import { defaultCountTokens } from '../src/window.js';
-import { loadData } from './data.js';
+import { loadData, streamData, type BenchData } from './data.js';
 import { cleanup, fmtValue, status, sweepTable, machine, makeCtx, runRecord, table, wall } from './lib.js';
 import { runAppend } from './append.bench.js';
-import { runIngestOnly, runSearch } from './search.bench.js';
+import { batchesOf, runIngestOnly, runSearch } from './search.bench.js';
 import { runGuard } from './guard.bench.js';
 import { runOpen } from './open.bench.js';
 import { runLoad, type LoadPart, type LoadShape } from './load.bench.js';
@@ -102,18 +102,35 @@ if (values['peer-fts5']) process.argv.push('--peer-fts5');
 const start = machine();
 console.log(`spanguard bench — scale ${scale.toExponential(0)} spans${ctx.quick ? ' (quick)' : ''}; node ${start.node}; ${start.cpus} cpus (${start.cpuModel}); load average ${(start.loadavg as number[]).join(' ')}; SIMD ${addon().simdIsa()}`);
 
-const [data, dataMs] = await wall(() => loadData(scale, values.data === 'gen' ? 'gen' : 'auto'));
-ctx.info.data = { spans: data.spans.length, real: data.real, generated: data.generated, sources: data.sources, avgChars: +(data.chars / data.spans.length).toFixed(0), loadMs: Math.round(dataMs) };
-{
-  // Tokens (the project's counter, gpt-tokenizer cl100k): all spans up to 10^5, a uniform
-  // sample of 10^5 above, scaled up.
-  const step = Math.max(1, Math.floor(data.spans.length / 1e5));
+// `--only ingest[,open]` appends the spans as they are made (bench/data.ts streamData) and
+// never holds them all: the ingest's peak RSS is then the store's, not the bench's copy of
+// the data (~700 MiB of JS strings at 10^6). Every other section reads the spans themselves.
+const streamed = [...only].every((s) => s === 'ingest' || s === 'open') && only.has('ingest');
+const dataMode = values.data === 'gen' ? 'gen' : 'auto';
+const [data, dataMs] = await wall(() => (streamed ? null : loadData(scale, dataMode)));
+/**
+ * What the data is, in ctx.info.data. Tokens (the project's counter, gpt-tokenizer cl100k):
+ * all spans up to 10^5, a uniform sample of 10^5 above, scaled up. Streamed, a pass of its
+ * own over the spans after the sections ran, so neither its time nor its garbage weighs on
+ * the ingest.
+ */
+function describeData(): void {
+  const step = Math.max(1, Math.floor(scale / 1e5));
   let tokens = 0;
-  for (let i = 0; i < data.spans.length; i += step) tokens += defaultCountTokens(data.spans[i]!.text);
-  (ctx.info.data as Record<string, unknown>).tokens = Math.round(tokens * step);
-  (ctx.info.data as Record<string, unknown>).tokensCounted = step === 1 ? 'all' : `1 in ${step}, scaled`;
+  let summary: Omit<BenchData, 'spans'>;
+  if (data !== null) {
+    for (let i = 0; i < data.spans.length; i += step) tokens += defaultCountTokens(data.spans[i]!.text);
+    summary = data;
+  } else {
+    const stream = streamData(scale, dataMode);
+    let i = 0;
+    for (const batch of stream.batches()) for (const s of batch) if (i++ % step === 0) tokens += defaultCountTokens(s.text);
+    summary = stream.summary();
+  }
+  ctx.info.data = { spans: scale, real: summary.real, generated: summary.generated, sources: summary.sources, avgChars: +(summary.chars / scale).toFixed(0), loadMs: Math.round(dataMs), streamed, tokens: Math.round(tokens * step), tokensCounted: step === 1 ? 'all' : `1 in ${step}, scaled` };
+  ctx.log(`data: ${summary.real} real + ${summary.generated} generated spans, ${(summary.chars / scale).toFixed(0)} chars avg, ${Math.round(tokens * step)} tokens (${summary.sources.join(', ')})${streamed ? '; streamed into the ingest, 5,000 spans at a time' : ''}`);
 }
-ctx.log(`data: ${data.real} real + ${data.generated} generated spans, ${(data.chars / data.spans.length).toFixed(0)} chars avg, ${(ctx.info.data as { tokens: number }).tokens} tokens (${data.sources.join(', ')})`);
+if (!streamed) describeData();
 
 const t0 = performance.now();
 try {
@@ -123,14 +140,14 @@ try {
   // 10^6 store without the log section's minutes of append rounds) it opens the store only.
   if (only.has('log') || (only.has('open') && !only.has('ingest') && !only.has('retrieval'))) {
     ctx.log('log: append / get / scan');
-    logOut = await runAppend(ctx, data);
+    logOut = await runAppend(ctx, data!);
   }
   if (only.has('retrieval')) {
     ctx.log('retrieval: ingest / embed / vector / BM25 / phrase / hybrid');
-    searchOut = await runSearch(ctx, data);
+    searchOut = await runSearch(ctx, data!);
   } else if (only.has('ingest')) {
     ctx.log('ingest only: appendMany, memory, disk');
-    searchOut = await runIngestOnly(ctx, data);
+    searchOut = await runIngestOnly(ctx, data !== null ? batchesOf(data) : streamData(scale, dataMode).batches(), data === null);
   }
   // Open before guard: the store is then opened as ingest left it; guard reuses it after.
   if (only.has('open') && (logOut || searchOut)) {
@@ -139,11 +156,11 @@ try {
   }
   if (only.has('guard')) {
     ctx.log('guard: passes / audit / verdict');
-    await runGuard(ctx, data, searchOut?.storeDir);
+    await runGuard(ctx, data!, searchOut?.storeDir);
   }
   if (only.has('load')) {
     ctx.log(`load: ${duration} s of concurrent appends, searches and compactions`);
-    await runLoad(ctx, data, duration, values.stalls!, loadWithout as LoadPart[], loadShape);
+    await runLoad(ctx, data!, duration, values.stalls!, loadWithout as LoadPart[], loadShape);
   }
 } catch (e) {
   ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
@@ -151,6 +168,8 @@ try {
 } finally {
   cleanup(ctx);
 }
+if (streamed) describeData();
+const info = ctx.info.data as { real: number; generated: number };
 
 const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
 const out = runRecord(ctx, { command, scale, sections: [...only], start, simd: addon().simdIsa(), t0 });
@@ -167,7 +186,7 @@ console.log(`\n${table(ctx.figures)}\n`);
 if (ctx.info.vectorSweep) console.log(`vector top-10, HNSW swept over ef (same vectors, recall@10 against brute force):\n${sweepTable(ctx.info.vectorSweep as Parameters<typeof sweepTable>[0])}\n`);
 for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
 console.log(
-  `\nscale ${scale} spans (${data.real} real, ${data.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
+  `\nscale ${scale} spans (${info.real} real, ${info.generated} generated); wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average at start ${(start.loadavg as number[]).join(' ')}, at end ${(end.loadavg as number[]).join(' ')} on ${start.cpus} cpus`,
 );
 console.log(`ratio = ours / peer in the figure's unit (✓: ours is at least as good). JSON: ${path.relative(packageRoot, file)}`);
 if (scales.length === 1 && !values['no-growth'] && !ctx.quick && values.only === undefined) writeGrowth(RESULTS, path.join(packageRoot, 'bench', 'growth.svg'));

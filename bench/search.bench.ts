@@ -31,7 +31,7 @@ import { createRequire } from 'node:module';
 import { ContextWindow, SpanStore, type TurnInput } from '../src/index.js';
 import { addon, packageRoot, type NativeVectorIndex } from '../src/native.js';
 import { perturb, detectAnchor } from '../src/anchors.js';
-import { generatedQuestions, naturalQuestions, type BenchData } from './data.js';
+import { generatedQuestions, naturalQuestions, type BenchData, type BenchSpan } from './data.js';
 import { check, dirBytes, figure, latency, latencyAsync, peakRss, rng, wall, withRssPeak, type Ctx, type Latency, type Resident } from './lib.js';
 
 const require = createRequire(import.meta.url);
@@ -85,28 +85,43 @@ export interface SearchOut {
   ftsFile?: string;
 }
 
-/** Every span through `store.appendMany` (log + anchor detection + embed + both indexes). */
-export async function ingestStore(ctx: Ctx, data: BenchData): Promise<{ store: SpanStore; storeDir: string; ingestMs: number; rss0: number; rssIngest: number; rssDuring: { peak: number; before: number; atPeak: Resident } }> {
-  const N = data.spans.length;
+/** The spans in batches of 5,000, the size every ingest here appends. */
+export function* batchesOf(data: BenchData): Generator<BenchSpan[]> {
+  for (let i = 0; i < data.spans.length; i += 5000) yield data.spans.slice(i, i + 5000);
+}
+
+/**
+ * Every span through `store.appendMany` (log + anchor detection + embed + both indexes), in
+ * batches of 5,000 turns made as they are appended (the bench's own data is then what the
+ * caller holds: all of it for the retrieval section, one batch for a streamed ingest).
+ */
+export async function ingestStore(ctx: Ctx, batches: Iterable<BenchSpan[]>): Promise<{ store: SpanStore; storeDir: string; ingestMs: number; spans: number; rss0: number; rssIngest: number; rssDuring: { peak: number; before: number; atPeak: Resident } }> {
   const storeDir = ctx.tmp('store');
+  // What the process held before is measured after a full collection (run under --expose-gc).
+  (globalThis as { gc?: () => void }).gc?.();
   const rss0 = peakRss();
   const store = await SpanStore.open(storeDir, { durability: 'none' });
-  const turns: TurnInput[] = data.spans.map((s) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100 }));
+  let spans = 0;
   // The resident set sampled while the ingest runs: the store's own growth over what the
-  // process held before it (the bench data, the turns array).
+  // process held before it.
   const [[, ingestMs], rssDuring] = await withRssPeak(() =>
     wall(async () => {
-      for (let i = 0; i < N; i += 5000) await store.appendMany(turns.slice(i, i + 5000));
+      for (const batch of batches) {
+        await store.appendMany(batch.map((s) => ({ turn: s.turn, role: s.role, text: s.text, tokens: 100 }) satisfies TurnInput));
+        spans += batch.length;
+      }
       await store.checkpoint();
     }),
   );
   const rssIngest = peakRss();
   ctx.info.rss = { beforeIngest: rss0, afterIngest: rssIngest, duringIngest: rssDuring };
-  return { store, storeDir, ingestMs, rss0, rssIngest, rssDuring };
+  return { store, storeDir, ingestMs, spans, rss0, rssIngest, rssDuring };
 }
 
-function rssFigures(ctx: Ctx, rss: { peak: number; before: number; atPeak: Resident }): void {
+function rssFigures(ctx: Ctx, rss: { peak: number; before: number; atPeak: Resident }, streamed: boolean): void {
   const r = rss.atPeak;
+  const f = r.files;
+  const native = r.anonMiB - (r.heapResidentMiB ?? r.heapMiB) - r.externalMiB;
   figure(ctx, {
     group: 'memory',
     key: 'rss.ingest',
@@ -114,22 +129,60 @@ function rssFigures(ctx: Ctx, rss: { peak: number; before: number; atPeak: Resid
     value: rss.peak / 2 ** 20,
     unit: 'MiB',
     better: 'lower',
-    note: `${((rss.peak - rss.before) / 2 ** 20).toFixed(0)} MiB above the ${(rss.before / 2 ** 20).toFixed(0)} MiB the process held before (bench data); at the peak ${r.anonMiB.toFixed(0)} MiB anonymous (JS heap ${r.heapMiB.toFixed(0)}, external ${r.externalMiB.toFixed(0)}, the rest native) and ${r.fileMiB.toFixed(0)} MiB of mapped files; target ≤ 1.5 GiB at 10^6`,
+    note:
+      `${((rss.peak - rss.before) / 2 ** 20).toFixed(0)} MiB above the ${(rss.before / 2 ** 20).toFixed(0)} MiB the process held before (${streamed ? 'the bench streams its data: one batch of 5,000 spans held at a time' : 'the bench data, all of it held'}); ` +
+      `at the peak ${r.anonMiB.toFixed(0)} MiB anonymous (JS heap ${r.heapMiB.toFixed(0)} used of ${(r.heapResidentMiB ?? NaN).toFixed(0)} committed, external ${r.externalMiB.toFixed(0)}, native ${native.toFixed(0)}) ` +
+      `and ${r.fileMiB.toFixed(0)} MiB of mapped files${f ? ` (log segments ${f.logMiB.toFixed(0)}, vectors file ${f.vectorsMiB.toFixed(0)}, index files ${f.indexMiB.toFixed(0)}, node and libraries ${f.otherMiB.toFixed(0)})` : ''}; target ≤ 1.5 GiB at 10^6`,
   });
 }
 
-/** `--only ingest`: the ingest, memory and disk figures alone (the 10^6 scale in minutes). */
-export async function runIngestOnly(ctx: Ctx, data: BenchData): Promise<SearchOut> {
-  const N = data.spans.length;
-  const { store, storeDir, ingestMs, rss0, rssIngest, rssDuring } = await ingestStore(ctx, data);
-  rssFigures(ctx, rssDuring);
+/**
+ * The indexes' memory from stats(), by structure, per span (ctx.info.indexMemory): the lexical
+ * index's document columns, dictionary and postings; the vector index's rows (0 when read in
+ * place from vectors.bin's mapping), signatures and row tables.
+ */
+function indexMemory(ctx: Ctx, st: ReturnType<SpanStore['stats']>, n: number): { total: number; note: string } {
+  const lex = st.lexical as Record<string, unknown>;
+  const vec = st.vector as Record<string, unknown>;
+  const num = (x: unknown) => Number(x ?? NaN);
+  const parts = {
+    lexicalDocuments: num(lex.memoryDocumentsBytes),
+    lexicalDictionary: num(lex.memoryDictionaryBytes),
+    lexicalPostings: num(lex.memoryPostingsBytes),
+    vectorRowsOnHeap: num(vec.rowsHeapBytes),
+    vectorOther: num(vec.memoryBytes) - num(vec.rowsHeapBytes),
+  };
+  const total = num(lex.memoryBytes) + num(vec.memoryBytes);
+  ctx.info.indexMemory = {
+    bytes: parts,
+    perSpan: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, +(v / n).toFixed(1)])),
+    terms: num(lex.rawTerms) + num(lex.summaryTerms),
+    inlineStreams: num(lex.inlineStreams),
+    rowsMapped: vec.rowsMapped,
+    vectors: num(vec.vectorsRecords),
+  };
+  const b = (x: number) => (x / n).toFixed(0);
+  return {
+    total,
+    note: `lexical: documents ${b(parts.lexicalDocuments)}, dictionary ${b(parts.lexicalDictionary)} (${(ctx.info.indexMemory as { terms: number }).terms} terms), postings ${b(parts.lexicalPostings)}; vector: rows ${vec.rowsMapped ? 'read in place from vectors.bin (mapped)' : b(parts.vectorRowsOnHeap)}, signatures and tables ${b(parts.vectorOther)} B a span`,
+  };
+}
+
+/**
+ * `--only ingest`: the ingest, memory and disk figures alone (the 10^6 scale in minutes).
+ * `streamed`: the batches are made as they are read (bench/data.ts streamData), so the peak
+ * RSS is the store's and not the bench's copy of the data.
+ */
+export async function runIngestOnly(ctx: Ctx, batches: Iterable<BenchSpan[]>, streamed: boolean): Promise<SearchOut> {
+  const { store, storeDir, ingestMs, spans: N, rss0, rssIngest, rssDuring } = await ingestStore(ctx, batches);
+  rssFigures(ctx, rssDuring, streamed);
   figure(ctx, { group: 'retrieval', key: 'ingest.perSpan', label: 'ingest via appendMany (log + embed + both indexes), per span', value: (ingestMs * 1000) / N, unit: 'µs', better: 'lower', growth: true, note: `${Math.round((N / ingestMs) * 1000)} spans/s; ${(ingestMs / 1000).toFixed(1)} s in all` });
   const st = store.stats();
-  const indexMem = Number(st.lexical.memoryBytes ?? NaN) + Number(st.vector.memoryBytes ?? NaN);
+  const indexMem = indexMemory(ctx, st, N);
   await store.close();
   const storeBytes = dirBytes(storeDir);
   figure(ctx, { group: 'memory', key: 'disk.perSpan', label: 'store bytes on disk per span (log + indexes + vectors)', value: storeBytes / N, unit: 'B', better: 'lower', growth: true });
-  figure(ctx, { group: 'memory', key: 'index.mem.perSpan', label: 'index memory per span (lexical + vector, from stats())', value: indexMem / N, unit: 'B', better: 'lower' });
+  figure(ctx, { group: 'memory', key: 'index.mem.perSpan', label: 'index memory per span (lexical + vector, from stats())', value: indexMem.total / N, unit: 'B', better: 'lower', note: indexMem.note });
   figure(ctx, { group: 'memory', key: 'rss.peak', label: 'peak RSS after ingest (process, incl. bench data)', value: rssIngest / 2 ** 20, unit: 'MiB', better: 'lower', note: `before ingest ${(rss0 / 2 ** 20).toFixed(0)} MiB` });
   return { storeDir, storeBytes };
 }
@@ -182,8 +235,8 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
   const generated = generatedQuestions(texts, Q, rng(1234));
 
   // ---- ingest through the public API ------------------------------------------------------
-  const { store, storeDir, ingestMs, rss0, rssIngest, rssDuring } = await ingestStore(ctx, data);
-  rssFigures(ctx, rssDuring);
+  const { store, storeDir, ingestMs, rss0, rssIngest, rssDuring } = await ingestStore(ctx, batchesOf(data));
+  rssFigures(ctx, rssDuring, false);
   const ingestRate = (N / ingestMs) * 1000;
 
   // ---- get through the public API (validation + Span object), next to the raw figure ----
@@ -633,11 +686,11 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
 
   db?.close();
   const st = store.stats();
-  const indexMem = Number(st.lexical.memoryBytes ?? NaN) + Number(st.vector.memoryBytes ?? NaN);
+  const indexMem = indexMemory(ctx, st, N);
   await store.close();
   const storeBytes = dirBytes(storeDir);
   figure(ctx, { group: 'memory', key: 'disk.perSpan', label: 'store bytes on disk per span (log + indexes + vectors)', value: storeBytes / N, unit: 'B', better: 'lower', growth: true, ...(ftsFile && usearchFile ? { peer: { label: 'FTS5 db + usearch file', value: (fs.statSync(ftsFile).size + fs.statSync(usearchFile!).size) / N } } : {}) });
-  figure(ctx, { group: 'memory', key: 'index.mem.perSpan', label: 'index memory per span (lexical + vector, from stats())', value: indexMem / N, unit: 'B', better: 'lower' });
+  figure(ctx, { group: 'memory', key: 'index.mem.perSpan', label: 'index memory per span (lexical + vector, from stats())', value: indexMem.total / N, unit: 'B', better: 'lower', note: indexMem.note });
   figure(ctx, { group: 'memory', key: 'rss.peak', label: 'peak RSS after ingest (process, incl. bench data)', value: rssIngest / 2 ** 20, unit: 'MiB', better: 'lower', note: `before ingest ${(rss0 / 2 ** 20).toFixed(0)} MiB` });
   return { storeDir, storeBytes, ...(usearchFile ? { usearchFile } : {}), ...(ftsFile ? { ftsFile } : {}) };
 }

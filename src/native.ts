@@ -290,6 +290,12 @@ export interface NativeVectorIndexOptions {
   /** Open beside a live writer: no lock, no writes (add/catchUp of new spans and save throw READ_ONLY). */
   readOnly?: boolean;
   /**
+   * binary, f16 (default true): the rows are read in place through a read-only mapping of
+   * `vectors.bin` (the records hold the same f16 bytes) instead of a copy in anonymous
+   * memory; false keeps the copy. Same answers either way (docs/VECTOR_FORMAT.md, "Rows").
+   */
+  mapRows?: boolean;
+  /**
    * Strategy at and above `exactBelow` (default 'binary'): 'binary' scans 512-bit SimHash
    * signatures (of every vector, or of the nearest lists once partitioned) and reranks the
    * nearest `max(rerankMin, size * rerankShare)` exactly; 'hnsw' walks a usearch graph.

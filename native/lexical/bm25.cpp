@@ -80,7 +80,7 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
     // The whole doc stream from its start, decoded in place (the cursor's Next() also keeps
     // positions and skips, which a full walk does not need); bounds-checked as it is.
     const Term& t = n.terms[c.term_id];
-    const uint8_t* p = t.docs.data;
+    const uint8_t* p = t.docs.data();
     const uint8_t* const end = p + t.docs.size;
     const float idf = c.idf;
     uint32_t d = kEnd;  // the first delta is doc + 1

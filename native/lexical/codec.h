@@ -57,27 +57,42 @@ inline uint64_t HashBytes(const char* p, size_t n) {
   return Mix(h);
 }
 
+/// Makes room for `extra` more bytes. Bytes that fit in ByteVec::kInline stay inline; past
+/// that they move to a heap block that grows by half.
 inline void Reserve(ByteVec* v, uint32_t extra) {
   const uint64_t need = uint64_t(v->size) + extra;
-  if (need <= v->capacity) return;
+  if (v->is_inline() ? need <= ByteVec::kInline : need <= v->capacity) return;
   if (need > std::numeric_limits<uint32_t>::max()) {
     throw NativeError("TEXT_TOO_LARGE", "a posting list would exceed 4 GiB");
   }
   uint64_t cap = std::max<uint64_t>(16, uint64_t(v->capacity) + v->capacity / 2);
   if (cap < need) cap = need;
   if (cap > std::numeric_limits<uint32_t>::max()) cap = std::numeric_limits<uint32_t>::max();
-  void* p = std::realloc(v->data, cap);
+  void* p;
+  if (v->is_inline()) {
+    p = std::malloc(cap);
+    if (p != nullptr && v->size > 0) std::memcpy(p, v->bytes, v->size);
+  } else {
+    p = std::realloc(v->heap(), cap);
+  }
   if (p == nullptr) throw std::bad_alloc();
-  v->data = static_cast<uint8_t*>(p);
+  v->set_heap(static_cast<uint8_t*>(p));
   v->capacity = static_cast<uint32_t>(cap);
 }
 
+/// Bytes of x as a varint.
+inline uint32_t VarintBytes(uint32_t x) {
+  return x < (1u << 7) ? 1 : x < (1u << 14) ? 2 : x < (1u << 21) ? 3 : x < (1u << 28) ? 4 : 5;
+}
+
+/// Appends x as a varint; the caller has reserved its bytes.
 inline void PutVarintUnchecked(ByteVec* v, uint32_t x) {
+  uint8_t* d = v->data();
   while (x >= 0x80) {
-    v->data[v->size++] = static_cast<uint8_t>(x | 0x80);
+    d[v->size++] = static_cast<uint8_t>(x | 0x80);
     x >>= 7;
   }
-  v->data[v->size++] = static_cast<uint8_t>(x);
+  d[v->size++] = static_cast<uint8_t>(x);
 }
 
 /// Bounds-checked decode: false on overrun or an over-long encoding (never reads past end).

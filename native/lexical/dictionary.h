@@ -38,8 +38,8 @@ struct LexicalIndex::Namespace {
   }
   ~Namespace() {
     for (Term& t : terms) {
-      std::free(t.docs.data);
-      std::free(t.pos.data);
+      t.docs.Free();
+      t.pos.Free();
     }
   }
   Namespace(const Namespace&) = delete;
@@ -131,10 +131,14 @@ struct LexicalIndex::Namespace {
     Term& t = terms[term_id];
     if (t.df > 0 && t.df % kSkipEvery == 0) CloseBlock(t);
     const uint32_t delta = t.df == 0 ? doc + 1 : doc - t.last_doc;
-    Reserve(&t.docs, 10);
+    // Exactly the bytes written, so a term of one or two postings keeps them inline.
+    Reserve(&t.docs, VarintBytes(delta) + VarintBytes(count));
     PutVarintUnchecked(&t.docs, delta);
     PutVarintUnchecked(&t.docs, count);
-    Reserve(&t.pos, count * 5);
+    uint32_t pos_bytes = 0;
+    for (uint32_t i = 0, previous = 0; i < count; previous = positions[i++])
+      pos_bytes += VarintBytes(positions[i] - previous);
+    Reserve(&t.pos, pos_bytes);
     uint32_t previous = 0;
     for (uint32_t i = 0; i < count; ++i) {
       PutVarintUnchecked(&t.pos, positions[i] - previous);
@@ -155,8 +159,8 @@ struct LexicalIndex::Namespace {
     }
     std::vector<Skip>& skips = skip_lists[t.skip_list];
     uint32_t doc = skips.empty() ? kEnd : skips.back().doc_before;
-    const uint8_t* p = t.docs.data + (skips.empty() ? 0 : skips.back().docs_off);
-    const uint8_t* end = t.docs.data + t.docs.size;
+    const uint8_t* p = t.docs.data() + (skips.empty() ? 0 : skips.back().docs_off);
+    const uint8_t* end = t.docs.data() + t.docs.size;
     Skip s{t.last_doc, t.docs.size, t.pos.size, 0, kEnd};
     while (p < end) {
       uint32_t delta, tf;
@@ -287,15 +291,32 @@ struct LexicalIndex::Namespace {
     return true;
   }
 
+  /// Heap held, by part (capacities, approximate): the documents' columns; the dictionary
+  /// (term records, their bytes and offsets, the hash slots, normal forms, affix arrays); the
+  /// postings (the streams' heap blocks and the skip lists). `inline_streams`: streams kept
+  /// inline in their term record (no heap block).
+  struct Memory {
+    uint64_t documents = 0, dictionary = 0, postings = 0, inline_streams = 0;
+  };
+  Memory MemorySplit() const {
+    Memory m;
+    m.documents = span_ids.capacity() * 8 + turn_start.capacity() * 8 + turn_end.capacity() * 8 +
+                  doc_len.capacity() * 4 + long_docs.capacity() * 4;
+    m.dictionary = term_bytes.capacity() + term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) +
+                   slots.capacity() * 8 + by_prefix.capacity() * 4 + by_suffix.capacity() * 4 +
+                   normal_of.capacity() * 4;
+    m.postings = skip_lists.capacity() * sizeof(std::vector<Skip>);
+    for (const Term& t : terms) {
+      m.postings += t.docs.capacity + t.pos.capacity;
+      m.inline_streams += uint64_t(t.docs.is_inline()) + t.pos.is_inline();
+    }
+    for (const auto& s : skip_lists) m.postings += s.capacity() * sizeof(Skip);
+    return m;
+  }
+
   uint64_t MemoryBytes() const {
-    uint64_t bytes = span_ids.capacity() * 8 + turn_start.capacity() * 8 + turn_end.capacity() * 8 +
-                     doc_len.capacity() * 4 + long_docs.capacity() * 4 + term_bytes.capacity() +
-                     term_offsets.capacity() * 4 + terms.capacity() * sizeof(Term) + slots.capacity() * 8 +
-                     skip_lists.capacity() * sizeof(std::vector<Skip>) + by_prefix.capacity() * 4 +
-                     by_suffix.capacity() * 4 + normal_of.capacity() * 4;
-    for (const Term& t : terms) bytes += t.docs.capacity + t.pos.capacity;
-    for (const auto& s : skip_lists) bytes += s.capacity() * sizeof(Skip);
-    return bytes;
+    const Memory m = MemorySplit();
+    return m.documents + m.dictionary + m.postings;
   }
 
   uint64_t PostingsBytes() const {

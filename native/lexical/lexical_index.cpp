@@ -215,6 +215,13 @@ LexicalStats LexicalIndex::Stats() const {
   s.summary_tokens = summary_->total_tokens;
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
   s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double);
+  for (const Namespace* n : {raw_, summary_}) {
+    const Namespace::Memory m = n->MemorySplit();
+    s.memory_documents += m.documents;
+    s.memory_dictionary += m.dictionary;
+    s.memory_postings += m.postings;
+    s.inline_streams += m.inline_streams;
+  }
   s.phrase_fallback_scans = phrase_fallback_scans_;
   s.phrase_scans_cut = phrase_scans_cut_;
   s.phrase_postings_decoded = phrase_postings_decoded_;

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +38,12 @@ struct LexicalStats {
   uint64_t raw_docs = 0, summary_docs = 0;
   uint64_t raw_terms = 0, summary_terms = 0;
   uint64_t raw_tokens = 0, summary_tokens = 0;
-  uint64_t postings_bytes = 0;         ///< doc + position streams, bytes used
-  uint64_t memory_bytes = 0;           ///< heap held by the index (capacities), approximate
+  uint64_t postings_bytes = 0;  ///< doc + position streams, bytes used
+  uint64_t memory_bytes = 0;    ///< heap held by the index (capacities), approximate
+  /// memory_bytes by part (both namespaces; query scratch is in the total only): document
+  /// columns, dictionary (terms, hash slots, normal forms, affix arrays), postings (stream
+  /// heap blocks, skip lists); and the streams kept inline in their term (no heap block).
+  uint64_t memory_documents = 0, memory_dictionary = 0, memory_postings = 0, inline_streams = 0;
   uint64_t phrase_fallback_scans = 0;  ///< phrase queries answered by a linear scan
   uint64_t phrase_scans_cut = 0;       ///< linear scans that stopped at their byte budget
   /// Postings and positions of phrases' interior words decoded by phrase queries (the work
@@ -52,11 +58,31 @@ struct LexicalStats {
 };
 
 /// A growable byte buffer of 16 bytes (a std::vector is 24 and there is one per term and
-/// stream, up to 10^7 of them).
+/// stream, up to 10^7 of them). Up to kInline bytes are kept in place of the pointer
+/// (capacity 0): most terms occur in one or two documents (ids, numbers, hashes), and their
+/// two streams then need no heap block of their own — two blocks of 32 bytes a term
+/// otherwise, measured at 10^6 spans the larger part of the lexical index's memory.
 struct ByteVec {
-  uint8_t* data = nullptr;
+  static constexpr uint32_t kInline = 8;
+  alignas(8) uint8_t bytes[kInline] = {};  ///< the bytes themselves (inline), or the heap pointer
   uint32_t size = 0;
-  uint32_t capacity = 0;
+  uint32_t capacity = 0;  ///< bytes of the heap block; 0 while the bytes are inline
+
+  bool is_inline() const { return capacity == 0; }
+  uint8_t* heap() const {
+    uint8_t* p;
+    std::memcpy(&p, bytes, sizeof p);
+    return p;
+  }
+  void set_heap(uint8_t* p) { std::memcpy(bytes, &p, sizeof p); }
+  uint8_t* data() { return is_inline() ? bytes : heap(); }
+  const uint8_t* data() const { return is_inline() ? bytes : heap(); }
+  /// Releases the heap block, if any (ByteVec has no destructor: it lives in trivially
+  /// copied Term records, freed by their namespace).
+  void Free() {
+    if (!is_inline()) std::free(heap());
+    *this = ByteVec{};
+  }
 };
 
 /// One span id's record as the index sees it.

@@ -178,9 +178,9 @@ void LexicalIndex::Save() {
         w.U32(term.last_doc);
         w.U32(term.min_doc_len);
         w.U32(term.docs.size);
-        w.Bytes(term.docs.data, term.docs.size);
+        w.Bytes(term.docs.data(), term.docs.size);
         w.U32(term.pos.size);
-        w.Bytes(term.pos.data, term.pos.size);
+        w.Bytes(term.pos.data(), term.pos.size);
         if (term.skip_list == kNoSkips) {
           w.U32(0);
         } else {
@@ -356,10 +356,10 @@ void LexicalIndex::Load() {
           const uint32_t pos_bytes = r.U32();
           const uint8_t* pos_data = r.Take(pos_bytes);
           Reserve(&term.docs, docs_bytes);
-          if (docs_bytes > 0) std::memcpy(term.docs.data, docs_data, docs_bytes);
+          if (docs_bytes > 0) std::memcpy(term.docs.data(), docs_data, docs_bytes);
           term.docs.size = docs_bytes;
           Reserve(&term.pos, pos_bytes);
-          if (pos_bytes > 0) std::memcpy(term.pos.data, pos_data, pos_bytes);
+          if (pos_bytes > 0) std::memcpy(term.pos.data(), pos_data, pos_bytes);
           term.pos.size = pos_bytes;
           const uint32_t skip_count = r.U32();
           if (skip_count > term.df / kSkipEvery) r.Fail("too many skip entries");

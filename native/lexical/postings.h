@@ -51,10 +51,10 @@ struct PostingCursor {
   void Open(const LexicalIndex::Namespace& ns, uint32_t term_id, bool positions) {
     const Term& t = ns.terms[term_id];
     this->term_id = term_id;
-    docs_base = p = t.docs.data;
-    end = t.docs.data + t.docs.size;
-    pos_base = pos_p = t.pos.data;
-    pos_end = t.pos.data + t.pos.size;
+    docs_base = p = t.docs.data();
+    end = t.docs.data() + t.docs.size;
+    pos_base = pos_p = t.pos.data();
+    pos_end = t.pos.data() + t.pos.size;
     if (t.skip_list != kNoSkips) {
       skips = ns.skip_lists[t.skip_list].data();
       skip_count = static_cast<uint32_t>(ns.skip_lists[t.skip_list].size());

@@ -584,6 +584,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       num("summaryTokens", s.summary_tokens);
       num("postingsBytes", s.postings_bytes);
       num("memoryBytes", s.memory_bytes);
+      num("memoryDocumentsBytes", s.memory_documents);
+      num("memoryDictionaryBytes", s.memory_dictionary);
+      num("memoryPostingsBytes", s.memory_postings);
+      num("inlineStreams", s.inline_streams);
       num("phraseFallbackScans", s.phrase_fallback_scans);
       num("phraseScansCut", s.phrase_scans_cut);
       num("phrasePostingsDecoded", s.phrase_postings_decoded);

@@ -113,6 +113,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         if (!ro.IsBoolean()) Invalid(env, "VectorIndex: readOnly must be a boolean");
         opts.read_only = ro.As<Napi::Boolean>().Value();
       }
+      Napi::Value mr = o.Get("mapRows");
+      if (!mr.IsUndefined()) {
+        if (!mr.IsBoolean()) Invalid(env, "VectorIndex: mapRows must be a boolean");
+        opts.map_rows = mr.As<Napi::Boolean>().Value();
+      }
       Napi::Value ann = o.Get("ann");
       if (!ann.IsUndefined()) {
         std::string a = ann.IsString() ? ann.As<Napi::String>().Utf8Value() : "";
@@ -697,6 +702,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("simdIsa", Napi::String::New(env, SimdIsaName()));
       s.Set("highWater", Napi::Number::New(env, static_cast<double>(ix.high_water())));
       s.Set("memoryBytes", Napi::Number::New(env, static_cast<double>(ix.MemoryUsage())));
+      s.Set("rowsMapped", Napi::Boolean::New(env, ix.rows_mapped()));
+      s.Set("rowsHeapBytes", Napi::Number::New(env, static_cast<double>(ix.rows_heap_bytes())));
       s.Set("vectorsBytes", Napi::Number::New(env, static_cast<double>(ix.store().bytes())));
       s.Set("vectorsVersion", Napi::Number::New(env, ix.store().version()));
       s.Set("vectorsRecordBytes", Napi::Number::New(env, static_cast<double>(ix.store().record_bytes())));

@@ -138,7 +138,14 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
   if (f.nth.capacity() < n1) f.nth.reserve(std::max<size_t>({n1, f.nth.capacity() * 2, 1024}));
   f.keys.resize(n1);
   f.nth.resize(n1);
-  f.rows.resize(n1 * row_bytes_);
+  if (rows_mapped_) {
+    // The rows are the records themselves (written before they are indexed).
+    if (f.rec.capacity() < n1) f.rec.reserve(std::max<size_t>({n1, f.rec.capacity() * 2, 1024}));
+    f.rec.resize(n1);
+    for (size_t j = 0; j < m; ++j) f.rec[n0 + j] = store_->record_of(ns.kind, ns.covered + fresh_[j]);
+  } else {
+    f.rows.resize(n1 * row_bytes_);
+  }
   const size_t words = code_words_;
   if (part) {
     // Partitioned: signatures go to the rows' nearest lists, not to one array.
@@ -164,9 +171,12 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
       const size_t i = fresh_[j];
       const size_t r = n0 + j;
       Normalize(vectors + i * dims, dims, unit);
-      unsigned char* row = f.rows.data() + r * row_bytes_;
-      if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(row)))
-        std::memcpy(row, unit, row_bytes_);
+      const unsigned char* row = Row(f, r);
+      if (!rows_mapped_) {
+        unsigned char* own = f.rows.data() + r * row_bytes_;
+        if (!cast(reinterpret_cast<const byte_t*>(unit), dims, reinterpret_cast<byte_t*>(own)))
+          std::memcpy(own, unit, row_bytes_);
+      }
       Encode(unit, code, scratch);
       if (part) {
         std::memcpy(fresh_codes_.data() + j * words, code, words * 8);
@@ -277,7 +287,6 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
 
 size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted) const {
   const unsigned char* qrow = query_row_.data();
-  const unsigned char* rows = f.rows.data();
   // Exact distances for the candidates (ascending row order: the reads walk memory forward),
   // best `wanted` kept in a max-heap on (distance, row).
   heap_.clear();
@@ -285,13 +294,16 @@ size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, s
   constexpr size_t kAhead = 8;
   for (size_t j = 0; j < n_cand; ++j) {
     const uint32_t r = cand ? cand[j] : static_cast<uint32_t>(j);
+    // Mapped rows: the record number of a later candidate first (one more dependent load),
+    // and the row's last byte (a record's vector need not start on a cache line).
+    if (rows_mapped_ && cand && j + 2 * kAhead < n_cand) __builtin_prefetch(&f.rec[cand[j + 2 * kAhead]]);
     if (cand && j + kAhead < n_cand) {
-      const unsigned char* next = rows + static_cast<size_t>(cand[j + kAhead]) * row_bytes_;
+      const unsigned char* next = Row(f, cand[j + kAhead]);
       for (size_t o = 0; o < row_bytes_; o += 64) __builtin_prefetch(next + o);
+      if (rows_mapped_) __builtin_prefetch(next + row_bytes_ - 1);
     }
     const float d =
-        static_cast<float>(metric_(reinterpret_cast<const byte_t*>(rows + static_cast<size_t>(r) * row_bytes_),
-                                   reinterpret_cast<const byte_t*>(qrow)));
+        static_cast<float>(metric_(reinterpret_cast<const byte_t*>(Row(f, r)), reinterpret_cast<const byte_t*>(qrow)));
     if (heap_.size() < wanted) {
       heap_.emplace_back(d, r);
       std::push_heap(heap_.begin(), heap_.end(), worse);

@@ -127,7 +127,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   const uint32_t lists = p->lists;
   const auto to_f32 = casts_.to.f32;
   auto decode = [&](size_t r, float* out) {
-    const unsigned char* row = f.rows.data() + r * row_bytes_;
+    const unsigned char* row = Row(f, r);
     if (!to_f32(reinterpret_cast<const byte_t*>(row), dims, reinterpret_cast<byte_t*>(out)))
       std::memcpy(out, row, row_bytes_);
   };
@@ -165,8 +165,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
       counts[t].assign(lists, 0);
       for (size_t i = b; i < e; ++i) {
         const size_t r = i * stride;
-        const uint32_t l = NearestList(*p, f.rows.data() + r * row_bytes_, sample_codes.data() + i * words, ham.data(),
-                                       scratch.data());
+        const uint32_t l = NearestList(*p, Row(f, r), sample_codes.data() + i * words, ham.data(), scratch.data());
         assign[i] = l;
         decode(r, v.data());
         double* s = sums[t].data() + static_cast<size_t>(l) * dims;
@@ -205,7 +204,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
     if (!old) {
       for (size_t r = b; r < e; ++r) {
         gather(global, r, code);
-        row_list[r] = NearestList(*p, f.rows.data() + r * row_bytes_, code, ham.data(), scratch.data());
+        row_list[r] = NearestList(*p, Row(f, r), code, ham.data(), scratch.data());
       }
       return;
     }
@@ -213,8 +212,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
         gather(old->codes[l].data(), pos, code);
-        row_list[rows[pos]] = NearestList(*p, f.rows.data() + static_cast<size_t>(rows[pos]) * row_bytes_, code,
-                                          ham.data(), scratch.data());
+        row_list[rows[pos]] = NearestList(*p, Row(f, rows[pos]), code, ham.data(), scratch.data());
       }
     }
   };

@@ -191,6 +191,12 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     // The ordinals the next (version-3) save writes.
     std::string why;
     if (!RecoverOrdinals(ns, loaded, count, &why)) return reject(why);
+    if (rows_mapped_) {
+      // The same bytes are the file's records: read there, not kept twice.
+      loaded.rows.clear();
+      loaded.rec.resize(rows);
+      for (uint64_t r = 0; r < rows; ++r) loaded.rec[r] = store_->record_of(ns.kind, loaded.nth[r]);
+    }
     ns.flat = std::move(loaded);
   } else if (flat) {
     // Version 3: ordinals, the partition, signatures; the rows come from the vectors file.
@@ -298,6 +304,22 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
 bool VectorIndex::LoadRowsFromStore(Namespace& ns, Flat& f, uint64_t count, std::string* why) {
   const size_t n = f.nth.size();
   const size_t dims = options_.dims;
+  if (rows_mapped_) {
+    // Rows read in place: each row's key and record come from the store's own table (the
+    // records passed their CRCs when the file was opened); nothing is read from the file.
+    const uint64_t held = std::min<uint64_t>(count, store_->count(ns.kind));
+    f.keys.resize(n);
+    f.rec.resize(n);
+    for (size_t r = 0; r < n; ++r) {
+      if (f.nth[r] >= held || (r > 0 && f.nth[r] <= f.nth[r - 1])) {
+        *why = "the vectors file does not hold the rows the snapshot names";
+        return false;
+      }
+      f.keys[r] = store_->id_of(ns.kind, f.nth[r]);
+      f.rec[r] = store_->record_of(ns.kind, f.nth[r]);
+    }
+    return true;
+  }
   f.keys.resize(n);
   f.rows.resize(n * row_bytes_);
   size_t next = 0;

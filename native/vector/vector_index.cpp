@@ -137,6 +137,8 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   // An f32 index keeps f32 unit vectors on file; f16 and i8 keep f16 (what they hold anyway).
   store_ = std::make_unique<VectorStore>(dir_ + "/vectors.bin", options_.dims, options_.read_only,
                                          options_.scalar == VectorScalar::kF32);
+  rows_mapped_ = options_.map_rows && options_.ann == VectorAnn::kBinary && options_.scalar == VectorScalar::kF16 &&
+                 store_->version() == 2 && store_->stored_bytes() == 2 && store_->MapRecords();
   raw_.kind = VectorStore::kKindRaw;
   summary_.kind = VectorStore::kKindSummary;
   for (Namespace* ns : {&raw_, &summary_}) {
@@ -173,6 +175,8 @@ void VectorIndex::ResetNamespace(Namespace& ns) {
   ns.flat.nth.clear();
   ns.flat.nth.shrink_to_fit();
   ns.flat.rows.clear();
+  ns.flat.rec.clear();
+  ns.flat.rec.shrink_to_fit();
   ns.flat.codes.clear();
   ns.flat.part.reset();
   ns.covered = 0;
@@ -186,7 +190,7 @@ size_t VectorIndex::MemoryUsage() const {
   for (const Namespace* ns : {&raw_, &summary_}) {
     if (ns->hnsw) total += ns->index.memory_usage();
     total += ns->flat.keys.capacity() * 8 + ns->flat.nth.capacity() * 4 + ns->flat.rows.capacity() +
-             ns->flat.codes.capacity();
+             ns->flat.rec.capacity() * 4 + ns->flat.codes.capacity();
     if (const Partition* p = ns->flat.part.get()) {
       total += p->centroids.capacity() * 4 + p->centroid_rows.capacity() + p->centroid_codes.capacity() * 8;
       for (uint32_t l = 0; l < p->lists; ++l) total += p->rows[l].capacity() * 4 + p->codes[l].capacity() * 8;

@@ -87,6 +87,10 @@ struct VectorIndexOptions {
   /// A reader beside a live writer: the vectors file is opened without its lock and never
   /// written; snapshots are loaded but not saved.
   bool read_only = false;
+  /// binary, f16: read the rows in place from the vectors file's mapping instead of holding
+  /// a copy in anonymous memory (same bytes, same answers). False keeps the copy (tests
+  /// compare the two).
+  bool map_rows = true;
 };
 
 const char* VectorScalarName(VectorScalar s) noexcept;
@@ -140,7 +144,10 @@ class VectorIndex {
   struct Flat {
     std::vector<uint64_t> keys;  ///< row -> span id
     std::vector<uint32_t> nth;   ///< row -> which vector of its kind in the vectors file
-    RowBuffer rows;              ///< row_bytes() per row: the unit vector in the scalar kind
+    /// row_bytes() per row: the unit vector in the scalar kind. Empty when the rows are read
+    /// in place from the vectors file (rows_mapped_): then `rec` says where.
+    RowBuffer rows;
+    std::vector<uint32_t> rec;  ///< rows_mapped_: row -> record number in the vectors file
     /// Signatures in blocks of 8 rows, word-major inside a block (word w of rows 0..7 is
     /// contiguous), so one 512-bit load compares a query word against 8 rows. Empty while the
     /// namespace is partitioned: the lists hold the signatures then.
@@ -224,6 +231,10 @@ class VectorIndex {
   }
   /// Signature bits per vector (binary strategy).
   size_t code_bits() const noexcept { return code_words_ * 64; }
+  /// Whether the binary strategy reads its rows in place from the vectors file's mapping.
+  bool rows_mapped() const noexcept { return rows_mapped_; }
+  /// Bytes of rows held in anonymous memory (0 when they are read from the mapped file).
+  size_t rows_heap_bytes() const noexcept { return raw_.flat.rows.capacity() + summary_.flat.rows.capacity(); }
   const char* isa_name() const noexcept { return metric_.isa_name(); }
 
  private:
@@ -249,6 +260,16 @@ class VectorIndex {
   unum::usearch::metric_punned_t metric_;
   unum::usearch::casts_punned_t casts_;
   size_t row_bytes_ = 0;
+  /// The rows are the vectors file's own bytes, read through its mapping, not a copy: an f16
+  /// index over an f16 file (version 2), whose row of a vector is exactly the record's bytes
+  /// (the record holds the f16 unit vector; normalizing it again moves no coordinate by half
+  /// an f16 step, so it rounds back to the same half). f32 rows (normalized again, they differ
+  /// from the file in the last bits) and i8 rows are kept in a RowBuffer.
+  bool rows_mapped_ = false;
+  /// Row `r` of a binary namespace, wherever it is held.
+  const unsigned char* Row(const Flat& f, size_t r) const noexcept {
+    return rows_mapped_ ? store_->mapped_vector(f.rec[r]) : f.rows.data() + r * row_bytes_;
+  }
   size_t pad_ = 0;
   size_t rotations_ = 0;
   size_t code_words_ = 0;

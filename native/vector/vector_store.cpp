@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -317,7 +318,35 @@ void VectorStore::OpenAndRecover() {
 }
 
 VectorStore::~VectorStore() {
+  if (map_ != nullptr) ::munmap(const_cast<unsigned char*>(map_), map_len_);
+  for (const auto& [p, len] : retired_maps_) ::munmap(const_cast<unsigned char*>(p), len);
   if (fd_ >= 0) Io().close(fd_);
+}
+
+bool VectorStore::MapRecords() {
+  if (map_ != nullptr) return true;
+  if (fd_ < 0) return false;
+  GrowMap();
+  return true;
+}
+
+void VectorStore::GrowMap() {
+  const uint64_t need = bytes();
+  if (map_ != nullptr && need <= map_len_) return;
+  // Address space only: a page is resident once read, and the part past the file's end is
+  // never touched (only records held are read).
+  constexpr uint64_t kMinMap = 64ull << 20;
+  const size_t len = static_cast<size_t>(std::max<uint64_t>(kMinMap, need * 2));
+  void* p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) FailIo("cannot map vectors file", 0, errno);
+  if (map_ != nullptr) {
+    // Still valid for a reader holding its pointers; its resident pages are dropped (they
+    // stay in the page cache and fault back in if read).
+    ::madvise(const_cast<unsigned char*>(map_), map_len_, MADV_DONTNEED);
+    retired_maps_.emplace_back(map_, map_len_);
+  }
+  map_ = static_cast<const unsigned char*>(p);
+  map_len_ = len;
 }
 
 void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_t* last, const float* vectors,
@@ -364,6 +393,7 @@ void VectorStore::Append(const uint64_t* ids, const uint8_t* kinds, const uint8_
     ids_.push_back(ids[i]);
     if (last == nullptr || last[i]) ++spans_[kinds[i] == kKindSummary];
   }
+  if (map_ != nullptr) GrowMap();
 }
 
 void VectorStore::Sync() {

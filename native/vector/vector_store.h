@@ -6,8 +6,10 @@
 //
 // Records have a fixed size (dims is fixed per file), so record i lives at a computable
 // offset and recovery is a linear scan that stops at the first bad record. Only (id, kind)
-// of each record is kept in memory (9 bytes a vector); the vectors themselves stay on disk
-// and are streamed back in chunks when an index is rebuilt or caught up.
+// of each record is kept in memory (12 bytes a vector); the vectors themselves stay on disk
+// and are streamed back in chunks when an index is rebuilt or caught up, or read in place
+// through a read-only mapping of the file (MapRecords): an f16 index reads its rows there
+// instead of holding a copy of them (512 bytes a vector at 256 dims) in anonymous memory.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spanguard {
@@ -76,6 +79,23 @@ class VectorStore {
   uint64_t span_count(uint8_t kind) const noexcept { return spans_[kind == kKindSummary]; }
   /// Id of the `nth` vector of `kind` (0-based), in file order.
   uint64_t id_of(uint8_t kind, uint64_t nth) const noexcept { return ids_[by_kind_[kind == kKindSummary][nth]]; }
+  /// Record number (file order, both kinds) of the `nth` vector of `kind`.
+  uint32_t record_of(uint8_t kind, uint64_t nth) const noexcept { return by_kind_[kind == kKindSummary][nth]; }
+
+  /// Maps the file read-only (MAP_SHARED) and keeps it mapped as it grows: every record held
+  /// can then be read in place with mapped_vector(). The mapping reserves twice the file's
+  /// bytes of address space (at least 64 MiB), so appends rarely map again; when they do, the
+  /// earlier mapping stays valid (a reader on another thread may still hold its pointers)
+  /// until the store is destroyed, its resident pages dropped. Pages are resident only once
+  /// read: appends write with pwrite, not through the map. False when the file cannot be
+  /// mapped (a reader that found no file): the caller keeps its own copy of the vectors then.
+  bool MapRecords();
+  bool mapped() const noexcept { return map_ != nullptr; }
+  /// The stored vector of record `record` (its 2·dims or 4·dims bytes), in place in the
+  /// mapping. Only for records held (record < size()) after MapRecords().
+  const unsigned char* mapped_vector(uint64_t record) const noexcept {
+    return map_ + kHeaderBytes + record * record_bytes_ + 16;
+  }
 
   /// The vectors as this file holds them, read back as f32: version 2 the unit vector (rounded
   /// to f16 in an f16 file), version 1 the vector as given. The index indexes this form, so what it builds
@@ -114,6 +134,12 @@ class VectorStore {
   Recovery recovery_;
   uint32_t digest_ = 0;  ///< see digest()
   std::vector<unsigned char> write_buf_;
+  const unsigned char* map_ = nullptr;                                 ///< MapRecords(): the file, read-only
+  size_t map_len_ = 0;                                                 ///< bytes of address space map_ covers
+  std::vector<std::pair<const unsigned char*, size_t>> retired_maps_;  ///< earlier mappings, unmapped at destruction
+
+  /// Maps again when the records held reach past the mapping.
+  void GrowMap();
 
   void OpenAndRecover();
   void ReadChunk(uint64_t first_record, uint64_t count, unsigned char* out) const;
