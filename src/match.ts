@@ -115,8 +115,8 @@ export interface QueryProfile {
   quoted: string[];
   /** Everything the query backticks or double-quotes, however short (`<U9`, `"a"`). */
   allQuoted: string[];
-  /** One precompiled test per term and value, run against the lower-cased candidate text. */
-  tests: Map<string, RegExp>;
+  /** One test per term and value, run against the lower-cased candidate text. */
+  tests: Map<string, TermTest>;
   /** Lines the query spans: a match must hold within a window of about that many lines. */
   lines: number;
   /** The term whose occurrences anchor the windows: a value if there is one, else the longest term. */
@@ -187,6 +187,96 @@ const valueTest = (v: string) => {
   return `(?<![${L}]|\\p{N}\\.)${escape(part)}${cut ? `[${L}.'’+-]*` : ''}(?![${L}]|\\.\\p{N})`;
 };
 
+/** What a term's test does: whether a (lower-cased) text holds the term. A RegExp is one. */
+export interface TermTest {
+  test(text: string): boolean;
+}
+
+const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
+const NUMBER = /^\p{N}$/u;
+const isSurrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
+
+/** The code point of `text` ending at `at` (a surrogate pair read whole), or '' at the start. */
+function pointBefore(text: string, at: number): string {
+  if (at <= 0) return '';
+  const c = text.charCodeAt(at - 1);
+  if (c >= 0xdc00 && c <= 0xdfff && at >= 2) {
+    const h = text.charCodeAt(at - 2);
+    if (h >= 0xd800 && h <= 0xdbff) return text.slice(at - 2, at);
+  }
+  return text[at - 1]!;
+}
+
+/** The code point of `text` starting at `at` (a surrogate pair read whole), or '' at the end. */
+function pointAt(text: string, at: number): string {
+  if (at >= text.length) return '';
+  const c = text.charCodeAt(at);
+  if (c >= 0xd800 && c <= 0xdbff && at + 1 < text.length) {
+    const l = text.charCodeAt(at + 1);
+    if (l >= 0xdc00 && l <= 0xdfff) return text.slice(at, at + 2);
+  }
+  return text[at]!;
+}
+
+/** `\p{L}|\p{N}` (with `_` when `under`) for one code point: ASCII by range, the rest by a pattern compiled once. */
+function letterOrNumber(p: string, under: boolean): boolean {
+  if (p === '') return false;
+  const c = p.charCodeAt(0);
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (under && c === 95);
+  return LETTER_OR_NUMBER.test(p);
+}
+const isNumber = (p: string) => p !== '' && (p.charCodeAt(0) < 128 ? p >= '0' && p <= '9' : NUMBER.test(p));
+
+/**
+ * wordTest's and valueTest's patterns, run as a literal search with the boundaries checked by
+ * hand. Compiling a pattern with Unicode classes costs V8 a quarter to a half of a millisecond
+ * (and as much again on its first runs), which a query pays for each term it has not seen
+ * before: a quote of 30 new words, ten milliseconds. The literal is searched with indexOf and
+ * the code points around each occurrence are read as the pattern's look-arounds read them.
+ * Only a term the pattern writes whole and without surrogates (a literal a u-flag pattern reads
+ * code point by code point) is run this way; the others keep their compiled pattern.
+ */
+class LiteralTest implements TermTest {
+  constructor(
+    readonly literal: string,
+    readonly bounded: boolean,
+  ) {}
+  test(text: string): boolean {
+    const lit = this.literal;
+    for (let at = text.indexOf(lit); at >= 0; at = text.indexOf(lit, at + 1)) {
+      const before = pointBefore(text, at);
+      if (!this.bounded) {
+        // (?<![\p{L}\p{N}])literal
+        if (!letterOrNumber(before, false)) return true;
+        continue;
+      }
+      // (?<![\p{L}\p{N}_]|\p{N}\.)literal(?![\p{L}\p{N}_]|\.\p{N})
+      if (letterOrNumber(before, true) || (before === '.' && isNumber(pointBefore(text, at - 1)))) continue;
+      const end = at + lit.length;
+      const after = pointAt(text, end);
+      if (letterOrNumber(after, true) || (after === '.' && isNumber(pointAt(text, end + 1)))) continue;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** A literal LiteralTest can run as the pattern would, else null (the pattern is compiled). */
+function literalOf(t: string): string | null {
+  if (t.length === 0 || t.length > MAX_TERM_PATTERN_CHARS) return null;
+  for (let i = 0; i < t.length; i++) if (isSurrogate(t.charCodeAt(i))) return null;
+  return t;
+}
+
+/** The pattern of a word's test (wordTest) or, `bounded`, a value's (valueTest). */
+export const termPattern = (term: string, bounded: boolean): string => (bounded ? valueTest(term) : wordTest(term));
+
+/** The literal search that stands for termPattern's pattern, or null where only the pattern holds the term. */
+export function literalTermTest(term: string, bounded: boolean): TermTest | null {
+  const literal = literalOf(term);
+  return literal === null ? null : new LiteralTest(literal, bounded);
+}
+
 /** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
 const compiled = new Map<string, RegExp>();
 function cachedRegExp(source: string): RegExp {
@@ -203,12 +293,22 @@ function cachedRegExp(source: string): RegExp {
  * Term tests compiled on first use: a question's words are matched by search's own word
  * sets, so most of them are never needed as patterns.
  */
-class LazyTests extends Map<string, RegExp> {
+class LazyTests extends Map<string, TermTest> {
   private readonly sources = new Map<string, string>();
   define(key: string, source: string): void {
+    super.delete(key);
     this.sources.set(key, source);
   }
-  override get(key: string): RegExp | undefined {
+  /** A word's test (wordTest) or, `bounded`, a value's (valueTest): a literal search where it can be one. */
+  defineTerm(key: string, term: string, bounded: boolean): void {
+    const literal = literalTermTest(term, bounded);
+    if (literal === null) this.define(key, termPattern(term, bounded));
+    else {
+      this.sources.set(key, '');
+      super.set(key, literal);
+    }
+  }
+  override get(key: string): TermTest | undefined {
     let re = super.get(key);
     if (re === undefined) {
       const source = this.sources.get(key);
@@ -248,7 +348,7 @@ export function defineRelation(profile: QueryProfile, key: string, expr: string,
 
 /** A short quoted part a question states (`'or 0'`): held verbatim, bounded like a value (`'or 0'` is not `or 00`). */
 export function defineQuotedValue(profile: QueryProfile, part: string): void {
-  (profile.tests as LazyTests).define(part, valueTest(part));
+  (profile.tests as LazyTests).defineTerm(part, part, true);
 }
 
 export function profileQuery(query: string): QueryProfile {
@@ -286,7 +386,7 @@ export function profileQuery(query: string): QueryProfile {
   for (const t of terms) {
     // Values need both boundaries (40 must not match 140 or 40.5); words only a leading one,
     // which gives plain prefix stemming (allow matches allows).
-    tests.define(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? valueTest(t) : wordTest(t));
+    tests.defineTerm(t, t, standalone.has(t) || digitIds.has(t) || identifiers.has(t));
   }
   const key = [...standalone].sort((a, b) => b.length - a.length)[0] ?? [...digitIds].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
   // "collected 50 items": 50 must stand next to collected and items (its content-word
