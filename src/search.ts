@@ -239,16 +239,20 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const verdictState = ctx.verdictState();
   // A question cut short is still a question (its `?` may lie past the cut).
   const part = analyzedPart(query);
-  const a = analyzeQuery(part !== query && isQuestion(query) && !isQuestion(part) ? `${part}?` : part);
+  const analyzed = part !== query && isQuestion(query) && !isQuestion(part) ? `${part}?` : part;
   const speakers = options.speaker === undefined ? null : new Set((Array.isArray(options.speaker) ? options.speaker : [options.speaker]).map((s) => s.toLowerCase()));
   const [timeFrom, timeTo] = options.time ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
   const filtered = speakers !== null || options.time !== undefined;
   // A question reaches deeper into each list (its words may all differ from its evidence);
   // a statement is decided by its exact or near-exact candidates near the top.
-  const depth = Math.max(filtered ? 200 : a.question ? 100 : 50, 3 * k);
+  const depth = Math.max(filtered ? 200 : isQuestion(analyzed) ? 100 : 50, 3 * k);
   // A host embedder that fails (a model server down) costs the vector candidates, not the
   // search: the exact and lexical lists still reach every stored span.
   const qv = await ctx.embedQuery([query]).catch(() => null);
+  // The first namespace's vector search runs on the index's helper thread while the query is
+  // analyzed here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
+  if (qv !== null && kinds.length > 0) ctx.vector.searchBegin(qv, depth, RecordKind[kinds[0]!]);
+  const a = analyzeQuery(analyzed);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
     let c = cands.get(id);
@@ -266,11 +270,11 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   // A verbatim part the index could not narrow was checked against the newest texts only.
   let exactPartial = false;
-  for (const name of kinds) {
+  for (const [i, name] of kinds.entries()) {
     const kind = RecordKind[name];
     // The vector search runs on the index's helper thread while the lexical lookups below run
-    // here (native/napi/vector_index_binding.cpp, searchBegin); searchEnd collects it.
-    if (qv !== null) ctx.vector.searchBegin(qv, depth, kind);
+    // here; the first namespace's began before the analysis.
+    if (qv !== null && i > 0) ctx.vector.searchBegin(qv, depth, kind);
     const trimmed = query.trim();
     let verbatim = 0;
     if (trimmed.length >= 3) {
