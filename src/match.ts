@@ -122,13 +122,13 @@ export interface QueryProfile {
   /** The term whose occurrences anchor the windows: a value if there is one, else the longest term. */
   key: string | null;
   /** Per standalone value with content words next to it in the query: it must stand next to them in the candidate too. */
-  contexts: RegExp[];
+  contexts: ContextTest[];
   /**
    * The same contexts one side at a time: a question's wording around a value is the
    * asker's ("did runserver 0 print…"), so a question needs the value next to its words on
    * one side only; a statement (a quoted fact) on both.
    */
-  contextSides: RegExp[][];
+  contextSides: ContextTest[][];
   /** How many contexts there are, known without compiling them. */
   readonly contextCount: number;
   /**
@@ -243,21 +243,19 @@ class LiteralTest implements TermTest {
   ) {}
   test(text: string): boolean {
     const lit = this.literal;
-    for (let at = text.indexOf(lit); at >= 0; at = text.indexOf(lit, at + 1)) {
-      const before = pointBefore(text, at);
-      if (!this.bounded) {
-        // (?<![\p{L}\p{N}])literal
-        if (!letterOrNumber(before, false)) return true;
-        continue;
-      }
-      // (?<![\p{L}\p{N}_]|\p{N}\.)literal(?![\p{L}\p{N}_]|\.\p{N})
-      if (letterOrNumber(before, true) || (before === '.' && isNumber(pointBefore(text, at - 1)))) continue;
-      const end = at + lit.length;
-      const after = pointAt(text, end);
-      if (letterOrNumber(after, true) || (after === '.' && isNumber(pointAt(text, end + 1)))) continue;
-      return true;
-    }
+    for (let at = text.indexOf(lit); at >= 0; at = text.indexOf(lit, at + 1)) if (this.holdsAt(text, at)) return true;
     return false;
+  }
+  /** Whether the occurrence of the literal at `at` has the pattern's boundaries. */
+  holdsAt(text: string, at: number): boolean {
+    const before = pointBefore(text, at);
+    // (?<![\p{L}\p{N}])literal
+    if (!this.bounded) return !letterOrNumber(before, false);
+    // (?<![\p{L}\p{N}_]|\p{N}\.)literal(?![\p{L}\p{N}_]|\.\p{N})
+    if (letterOrNumber(before, true) || (before === '.' && isNumber(pointBefore(text, at - 1)))) return false;
+    const end = at + this.literal.length;
+    const after = pointAt(text, end);
+    return !(letterOrNumber(after, true) || (after === '.' && isNumber(pointAt(text, end + 1))));
   }
 }
 
@@ -276,6 +274,114 @@ export function literalTermTest(term: string, bounded: boolean): TermTest | null
   const literal = literalOf(term);
   return literal === null ? null : new LiteralTest(literal, bounded);
 }
+
+/** A value's context in the query: the content word right before it and right after it (null: none there). */
+interface ContextParts {
+  before: string | null;
+  value: string;
+  after: string | null;
+}
+
+/** A context's test, with the pattern it stands for (`source`: what dropContexts reads). */
+export interface ContextTest extends TermTest {
+  readonly source: string;
+}
+
+/** Not a letter or a number (one code point): the separator class of a context's pattern. */
+const NON_WORD = '[^\\p{L}\\p{N}]';
+/** Words the text may put between a value and the word before it ("limit of 40", "timeout set to 30"). */
+const LINKS = ['of', 'is', 'was', 'at', 'to', 'are', 'were', '=', 'by', 'set to'];
+
+/**
+ * The pattern of a value next to its words: the word before (`useBefore`) at most 4 non-word
+ * characters away, or 1–2 of them, a linking word and 1–2 more; the value bounded as
+ * valueTest bounds it; the word after (`useAfter`) at most 4 non-word characters away.
+ */
+function contextPattern(c: ContextParts, useBefore: boolean, useAfter: boolean): string {
+  const before = useBefore && c.before !== null ? `(?<=${wordBefore(c.before)}(?:${NON_WORD}{1,4}|${NON_WORD}{1,2}(?:${LINKS.join('|')})${NON_WORD}{1,2}))` : '';
+  const after = useAfter && c.after !== null ? `(?=${NON_WORD}{0,4}${escape(patternPart(c.after).part)})` : '';
+  return before + valueTest(c.value) + after;
+}
+
+/** Not a letter or a number: one code point as read by pointBefore/pointAt ('' is the text's edge, no character). */
+const nonWord = (p: string) => p !== '' && !letterOrNumber(p, false);
+
+/**
+ * contextPattern's pattern run as a literal search (see LiteralTest): each bounded occurrence of
+ * the value, then the separators around it counted code point by code point as the pattern's
+ * look-behind and look-ahead count them, each way they could split.
+ */
+class ContextLiteralTest implements ContextTest {
+  private readonly value: LiteralTest;
+  constructor(
+    readonly source: string,
+    value: string,
+    private readonly before: string | null,
+    private readonly after: string | null,
+  ) {
+    this.value = new LiteralTest(value, true);
+  }
+  /** Whether `text` ends at `at` with the word before, bounded at its start (wordBefore). */
+  private wordEndsAt(text: string, at: number): boolean {
+    const w = this.before!;
+    return at >= w.length && text.startsWith(w, at - w.length) && !letterOrNumber(pointBefore(text, at - w.length), true);
+  }
+  /** The offsets 1–`max` non-word code points before `at` (or after it, `forward`) reach, nearest first. */
+  private static reach(text: string, at: number, max: number, forward: boolean): number[] {
+    const out: number[] = [];
+    let q = at;
+    for (let n = 0; n < max; n++) {
+      const p = forward ? pointAt(text, q) : pointBefore(text, q);
+      if (!nonWord(p)) break;
+      q += forward ? p.length : -p.length;
+      out.push(q);
+    }
+    return out;
+  }
+  private beforeHolds(text: string, at: number): boolean {
+    for (const q of ContextLiteralTest.reach(text, at, 4, false)) if (this.wordEndsAt(text, q)) return true;
+    for (const q of ContextLiteralTest.reach(text, at, 2, false)) {
+      for (const link of LINKS) {
+        if (q < link.length || !text.startsWith(link, q - link.length)) continue;
+        for (const r of ContextLiteralTest.reach(text, q - link.length, 2, false)) if (this.wordEndsAt(text, r)) return true;
+      }
+    }
+    return false;
+  }
+  private afterHolds(text: string, end: number): boolean {
+    const w = this.after!;
+    if (text.startsWith(w, end)) return true;
+    for (const q of ContextLiteralTest.reach(text, end, 4, true)) if (text.startsWith(w, q)) return true;
+    return false;
+  }
+  test(text: string): boolean {
+    const v = this.value.literal;
+    for (let at = text.indexOf(v); at >= 0; at = text.indexOf(v, at + 1)) {
+      if (!this.value.holdsAt(text, at)) continue;
+      if (this.before !== null && !this.beforeHolds(text, at)) continue;
+      if (this.after !== null && !this.afterHolds(text, at + v.length)) continue;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** contextPattern's test: a literal search where its words and value allow one, else the compiled pattern. */
+function contextTest(c: ContextParts, useBefore: boolean, useAfter: boolean): ContextTest {
+  const source = contextPattern(c, useBefore, useAfter);
+  const before = useBefore ? c.before : null;
+  const after = useAfter ? c.after : null;
+  if (literalOf(c.value) === null || (before !== null && literalOf(before) === null) || (after !== null && literalOf(after) === null)) return cachedRegExp(source);
+  return new ContextLiteralTest(source, c.value, before, after);
+}
+
+/** A context's test by its parts, for checking it against contextPattern's pattern. */
+export function literalContextTest(before: string | null, value: string, after: string | null): ContextTest {
+  return contextTest({ before, value, after }, before !== null, after !== null);
+}
+
+/** contextPattern's pattern, by its parts. */
+export const contextPatternOf = (before: string | null, value: string, after: string | null): string => contextPattern({ before, value, after }, before !== null, after !== null);
 
 /** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
 const compiled = new Map<string, RegExp>();
@@ -394,7 +500,7 @@ export function profileQuery(query: string): QueryProfile {
   // not just anywhere.
   // Sources only: most candidates fail on their values first, so the patterns are compiled
   // on first use (compiling Unicode look-behinds is most of a short query's cost).
-  const contextSources: { both: string; sides: string[] }[] = [];
+  const contextSources: { both: string; sides: string[]; parts: ContextParts }[] = [];
   const content = (n: { w: string } | undefined) => !!n && /\p{L}/u.test(n.w) && !HAS_DIGIT.test(n.w) && !STOP.has(n.w);
   words.forEach((cur, i) => {
     if (!standalone.has(cur.w)) return;
@@ -402,13 +508,20 @@ export function profileQuery(query: string): QueryProfile {
     const next = words[i + 1];
     // The word before may stand one function word away in the text ("limit 40" is held by
     // "limit of 40", "timeout set to 30" by "timeout is 30").
-    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=${wordBefore(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
-    const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(patternPart(next!.w).part)})` : '';
-    if (before || after)
-      contextSources.push({ both: before + valueTest(cur.w) + after, sides: [before, after].filter(Boolean).map((side) => (side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after)) });
+    const parts: ContextParts = {
+      before: content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? prev!.w : null,
+      value: cur.w,
+      after: content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? next!.w : null,
+    };
+    if (parts.before !== null || parts.after !== null)
+      contextSources.push({
+        parts,
+        both: contextPattern(parts, true, true),
+        sides: [parts.before !== null ? contextPattern(parts, true, false) : null, parts.after !== null ? contextPattern(parts, false, true) : null].filter((x): x is string => x !== null),
+      });
   });
-  let contexts: RegExp[] | null = null;
-  let contextSides: RegExp[][] | null = null;
+  let contexts: ContextTest[] | null = null;
+  let contextSides: ContextTest[][] | null = null;
   return {
     terms,
     values,
@@ -420,11 +533,11 @@ export function profileQuery(query: string): QueryProfile {
     tests,
     lines: query.split('\n').length,
     key,
-    get contexts(): RegExp[] {
-      return (contexts ??= contextSources.map((c) => cachedRegExp(c.both)));
+    get contexts(): ContextTest[] {
+      return (contexts ??= contextSources.map((c) => contextTest(c.parts, true, true)));
     },
-    get contextSides(): RegExp[][] {
-      return (contextSides ??= contextSources.map((c) => c.sides.map(cachedRegExp)));
+    get contextSides(): ContextTest[][] {
+      return (contextSides ??= contextSources.map((c) => [...(c.parts.before !== null ? [contextTest(c.parts, true, false)] : []), ...(c.parts.after !== null ? [contextTest(c.parts, false, true)] : [])]));
     },
     get contextCount(): number {
       return contextSources.length;

@@ -2,7 +2,7 @@
 // Unicode-class pattern per new term costs a query milliseconds): it must answer exactly as the
 // term's pattern does, on every text, for words (a leading boundary) and values (both).
 import { describe, expect, it } from 'vitest';
-import { literalTermTest, profileQuery, termPattern } from '../../src/match.js';
+import { contextPatternOf, literalContextTest, literalTermTest, profileQuery, termPattern } from '../../src/match.js';
 import { prng } from '../../src/prng.js';
 
 // Characters around a term that decide its boundaries: ASCII letters and digits, `_`, `.`,
@@ -48,6 +48,45 @@ describe('a term tested as a literal answers as its pattern does', () => {
       expect(checked - held).toBeGreaterThan(checked / 10);
     });
   }
+  // A value next to its words: the word before at most 4 non-word characters away or across a
+  // linking word ("limit of 40", "timeout set to 30"), the word after at most 4 away.
+  const SEPARATORS = [' ', '  ', '=', ' -> ', '....', ' of  ', ' = ', ': ', '\t', '-', '_', '.', ' of ', ' set to ', ' is ', 'of', ' x ', '(', '  -  ', '𝟘', '😀', '\ud800', ' is  ', '   is ', ''];
+  const CONTEXTS: [string | null, string, string | null][] = [
+    ['limit', '40', 'req'],
+    ['limit', '40', null],
+    [null, '40', 'req'],
+    ['collected', '50', 'items'],
+    ['version', '1.2', null],
+    ['rate.limit', '3.5', 'ms'],
+    ['x', '7', 'y'],
+  ];
+  it(`contexts: ${CONTEXTS.length} value contexts, 600 texts each`, () => {
+    let held = 0;
+    let checked = 0;
+    for (const [before, value, after] of CONTEXTS) {
+      const literal = literalContextTest(before, value, after);
+      const re = new RegExp(contextPatternOf(before, value, after), 'u');
+      expect(literal.source).toBe(re.source);
+      expect(literal).not.toBeInstanceOf(RegExp);
+      for (let i = 0; i < 600; i++) {
+        let s = '';
+        for (let n = Math.floor(r() * 2); n > 0; n--) s += pick(AROUND);
+        if (r() < 0.85) s += pick([before ?? 'w', `${before ?? 'w'}s`, `_${before ?? 'w'}`, 'other', `a${before ?? 'w'}`]);
+        s += pick(SEPARATORS);
+        s += r() < 0.85 ? value : `${value}${pick(AROUND)}`;
+        s += pick(SEPARATORS);
+        if (r() < 0.85) s += pick([after ?? 'w', `${after ?? 'w'}x`, 'other']);
+        for (let n = Math.floor(r() * 2); n > 0; n--) s += pick(AROUND);
+        const want = re.test(s);
+        expect(literal.test(s), `${JSON.stringify([before, value, after])} in ${JSON.stringify(s)}`).toBe(want);
+        if (want) held++;
+        checked++;
+      }
+    }
+    // Both answers were exercised (a few hundred texts hold their context).
+    expect(held).toBeGreaterThan(checked / 25);
+    expect(checked - held).toBeGreaterThan(checked / 10);
+  });
   it('a term with surrogates or past the pattern length keeps its compiled pattern', () => {
     expect(literalTermTest('𝒜bc', false)).toBeNull();
     expect(literalTermTest('q'.repeat(5000), true)).toBeNull();
