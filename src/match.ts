@@ -298,7 +298,8 @@ const LINKS = ['of', 'is', 'was', 'at', 'to', 'are', 'were', '=', 'by', 'set to'
  * valueTest bounds it; the word after (`useAfter`) at most 4 non-word characters away.
  */
 function contextPattern(c: ContextParts, useBefore: boolean, useAfter: boolean): string {
-  const before = useBefore && c.before !== null ? `(?<=${wordBefore(c.before)}(?:${NON_WORD}{1,4}|${NON_WORD}{1,2}(?:${LINKS.join('|')})${NON_WORD}{1,2}))` : '';
+  const before =
+    useBefore && c.before !== null ? `(?<=${wordBefore(c.before)}(?:${NON_WORD}{1,4}|${NON_WORD}{1,2}(?:${LINKS.join('|')})${NON_WORD}{1,2}))` : '';
   const after = useAfter && c.after !== null ? `(?=${NON_WORD}{0,4}${escape(patternPart(c.after).part)})` : '';
   return before + valueTest(c.value) + after;
 }
@@ -371,7 +372,8 @@ function contextTest(c: ContextParts, useBefore: boolean, useAfter: boolean): Co
   const source = contextPattern(c, useBefore, useAfter);
   const before = useBefore ? c.before : null;
   const after = useAfter ? c.after : null;
-  if (literalOf(c.value) === null || (before !== null && literalOf(before) === null) || (after !== null && literalOf(after) === null)) return cachedRegExp(source);
+  if (literalOf(c.value) === null || (before !== null && literalOf(before) === null) || (after !== null && literalOf(after) === null))
+    return cachedRegExp(source);
   return new ContextLiteralTest(source, c.value, before, after);
 }
 
@@ -381,7 +383,8 @@ export function literalContextTest(before: string | null, value: string, after: 
 }
 
 /** contextPattern's pattern, by its parts. */
-export const contextPatternOf = (before: string | null, value: string, after: string | null): string => contextPattern({ before, value, after }, before !== null, after !== null);
+export const contextPatternOf = (before: string | null, value: string, after: string | null): string =>
+  contextPattern({ before, value, after }, before !== null, after !== null);
 
 /** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
 const compiled = new Map<string, RegExp>();
@@ -517,7 +520,9 @@ export function profileQuery(query: string): QueryProfile {
       contextSources.push({
         parts,
         both: contextPattern(parts, true, true),
-        sides: [parts.before !== null ? contextPattern(parts, true, false) : null, parts.after !== null ? contextPattern(parts, false, true) : null].filter((x): x is string => x !== null),
+        sides: [parts.before !== null ? contextPattern(parts, true, false) : null, parts.after !== null ? contextPattern(parts, false, true) : null].filter(
+          (x): x is string => x !== null,
+        ),
       });
   });
   let contexts: ContextTest[] | null = null;
@@ -537,7 +542,10 @@ export function profileQuery(query: string): QueryProfile {
       return (contexts ??= contextSources.map((c) => contextTest(c.parts, true, true)));
     },
     get contextSides(): ContextTest[][] {
-      return (contextSides ??= contextSources.map((c) => [...(c.parts.before !== null ? [contextTest(c.parts, true, false)] : []), ...(c.parts.after !== null ? [contextTest(c.parts, false, true)] : [])]));
+      return (contextSides ??= contextSources.map((c) => [
+        ...(c.parts.before !== null ? [contextTest(c.parts, true, false)] : []),
+        ...(c.parts.after !== null ? [contextTest(c.parts, false, true)] : []),
+      ]));
     },
     get contextCount(): number {
       return contextSources.length;
@@ -609,7 +617,9 @@ export function contradicts(profile: QueryProfile, text: string, whole: string =
   // numbers are checked by the value rules.
   const distinctive = (t: string) => /\p{L}/u.test(t) && (t.length >= 8 || (t.length >= 5 && /[_\d./-]/.test(t)));
   const lower = text.toLowerCase();
-  const missing = profile.terms.filter((t) => ((!digitIdsOnly && distinctive(t)) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower));
+  const missing = profile.terms.filter(
+    (t) => ((!digitIdsOnly && distinctive(t)) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower),
+  );
   if (missing.length === 0) return false;
   // Terms missing from the window, variants anywhere in the candidate: a window that says
   // "if the" at a line end and "separator" on the next must not let "sepauator" through.
@@ -696,8 +706,16 @@ export function consistent(profile: QueryProfile, text: string, eitherSide = fal
       if (tried.has(a)) continue;
       tried.add(a);
       const b = lineOf(at + part.length);
-      const window = lines.slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1)).join('\n').toLowerCase();
-      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && contextHolds(profile, window, eitherSide) && !contradicts(profile, window, text)) return true;
+      const window = lines
+        .slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1))
+        .join('\n')
+        .toLowerCase();
+      if (
+        profile.standalone.every((v) => profile.tests.get(v)!.test(window)) &&
+        contextHolds(profile, window, eitherSide) &&
+        !contradicts(profile, window, text)
+      )
+        return true;
       if (tried.size > 64) return false;
     }
   }

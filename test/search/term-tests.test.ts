@@ -50,7 +50,33 @@ describe('a term tested as a literal answers as its pattern does', () => {
   }
   // A value next to its words: the word before at most 4 non-word characters away or across a
   // linking word ("limit of 40", "timeout set to 30"), the word after at most 4 away.
-  const SEPARATORS = [' ', '  ', '=', ' -> ', '....', ' of  ', ' = ', ': ', '\t', '-', '_', '.', ' of ', ' set to ', ' is ', 'of', ' x ', '(', '  -  ', '𝟘', '😀', '\ud800', ' is  ', '   is ', ''];
+  const SEPARATORS = [
+    ' ',
+    '  ',
+    '=',
+    ' -> ',
+    '....',
+    ' of  ',
+    ' = ',
+    ': ',
+    '\t',
+    '-',
+    '_',
+    '.',
+    ' of ',
+    ' set to ',
+    ' is ',
+    'of',
+    ' x ',
+    '(',
+    '  -  ',
+    '𝟘',
+    '😀',
+    '\ud800',
+    ' is  ',
+    '   is ',
+    '',
+  ];
   const CONTEXTS: [string | null, string, string | null][] = [
     ['limit', '40', 'req'],
     ['limit', '40', null],
