@@ -386,7 +386,7 @@ export function literalContextTest(before: string | null, value: string, after: 
 export const contextPatternOf = (before: string | null, value: string, after: string | null): string =>
   contextPattern({ before, value, after }, before !== null, after !== null);
 
-/** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
+/** Compiled patterns (the tests no literal search stands for), shared across queries: compiling one with Unicode classes costs far more than running it. */
 const compiled = new Map<string, RegExp>();
 function cachedRegExp(source: string): RegExp {
   let re = compiled.get(source);
@@ -399,8 +399,9 @@ function cachedRegExp(source: string): RegExp {
 }
 
 /**
- * Term tests compiled on first use: a question's words are matched by search's own word
- * sets, so most of them are never needed as patterns.
+ * Term tests: a literal search for a word or value (defineTerm), the other patterns compiled on
+ * first use (a question's words are matched by search's own word sets, so most of them are never
+ * needed as patterns).
  */
 class LazyTests extends Map<string, TermTest> {
   private readonly sources = new Map<string, string>();
@@ -501,8 +502,8 @@ export function profileQuery(query: string): QueryProfile {
   // "collected 50 items": 50 must stand next to collected and items (its content-word
   // neighbours in the query, at most 4 characters of punctuation away: `version = "1"`),
   // not just anywhere.
-  // Sources only: most candidates fail on their values first, so the patterns are compiled
-  // on first use (compiling Unicode look-behinds is most of a short query's cost).
+  // Parts and sources only: most candidates fail on their values first, so the tests are made
+  // on first use (a literal search, or a compiled pattern for a word too long or astral).
   const contextSources: { both: string; sides: string[]; parts: ContextParts }[] = [];
   const content = (n: { w: string } | undefined) => !!n && /\p{L}/u.test(n.w) && !HAS_DIGIT.test(n.w) && !STOP.has(n.w);
   words.forEach((cur, i) => {
