@@ -25,12 +25,14 @@
  *
  * `--stages`: after the timed calls, one more pass over each query set with the store's native
  * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25, the frame checks' one-hit lexical lookups, the
- * vector search's begin and end — its scan overlaps the lexical lookups, so this is the wait
- * left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
+ * vector search's begin and end — its scan overlaps the query analysis and the lexical lookups,
+ * so this is the wait left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
  * the call on what the call read: query analysis, and support judging of the fetched candidates
  * (toSpan + supportOf). What is left of the call's wall time (fusion, sorting, the
  * miss decision, yields to the event loop) is `rest`. Printed per set (mean and p50 per stage)
- * and kept in the JSON's `info.stages`; the timed figures are taken without the wrappers.
+ * and kept in the JSON's `info.stages`; the timed figures are taken without the wrappers. The
+ * pass asks each query again: a cost paid on a query's first sight of its words (a pattern
+ * compiled per term) is in the timed figures, not in the stages.
  */
 import fs from 'node:fs';
 import os from 'node:os';

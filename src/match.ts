@@ -115,20 +115,20 @@ export interface QueryProfile {
   quoted: string[];
   /** Everything the query backticks or double-quotes, however short (`<U9`, `"a"`). */
   allQuoted: string[];
-  /** One precompiled test per term and value, run against the lower-cased candidate text. */
-  tests: Map<string, RegExp>;
+  /** One test per term and value, run against the lower-cased candidate text. */
+  tests: Map<string, TermTest>;
   /** Lines the query spans: a match must hold within a window of about that many lines. */
   lines: number;
   /** The term whose occurrences anchor the windows: a value if there is one, else the longest term. */
   key: string | null;
   /** Per standalone value with content words next to it in the query: it must stand next to them in the candidate too. */
-  contexts: RegExp[];
+  contexts: ContextTest[];
   /**
    * The same contexts one side at a time: a question's wording around a value is the
    * asker's ("did runserver 0 print…"), so a question needs the value next to its words on
    * one side only; a statement (a quoted fact) on both.
    */
-  contextSides: RegExp[][];
+  contextSides: ContextTest[][];
   /** How many contexts there are, known without compiling them. */
   readonly contextCount: number;
   /**
@@ -187,7 +187,206 @@ const valueTest = (v: string) => {
   return `(?<![${L}]|\\p{N}\\.)${escape(part)}${cut ? `[${L}.'’+-]*` : ''}(?![${L}]|\\.\\p{N})`;
 };
 
-/** Compiled term tests, shared across queries: compiling Unicode-property patterns is most of a short query's analysis. */
+/** What a term's test does: whether a (lower-cased) text holds the term. A RegExp is one. */
+export interface TermTest {
+  test(text: string): boolean;
+}
+
+const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
+const NUMBER = /^\p{N}$/u;
+const isSurrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
+
+/** The code point of `text` ending at `at` (a surrogate pair read whole), or '' at the start. */
+function pointBefore(text: string, at: number): string {
+  if (at <= 0) return '';
+  const c = text.charCodeAt(at - 1);
+  if (c >= 0xdc00 && c <= 0xdfff && at >= 2) {
+    const h = text.charCodeAt(at - 2);
+    if (h >= 0xd800 && h <= 0xdbff) return text.slice(at - 2, at);
+  }
+  return text[at - 1]!;
+}
+
+/** The code point of `text` starting at `at` (a surrogate pair read whole), or '' at the end. */
+function pointAt(text: string, at: number): string {
+  if (at >= text.length) return '';
+  const c = text.charCodeAt(at);
+  if (c >= 0xd800 && c <= 0xdbff && at + 1 < text.length) {
+    const l = text.charCodeAt(at + 1);
+    if (l >= 0xdc00 && l <= 0xdfff) return text.slice(at, at + 2);
+  }
+  return text[at]!;
+}
+
+/** `\p{L}|\p{N}` (with `_` when `under`) for one code point: ASCII by range, the rest by a pattern compiled once. */
+function letterOrNumber(p: string, under: boolean): boolean {
+  if (p === '') return false;
+  const c = p.charCodeAt(0);
+  if (c < 128) return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (under && c === 95);
+  return LETTER_OR_NUMBER.test(p);
+}
+const isNumber = (p: string) => p !== '' && (p.charCodeAt(0) < 128 ? p >= '0' && p <= '9' : NUMBER.test(p));
+
+/**
+ * wordTest's and valueTest's patterns, run as a literal search with the boundaries checked by
+ * hand. Compiling a pattern with Unicode classes costs V8 a quarter to a half of a millisecond
+ * (and as much again on its first runs), which a query pays for each term it has not seen
+ * before: a quote of 30 new words, ten milliseconds. The literal is searched with indexOf and
+ * the code points around each occurrence are read as the pattern's look-arounds read them.
+ * Only a term the pattern writes whole and without surrogates (a literal a u-flag pattern reads
+ * code point by code point) is run this way; the others keep their compiled pattern.
+ */
+class LiteralTest implements TermTest {
+  constructor(
+    readonly literal: string,
+    readonly bounded: boolean,
+  ) {}
+  test(text: string): boolean {
+    const lit = this.literal;
+    for (let at = text.indexOf(lit); at >= 0; at = text.indexOf(lit, at + 1)) if (this.holdsAt(text, at)) return true;
+    return false;
+  }
+  /** Whether the occurrence of the literal at `at` has the pattern's boundaries. */
+  holdsAt(text: string, at: number): boolean {
+    const before = pointBefore(text, at);
+    // (?<![\p{L}\p{N}])literal
+    if (!this.bounded) return !letterOrNumber(before, false);
+    // (?<![\p{L}\p{N}_]|\p{N}\.)literal(?![\p{L}\p{N}_]|\.\p{N})
+    if (letterOrNumber(before, true) || (before === '.' && isNumber(pointBefore(text, at - 1)))) return false;
+    const end = at + this.literal.length;
+    const after = pointAt(text, end);
+    return !(letterOrNumber(after, true) || (after === '.' && isNumber(pointAt(text, end + 1))));
+  }
+}
+
+/** A literal LiteralTest can run as the pattern would, else null (the pattern is compiled). */
+function literalOf(t: string): string | null {
+  if (t.length === 0 || t.length > MAX_TERM_PATTERN_CHARS) return null;
+  for (let i = 0; i < t.length; i++) if (isSurrogate(t.charCodeAt(i))) return null;
+  return t;
+}
+
+/** The pattern of a word's test (wordTest) or, `bounded`, a value's (valueTest). */
+export const termPattern = (term: string, bounded: boolean): string => (bounded ? valueTest(term) : wordTest(term));
+
+/** The literal search that stands for termPattern's pattern, or null where only the pattern holds the term. */
+export function literalTermTest(term: string, bounded: boolean): TermTest | null {
+  const literal = literalOf(term);
+  return literal === null ? null : new LiteralTest(literal, bounded);
+}
+
+/** A value's context in the query: the content word right before it and right after it (null: none there). */
+interface ContextParts {
+  before: string | null;
+  value: string;
+  after: string | null;
+}
+
+/** A context's test, with the pattern it stands for (`source`: what dropContexts reads). */
+export interface ContextTest extends TermTest {
+  readonly source: string;
+}
+
+/** Not a letter or a number (one code point): the separator class of a context's pattern. */
+const NON_WORD = '[^\\p{L}\\p{N}]';
+/** Words the text may put between a value and the word before it ("limit of 40", "timeout set to 30"). */
+const LINKS = ['of', 'is', 'was', 'at', 'to', 'are', 'were', '=', 'by', 'set to'];
+
+/**
+ * The pattern of a value next to its words: the word before (`useBefore`) at most 4 non-word
+ * characters away, or 1–2 of them, a linking word and 1–2 more; the value bounded as
+ * valueTest bounds it; the word after (`useAfter`) at most 4 non-word characters away.
+ */
+function contextPattern(c: ContextParts, useBefore: boolean, useAfter: boolean): string {
+  const before =
+    useBefore && c.before !== null ? `(?<=${wordBefore(c.before)}(?:${NON_WORD}{1,4}|${NON_WORD}{1,2}(?:${LINKS.join('|')})${NON_WORD}{1,2}))` : '';
+  const after = useAfter && c.after !== null ? `(?=${NON_WORD}{0,4}${escape(patternPart(c.after).part)})` : '';
+  return before + valueTest(c.value) + after;
+}
+
+/** Not a letter or a number: one code point as read by pointBefore/pointAt ('' is the text's edge, no character). */
+const nonWord = (p: string) => p !== '' && !letterOrNumber(p, false);
+
+/**
+ * contextPattern's pattern run as a literal search (see LiteralTest): each bounded occurrence of
+ * the value, then the separators around it counted code point by code point as the pattern's
+ * look-behind and look-ahead count them, each way they could split.
+ */
+class ContextLiteralTest implements ContextTest {
+  private readonly value: LiteralTest;
+  constructor(
+    readonly source: string,
+    value: string,
+    private readonly before: string | null,
+    private readonly after: string | null,
+  ) {
+    this.value = new LiteralTest(value, true);
+  }
+  /** Whether `text` ends at `at` with the word before, bounded at its start (wordBefore). */
+  private wordEndsAt(text: string, at: number): boolean {
+    const w = this.before!;
+    return at >= w.length && text.startsWith(w, at - w.length) && !letterOrNumber(pointBefore(text, at - w.length), true);
+  }
+  /** The offsets 1–`max` non-word code points before `at` (or after it, `forward`) reach, nearest first. */
+  private static reach(text: string, at: number, max: number, forward: boolean): number[] {
+    const out: number[] = [];
+    let q = at;
+    for (let n = 0; n < max; n++) {
+      const p = forward ? pointAt(text, q) : pointBefore(text, q);
+      if (!nonWord(p)) break;
+      q += forward ? p.length : -p.length;
+      out.push(q);
+    }
+    return out;
+  }
+  private beforeHolds(text: string, at: number): boolean {
+    for (const q of ContextLiteralTest.reach(text, at, 4, false)) if (this.wordEndsAt(text, q)) return true;
+    for (const q of ContextLiteralTest.reach(text, at, 2, false)) {
+      for (const link of LINKS) {
+        if (q < link.length || !text.startsWith(link, q - link.length)) continue;
+        for (const r of ContextLiteralTest.reach(text, q - link.length, 2, false)) if (this.wordEndsAt(text, r)) return true;
+      }
+    }
+    return false;
+  }
+  private afterHolds(text: string, end: number): boolean {
+    const w = this.after!;
+    if (text.startsWith(w, end)) return true;
+    for (const q of ContextLiteralTest.reach(text, end, 4, true)) if (text.startsWith(w, q)) return true;
+    return false;
+  }
+  test(text: string): boolean {
+    const v = this.value.literal;
+    for (let at = text.indexOf(v); at >= 0; at = text.indexOf(v, at + 1)) {
+      if (!this.value.holdsAt(text, at)) continue;
+      if (this.before !== null && !this.beforeHolds(text, at)) continue;
+      if (this.after !== null && !this.afterHolds(text, at + v.length)) continue;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** contextPattern's test: a literal search where its words and value allow one, else the compiled pattern. */
+function contextTest(c: ContextParts, useBefore: boolean, useAfter: boolean): ContextTest {
+  const source = contextPattern(c, useBefore, useAfter);
+  const before = useBefore ? c.before : null;
+  const after = useAfter ? c.after : null;
+  if (literalOf(c.value) === null || (before !== null && literalOf(before) === null) || (after !== null && literalOf(after) === null))
+    return cachedRegExp(source);
+  return new ContextLiteralTest(source, c.value, before, after);
+}
+
+/** A context's test by its parts, for checking it against contextPattern's pattern. */
+export function literalContextTest(before: string | null, value: string, after: string | null): ContextTest {
+  return contextTest({ before, value, after }, before !== null, after !== null);
+}
+
+/** contextPattern's pattern, by its parts. */
+export const contextPatternOf = (before: string | null, value: string, after: string | null): string =>
+  contextPattern({ before, value, after }, before !== null, after !== null);
+
+/** Compiled patterns (the tests no literal search stands for), shared across queries: compiling one with Unicode classes costs far more than running it. */
 const compiled = new Map<string, RegExp>();
 function cachedRegExp(source: string): RegExp {
   let re = compiled.get(source);
@@ -200,15 +399,26 @@ function cachedRegExp(source: string): RegExp {
 }
 
 /**
- * Term tests compiled on first use: a question's words are matched by search's own word
- * sets, so most of them are never needed as patterns.
+ * Term tests: a literal search for a word or value (defineTerm), the other patterns compiled on
+ * first use (a question's words are matched by search's own word sets, so most of them are never
+ * needed as patterns).
  */
-class LazyTests extends Map<string, RegExp> {
+class LazyTests extends Map<string, TermTest> {
   private readonly sources = new Map<string, string>();
   define(key: string, source: string): void {
+    super.delete(key);
     this.sources.set(key, source);
   }
-  override get(key: string): RegExp | undefined {
+  /** A word's test (wordTest) or, `bounded`, a value's (valueTest): a literal search where it can be one. */
+  defineTerm(key: string, term: string, bounded: boolean): void {
+    const literal = literalTermTest(term, bounded);
+    if (literal === null) this.define(key, termPattern(term, bounded));
+    else {
+      this.sources.set(key, '');
+      super.set(key, literal);
+    }
+  }
+  override get(key: string): TermTest | undefined {
     let re = super.get(key);
     if (re === undefined) {
       const source = this.sources.get(key);
@@ -248,7 +458,7 @@ export function defineRelation(profile: QueryProfile, key: string, expr: string,
 
 /** A short quoted part a question states (`'or 0'`): held verbatim, bounded like a value (`'or 0'` is not `or 00`). */
 export function defineQuotedValue(profile: QueryProfile, part: string): void {
-  (profile.tests as LazyTests).define(part, valueTest(part));
+  (profile.tests as LazyTests).defineTerm(part, part, true);
 }
 
 export function profileQuery(query: string): QueryProfile {
@@ -286,15 +496,15 @@ export function profileQuery(query: string): QueryProfile {
   for (const t of terms) {
     // Values need both boundaries (40 must not match 140 or 40.5); words only a leading one,
     // which gives plain prefix stemming (allow matches allows).
-    tests.define(t, standalone.has(t) || digitIds.has(t) || identifiers.has(t) ? valueTest(t) : wordTest(t));
+    tests.defineTerm(t, t, standalone.has(t) || digitIds.has(t) || identifiers.has(t));
   }
   const key = [...standalone].sort((a, b) => b.length - a.length)[0] ?? [...digitIds].sort((a, b) => b.length - a.length)[0] ?? [...terms].sort((a, b) => b.length - a.length)[0] ?? null;
   // "collected 50 items": 50 must stand next to collected and items (its content-word
   // neighbours in the query, at most 4 characters of punctuation away: `version = "1"`),
   // not just anywhere.
-  // Sources only: most candidates fail on their values first, so the patterns are compiled
-  // on first use (compiling Unicode look-behinds is most of a short query's cost).
-  const contextSources: { both: string; sides: string[] }[] = [];
+  // Parts and sources only: most candidates fail on their values first, so the tests are made
+  // on first use (a literal search, or a compiled pattern for a word too long or astral).
+  const contextSources: { both: string; sides: string[]; parts: ContextParts }[] = [];
   const content = (n: { w: string } | undefined) => !!n && /\p{L}/u.test(n.w) && !HAS_DIGIT.test(n.w) && !STOP.has(n.w);
   words.forEach((cur, i) => {
     if (!standalone.has(cur.w)) return;
@@ -302,13 +512,22 @@ export function profileQuery(query: string): QueryProfile {
     const next = words[i + 1];
     // The word before may stand one function word away in the text ("limit 40" is held by
     // "limit of 40", "timeout set to 30" by "timeout is 30").
-    const before = content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? `(?<=${wordBefore(prev!.w)}(?:[^\\p{L}\\p{N}]{1,4}|[^\\p{L}\\p{N}]{1,2}(?:of|is|was|at|to|are|were|=|by|set to)[^\\p{L}\\p{N}]{1,2}))` : '';
-    const after = content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? `(?=[^\\p{L}\\p{N}]{0,4}${escape(patternPart(next!.w).part)})` : '';
-    if (before || after)
-      contextSources.push({ both: before + valueTest(cur.w) + after, sides: [before, after].filter(Boolean).map((side) => (side === before ? before + valueTest(cur.w) : valueTest(cur.w) + after)) });
+    const parts: ContextParts = {
+      before: content(prev) && prev!.seg === cur.seg && cur.at - prev!.end <= 4 ? prev!.w : null,
+      value: cur.w,
+      after: content(next) && next!.seg === cur.seg && next!.at - cur.end <= 4 ? next!.w : null,
+    };
+    if (parts.before !== null || parts.after !== null)
+      contextSources.push({
+        parts,
+        both: contextPattern(parts, true, true),
+        sides: [parts.before !== null ? contextPattern(parts, true, false) : null, parts.after !== null ? contextPattern(parts, false, true) : null].filter(
+          (x): x is string => x !== null,
+        ),
+      });
   });
-  let contexts: RegExp[] | null = null;
-  let contextSides: RegExp[][] | null = null;
+  let contexts: ContextTest[] | null = null;
+  let contextSides: ContextTest[][] | null = null;
   return {
     terms,
     values,
@@ -320,11 +539,14 @@ export function profileQuery(query: string): QueryProfile {
     tests,
     lines: query.split('\n').length,
     key,
-    get contexts(): RegExp[] {
-      return (contexts ??= contextSources.map((c) => cachedRegExp(c.both)));
+    get contexts(): ContextTest[] {
+      return (contexts ??= contextSources.map((c) => contextTest(c.parts, true, true)));
     },
-    get contextSides(): RegExp[][] {
-      return (contextSides ??= contextSources.map((c) => c.sides.map(cachedRegExp)));
+    get contextSides(): ContextTest[][] {
+      return (contextSides ??= contextSources.map((c) => [
+        ...(c.parts.before !== null ? [contextTest(c.parts, true, false)] : []),
+        ...(c.parts.after !== null ? [contextTest(c.parts, false, true)] : []),
+      ]));
     },
     get contextCount(): number {
       return contextSources.length;
@@ -396,7 +618,9 @@ export function contradicts(profile: QueryProfile, text: string, whole: string =
   // numbers are checked by the value rules.
   const distinctive = (t: string) => /\p{L}/u.test(t) && (t.length >= 8 || (t.length >= 5 && /[_\d./-]/.test(t)));
   const lower = text.toLowerCase();
-  const missing = profile.terms.filter((t) => ((!digitIdsOnly && distinctive(t)) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower));
+  const missing = profile.terms.filter(
+    (t) => ((!digitIdsOnly && distinctive(t)) || profile.digitIds.includes(t)) && !profile.standalone.includes(t) && !profile.tests.get(t)!.test(lower),
+  );
   if (missing.length === 0) return false;
   // Terms missing from the window, variants anywhere in the candidate: a window that says
   // "if the" at a line end and "separator" on the next must not let "sepauator" through.
@@ -483,8 +707,16 @@ export function consistent(profile: QueryProfile, text: string, eitherSide = fal
       if (tried.has(a)) continue;
       tried.add(a);
       const b = lineOf(at + part.length);
-      const window = lines.slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1)).join('\n').toLowerCase();
-      if (profile.standalone.every((v) => profile.tests.get(v)!.test(window)) && contextHolds(profile, window, eitherSide) && !contradicts(profile, window, text)) return true;
+      const window = lines
+        .slice(Math.max(0, a - reach), Math.min(lines.length, b + reach + 1))
+        .join('\n')
+        .toLowerCase();
+      if (
+        profile.standalone.every((v) => profile.tests.get(v)!.test(window)) &&
+        contextHolds(profile, window, eitherSide) &&
+        !contradicts(profile, window, text)
+      )
+        return true;
       if (tried.size > 64) return false;
     }
   }

@@ -246,16 +246,26 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const verdictState = ctx.verdictState();
   // A question cut short is still a question (its `?` may lie past the cut).
   const part = analyzedPart(query);
-  const a = analyzeQuery(part !== query && isQuestion(query) && !isQuestion(part) ? `${part}?` : part);
+  const analyzed = part !== query && isQuestion(query) && !isQuestion(part) ? `${part}?` : part;
   const speakers = options.speaker === undefined ? null : new Set((Array.isArray(options.speaker) ? options.speaker : [options.speaker]).map((s) => s.toLowerCase()));
   const [timeFrom, timeTo] = options.time ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
   const filtered = speakers !== null || options.time !== undefined;
   // A question reaches deeper into each list (its words may all differ from its evidence);
   // a statement is decided by its exact or near-exact candidates near the top.
-  const depth = Math.max(filtered ? 200 : a.question ? 100 : 50, 3 * k);
+  const depth = Math.max(filtered ? 200 : isQuestion(analyzed) ? 100 : 50, 3 * k);
   // A host embedder that fails (a model server down) costs the vector candidates, not the
   // search: the exact and lexical lists still reach every stored span.
   const qv = await ctx.embedQuery([query]).catch(() => null);
+  // The heavy index work runs on the thread pool while the event loop turns. Every namespace's
+  // vector search starts here, so the signature scans overlap the query's analysis and the
+  // exact-phrase lookups (which read the log, and so run on this thread) and the BM25 searches
+  // after them. Each settles with what the same synchronous call returns.
+  const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
+  const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
+  // A rejection is taken where its job is awaited, below; one left unawaited by a failure
+  // before that point is not an unhandled rejection.
+  for (const job of vecJobs) job?.catch(() => {});
+  const a = analyzeQuery(analyzed);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
     let c = cands.get(id);
@@ -273,17 +283,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   // A verbatim part the index could not narrow was checked against the newest texts only.
   let exactPartial = false;
-  const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
-  for (const name of kinds) {
+  for (const [i, name] of kinds.entries()) {
     const kind = RecordKind[name];
-    // The heavy index work runs on the thread pool while the event loop turns: the vector
-    // search from here on, beside the exact-phrase lookups (which read the log, and so run on
-    // this thread) and the BM25 searches after them. Each settles with what the same
-    // synchronous call returns.
-    const vecHits = qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, kind)) : null;
-    // Its rejection is taken where it is awaited, below; one left unawaited by a failure
-    // before that point is not an unhandled rejection.
-    vecHits?.catch(() => {});
+    const vecHits = vecJobs[i] ?? null;
     const trimmed = query.trim();
     let verbatim = 0;
     if (trimmed.length >= 3) {
