@@ -23,15 +23,15 @@ import { analyzeQuery } from './query.js';
 import type { EngineContext } from './store/context.js';
 import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 import { type AnchorProbe, checkIds, judgeAnchors, knownDivergence, probeDivergence } from './guard/anchors.js';
-import { HIT_RATE_RISE, holdsRequired, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe, requiredParts } from './guard/probes.js';
+import { HIT_RATE_RISE, holdsRequired, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe, requiredDigits, requiredParts } from './guard/probes.js';
 
 export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 export { judgeAnchors, probeDivergence, type AnchorProbe } from './guard/anchors.js';
 
 export class CompactionGuard {
   private probeSet: Probe[] = [];
-  /** Per anchor id: its stated fact, a never-stated perturbation and that one's analysis (null: no usable pair). */
-  private readonly pairs = new Map<number, { fact: string; negative: string; numbers: string[]; quoted: string[] } | null>();
+  /** Per anchor id: its stated fact, a never-stated perturbation and the digit runs every answer to that one holds (null: no usable pair). */
+  private readonly pairs = new Map<number, { fact: string; negative: string; digits: readonly string[] | null } | null>();
   /** Turn of each anchor id looked up by the binary search of localProbes. */
   private readonly anchorTurns = new Map<number, number>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
@@ -246,7 +246,9 @@ export class CompactionGuard {
     for (const p of probes) {
       // A summary lacking what search's rule requires of every answer cannot answer
       // (requiredParts): ruled out before any analysis, the rest asked by that rule itself.
-      if (p.raw || p.summary || !holdsRequired(p, summary.text, lowered)) continue;
+      // Its digits first (requiredDigits: every answer holds them), the parts on first need.
+      if (p.raw || p.summary || (p.digits !== null && !p.digits.every((d) => lowered.includes(d)))) continue;
+      if (!holdsRequired((p.required ??= requiredParts(p.query, store.options.matchPolicy)), summary.text, lowered)) continue;
       if (!answersText((p.analysis ??= analyzeQuery(p.query)), summary.text, store.options.matchPolicy, lowered)) continue;
       // A perturbation never stated when its probe was made may be stated by a turn appended
       // since ("found 3 actions" printed by a later run): the summary then restates a true
@@ -386,14 +388,14 @@ export class CompactionGuard {
           const negative = perturb(fact, 0);
           // Whether the perturbation is stated somewhere is asked only if a summary answers
           // it (see the monitor): most never come near one.
-          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, ...requiredParts(negative, store.options.matchPolicy) };
+          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, digits: requiredDigits(negative, store.options.matchPolicy) };
         }
         this.pairs.set(id, pair);
       }
       if (pair === null || global.has(pair.fact)) continue;
       // The stated fact hits raw and stays a hit; only the never-stated one can move.
-      out.push({ query: pair.fact, positive: true, numbers: [], quoted: [], raw: true, summary: false });
-      out.push({ query: pair.negative, positive: false, numbers: pair.numbers, quoted: pair.quoted, raw: false, summary: false });
+      out.push({ query: pair.fact, positive: true, digits: null, raw: true, summary: false });
+      out.push({ query: pair.negative, positive: false, digits: pair.digits, raw: false, summary: false });
     }
     return out;
   }
@@ -453,8 +455,8 @@ export class CompactionGuard {
         // search's exact tier returns it (never a miss); the perturbation is stated nowhere,
         // not even near-true (neverStated). Summaries count from the draw on: each pass asks
         // its own new summary, which is what a pass can change.
-        this.probeSet.push({ query: fact, positive: true, numbers: [], quoted: [], raw: true, summary: false });
-        this.probeSet.push({ query: negative, positive: false, ...requiredParts(negative, store.options.matchPolicy), raw: false, summary: false });
+        this.probeSet.push({ query: fact, positive: true, digits: null, raw: true, summary: false });
+        this.probeSet.push({ query: negative, positive: false, digits: requiredDigits(negative, store.options.matchPolicy), raw: false, summary: false });
         this.probeQueries.add(fact).add(negative);
         break;
       }

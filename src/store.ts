@@ -161,7 +161,7 @@ export class SpanStore {
       if (r.event) applyEvent(this, r.id, r.event);
       if ((i & 1023) === 1023) await slicer.pause();
     }
-    this.lastVerdictState = this.monitor.verdict().state;
+    this.lastVerdictState = this.monitor.state();
     const retention = retentionChange(events, this.options, this.state.passes);
     // A long backlog is caught up after open resolves (backgroundCatchUpAbove); a short one now.
     if (this.indexes.backlog() > this.options.backgroundCatchUpAbove) this.indexes.startBackground();
@@ -200,13 +200,12 @@ export class SpanStore {
     this.assertWritable();
     const id = await this.log.append(eventColumns(e, this.state.lastTurn));
     applyEvent(this, id, e);
-    if (e.type !== 'verdict') {
+    // The state alone first: the reasons are built only when it changed and they are recorded.
+    if (e.type !== 'verdict' && this.monitor.state() !== this.lastVerdictState) {
       const v = this.monitor.verdict();
-      if (v.state !== this.lastVerdictState) {
-        const from = this.lastVerdictState;
-        this.lastVerdictState = v.state;
-        await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
-      }
+      const from = this.lastVerdictState;
+      this.lastVerdictState = v.state;
+      await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
     }
     return id;
   }

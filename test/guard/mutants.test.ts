@@ -18,7 +18,7 @@ import { ErrorCode, SpanguardError } from '../../src/errors.js';
 import { analyzeQuery } from '../../src/query.js';
 import { answersText } from '../../src/support.js';
 import { DEFAULT_MATCH_POLICY } from '../../src/match.js';
-import { holdsRequired, requiredParts } from '../../src/guard/probes.js';
+import { holdsRequired, requiredDigits, requiredParts } from '../../src/guard/probes.js';
 import { tmpDir } from '../helpers/data.js';
 import { open } from './helpers.js';
 
@@ -308,11 +308,11 @@ const poolLine = (i: number, n: number | string) => `${NAMES[i]} pool: keeps ${n
 const wrong = (i: number) => /\d+/.exec(perturb(poolFact(i), 0))![0];
 const filler = (i: number) => ({ role: 'assistant', text: `We talked about the weather and the lunch plans, part ${WORDS[i % WORDS.length]}.` });
 
-interface Probe { query: string; positive: boolean; numbers: string[]; quoted: string[]; raw: boolean; summary: boolean }
+interface Probe { query: string; positive: boolean; digits: readonly string[] | null; required?: { numbers: string[]; quoted: string[] }; raw: boolean; summary: boolean }
 interface GuardInternals {
   probeSet: Probe[];
   anchorsAtDraw: number;
-  pairs: Map<number, { fact: string; negative: string; numbers: string[]; quoted: string[] } | null>;
+  pairs: Map<number, { fact: string; negative: string; digits: readonly string[] | null } | null>;
   anchorTurns: Map<number, number>;
   localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts?: ReadonlyMap<number, string>): Probe[];
   neverStated(perturbed: string): boolean;
@@ -610,8 +610,8 @@ describe('guard monitor: the session-wide probe set is drawn at the first pass a
       const fact = set[2 * k]!.query;
       const i = NAMES.findIndex((n) => fact.includes(n));
       expect([2 * k, 2 * k + 1]).toContain(i);
-      expect(set[2 * k]).toEqual({ query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false });
-      expect(set[2 * k + 1]).toEqual({ query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false });
+      expect(set[2 * k]).toEqual({ query: poolFact(i), positive: true, digits: null, raw: true, summary: false });
+      expect(set[2 * k + 1]).toEqual({ query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false });
     }
     expect(anchorIds).toHaveLength(8);
   });
@@ -651,8 +651,8 @@ describe('guard monitor: the local probes are the anchors the summary speaks for
     const expected = [0, 1, 2, 3, 4]
       .filter((i) => !global.has(poolFact(i)))
       .flatMap((i) => [
-        { query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-        { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false },
+        { query: poolFact(i), positive: true, digits: null, raw: true, summary: false },
+        { query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false },
       ]);
     expect(expected.length).toBeGreaterThanOrEqual(8);
     expect(g.localProbes(1, 10, new Set())).toEqual(expected);
@@ -660,8 +660,8 @@ describe('guard monitor: the local probes are the anchors the summary speaks for
     // Anchor 6 (turn 12) is in the window: spoken for only if this pass evicts it.
     expect(g.localProbes(11, 12, new Set())).toEqual([]);
     expect(g.localProbes(11, 12, new Set([anchorIds[5]!]))).toEqual([
-      { query: poolFact(5), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-      { query: perturb(poolFact(5), 0), positive: false, numbers: [wrong(5)], quoted: [], raw: false, summary: false },
+      { query: poolFact(5), positive: true, digits: null, raw: true, summary: false },
+      { query: perturb(poolFact(5), 0), positive: false, digits: [wrong(5)], raw: false, summary: false },
     ]);
   });
   it('an anchor whose fact is short or holds no distinctive value gives no pair', async () => {
@@ -743,8 +743,8 @@ describe("guard monitor: the hit rate over the session-wide set and over the pas
 
 describe("guard monitor: a pass evicting raw spans bounds its local probes' range by their ids, checked by one turn at each edge", () => {
   const pair = (i: number) => [
-    { query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-    { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false },
+    { query: poolFact(i), positive: true, digits: null, raw: true, summary: false },
+    { query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false },
   ];
   /** Turns 1 filler; 2: pools 0 and 1, a filler; 3: pools 2 and 3; 4 to 7: fillers. */
   const shared = async () => {
@@ -1042,7 +1042,7 @@ describe('guard monitor: the new summary answers a probe exactly when search wou
     // The first pass draws the session-wide set (two anchors: the pool's and this turn's);
     // the probe joins it after, so no redraw replaces it.
     await s.compact({ evict: [ids[0]!], summary: summary(1, 1) });
-    const probe: Probe = { query, positive: false, ...requiredParts(query, DEFAULT_MATCH_POLICY), raw: false, summary: false };
+    const probe: Probe = { query, positive: false, digits: requiredDigits(query, DEFAULT_MATCH_POLICY), raw: false, summary: false };
     g.probeSet.push(probe);
     await s.compact({ evict: [ids[2]!, ids[3]!], summary: summary(3, 4, stated) });
     expect(probe.summary).toBe(true);
