@@ -199,6 +199,12 @@ export class SpanStore {
   async recordEvent(e: GuardEvent): Promise<number> {
     this.assertWritable();
     const id = await this.log.append(eventColumns(e, this.state.lastTurn));
+    await this.applyRecorded(id, e);
+    return id;
+  }
+
+  /** @internal Applies event `e`, which this store wrote to the log as record `id`; records a verdict change too. */
+  async applyRecorded(id: number, e: GuardEvent): Promise<void> {
     applyEvent(this, id, e);
     // The state alone first: the reasons are built only when it changed and they are recorded.
     if (e.type !== 'verdict' && this.monitor.state() !== this.lastVerdictState) {
@@ -207,7 +213,6 @@ export class SpanStore {
       this.lastVerdictState = v.state;
       await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
     }
-    return id;
   }
 
   /** Appends one turn; resolves with its span id once durable under the store's mode. */
@@ -270,11 +275,22 @@ export class SpanStore {
     return this.facts.of(id, text, role);
   }
 
-  /** @internal Appends a summary record (kind summary) and indexes it in the summary namespace. */
-  async appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number): Promise<number> {
-    const id = await this.track(this.log.append(summaryColumns(text, turnStart, turnEnd, tokens)));
+  /**
+   * @internal Appends a summary record (kind summary) and, in the same append, the event
+   * record that names it (`event.text`, its JSON, made by the caller for `event.summaryId`,
+   * the log's next id), so both are in the log or neither; then indexes the summary in the
+   * summary namespace. Resolves with the event's record id; the caller applies the event
+   * (`applyRecorded`).
+   */
+  async appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number, event: { summaryId: number; text: string }): Promise<number> {
+    this.assertWritable();
+    const cols = summaryColumns(text, turnStart, turnEnd, tokens, { text: event.text, lastTurn: this.state.lastTurn });
+    // Ids are taken when the append is staged: the summary gets the id the event names, or nothing is written.
+    if (this.log.nextId() !== event.summaryId)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `the summary's event names id ${event.summaryId}, but the log's next id is ${this.log.nextId()}`);
+    const id = await this.track(this.log.append(cols));
     await this.indexes.catchUp();
-    return id;
+    return id + 1;
   }
 
   /**

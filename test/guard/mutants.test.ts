@@ -1077,3 +1077,46 @@ describe('guard monitor: the new summary answers a probe exactly when search wou
     expect(holdsRequired(requiredParts('ran `npm run build` with 4822 errors', DEFAULT_MATCH_POLICY), 'ran npm run test with 4822 errors', 'ran npm run test with 4822 errors')).toBe(false);
   });
 });
+
+describe('guard: a pass writes its summary and its event in one append, and changes nothing before they are in the log', () => {
+  const summaries = (s: Store) => Array.from(s.log.scanIds(s.log.firstId(), s.log.nextId() - s.log.firstId(), 1 << RecordKind.summary, 0));
+  it('an append that fails writes neither and leaves no trace in the monitor: the same pass again still finds the rise', async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const wrongValues = summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, wrong(i))).join('\n'));
+    const real = s.log.append.bind(s.log);
+    // The first append that carries an event record fails (a full disk).
+    let failed = 0;
+    const append = vi.spyOn(s.log, 'append').mockImplementation((cols) => {
+      if (failed === 0 && Array.from((cols as { kinds: Uint8Array }).kinds).includes(RecordKind.event)) {
+        failed++;
+        return Promise.reject(new Error('no space left on device'));
+      }
+      return real(cols);
+    });
+    const next = s.log.nextId();
+    await expect(g.compact({ evict: ids.slice(0, 10), summary: wrongValues } as never)).rejects.toThrow(/no space left/);
+    expect(failed).toBe(1);
+    expect(s.log.nextId()).toBe(next);
+    expect(summaries(s)).toEqual([]);
+    expect(eventsOf(s, 'pass')).toEqual([]);
+    expect(g.probeSet.filter((p) => p.summary || p.raw !== p.positive)).toEqual([]);
+    expect(s.hitRate.history).toEqual([]);
+    append.mockRestore();
+    const r = await g.compact({ evict: ids.slice(0, 10), summary: wrongValues } as never);
+    // One record for the summary, the next for its event, which names it.
+    expect(summaries(s)).toEqual([r.summaryId]);
+    expect(r.eventId).toBe(r.summaryId + 1);
+    expect(s.log.get(r.eventId)!.kind).toBe(RecordKind.event);
+    expect(eventsOf(s, 'pass')).toMatchObject([{ summaryId: r.summaryId, hitRateBefore: 0.5, hitRateAfter: 1 }]);
+    expect(eventsOf(s, 'degrade')).toMatchObject([{ reason: 'hit-rate-rise', spanIds: [r.summaryId] }]);
+  });
+  it("the summary takes the id its event names, or nothing is written", async () => {
+    const { s } = await pools(1);
+    const next = s.log.nextId();
+    const e = await s.appendSummary('x', 1, 1, 0, { summaryId: next + 1, text: '{}' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(SpanguardError);
+    expect((e as SpanguardError).code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(s.log.nextId()).toBe(next);
+  });
+});
