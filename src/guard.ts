@@ -13,7 +13,7 @@
  */
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
-import { RecordFlag, RecordKind } from './native.js';
+import { type NativeSpan, RecordFlag, RecordKind } from './native.js';
 import { agentFinds } from './audit.js';
 import { prng } from './prng.js';
 import { distinctiveValue, perturb, perturbsToValue, valuePhrases } from './anchors.js';
@@ -90,9 +90,11 @@ export class CompactionGuard {
       t0 = t;
     };
 
-    const all = [...new Set([...evict, ...rewrite])];
+    // (A pass that re-summarizes nothing names each id once already: checkIds.)
+    const all = rewrite.length === 0 ? evict : [...new Set([...evict, ...rewrite])];
     const spans = store.log.getMany(Float64Array.from(all));
-    const byId = new Map(all.map((id, i) => [id, spans[i]]));
+    const byId = new Map<number, NativeSpan | undefined>();
+    for (let i = 0; i < all.length; i++) byId.set(all[i]!, spans[i]);
 
     // Rule 1: raw entries are immutable. Checked first: it is the breach that matters most.
     const rawRewrites = rewrite.filter((id) => byId.get(id)?.kind === RecordKind.raw);
@@ -153,10 +155,14 @@ export class CompactionGuard {
     // The summary must cover exactly what it replaces: the hull of the evicted raw spans'
     // and the re-summarized summaries' turn ranges. A summary that claims turns 9000–9999
     // for evicted turns 1–10 would be found for questions about turns it never saw.
-    const covered = [...evict, ...rewrite].map((id) => byId.get(id)!);
+    const covered = (rewrite.length === 0 ? evict : [...evict, ...rewrite]).map((id) => byId.get(id)!);
     if (covered.length > 0) {
-      const lo = Math.min(...covered.map((x) => x.turnStart));
-      const hi = Math.max(...covered.map((x) => x.turnEnd));
+      let lo = covered[0]!.turnStart;
+      let hi = covered[0]!.turnEnd;
+      for (const x of covered) {
+        if (x.turnStart < lo) lo = x.turnStart;
+        if (x.turnEnd > hi) hi = x.turnEnd;
+      }
       if (summary.turnStart !== lo || summary.turnEnd !== hi)
         throw new SpanguardError(
           ErrorCode.SUMMARY_RANGE,
@@ -196,8 +202,7 @@ export class CompactionGuard {
     // Grounding: every value the summary states is stated by what it replaces (the evicted
     // raw spans and the summaries it re-summarizes). Refused, or accepted with the summary
     // marked ungrounded for those values (never evidence for them), and recorded either way.
-    const sources = [...evict, ...rewrite].map((id) => byId.get(id)!);
-    const grounding = checkGrounding(summary.text, sources);
+    const grounding = checkGrounding(summary.text, covered);
     if (!grounding.grounded && store.options.grounding === 'refuse') {
       await store.recordEvent({ type: 'refusal', pass, anchors: [], divergence: 0, reason: 'ungrounded', detail: `summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which nothing it replaces states`, spanIds: [] });
       throw new SpanguardError(ErrorCode.UNGROUNDED_SUMMARY, `compaction refused: the summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which none of the spans it replaces states`, { values: grounding.ungrounded });
