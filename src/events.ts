@@ -158,26 +158,3 @@ export function toRanges(ids: readonly number[]): IdRanges {
   }
   return out;
 }
-
-/**
- * A pass event's JSON, the bytes `JSON.stringify(e)` gives (the same keys in the same order,
- * `ungrounded` only when present), written out directly: a pass appends one, and the generic
- * walk over its keys and arrays costs more than the pass's other records together.
- */
-export function passEventJson(e: PassEvent): string {
-  return (
-    `{"type":"pass","pass":${num(e.pass)},"evicted":[${e.evicted.map((r) => `[${num(r[0])},${num(r[1])}]`).join(',')}]` +
-    `,"evictedSummaries":${nums(e.evictedSummaries)},"spilled":${nums(e.spilled)},"superseded":${nums(e.superseded)}` +
-    `,"summaryId":${num(e.summaryId)},"turnStart":${num(e.turnStart)},"turnEnd":${num(e.turnEnd)}` +
-    `,"anchorsChecked":${num(e.anchorsChecked)},"divergence":${num(e.divergence)}` +
-    `,"hitRateBefore":${num(e.hitRateBefore)},"hitRateAfter":${num(e.hitRateAfter)}` +
-    (e.ungrounded === undefined ? '' : `,"ungrounded":${JSON.stringify(e.ungrounded)}`) +
-    (e.localHitRateBefore === undefined ? '' : `,"localHitRateBefore":${num(e.localHitRateBefore)}`) +
-    (e.localHitRateAfter === undefined ? '' : `,"localHitRateAfter":${num(e.localHitRateAfter)}`) +
-    '}'
-  );
-}
-
-/** A number as JSON writes it (a non-finite one, and null, as null). */
-const num = (x: number | null): string => (x !== null && Number.isFinite(x) ? String(x) : 'null');
-const nums = (xs: readonly number[]): string => `[${xs.map(num).join(',')}]`;

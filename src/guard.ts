@@ -12,7 +12,7 @@
  * 5. The summary goes to its own namespace; nothing raw is re-indexed from summary text.
  */
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
-import { passEventJson, toRanges } from './events.js';
+import { toRanges } from './events.js';
 import { type NativeSpan, RecordFlag, RecordKind } from './native.js';
 import { agentFinds } from './audit.js';
 import { prng } from './prng.js';
@@ -277,7 +277,7 @@ export class CompactionGuard {
       localHitRateBefore: localBefore,
       localHitRateAfter: localAfter,
     };
-    const eventText = passEventJson(event);
+    const eventText = JSON.stringify(event);
     mark('record');
     const eventId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0, { summaryId, text: eventText });
     mark('summary');
