@@ -92,7 +92,7 @@ export class CompactionGuard {
 
     // (A pass that re-summarizes nothing names each id once already: checkIds.)
     const all = rewrite.length === 0 ? evict : [...new Set([...evict, ...rewrite])];
-    const spans = store.log.getMany(Float64Array.from(all));
+    const spans = store.log.getMany(new Float64Array(all));
     const byId = new Map<number, NativeSpan | undefined>();
     for (let i = 0; i < all.length; i++) byId.set(all[i]!, spans[i]);
 
