@@ -719,8 +719,11 @@ describe("guard monitor: the hit rate over the session-wide set and over the pas
   });
   it('no anchors, no rates', async () => {
     const { s, ids } = await pools(0);
-    await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    const r = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
     expect(eventsOf(s, 'pass')[0]).toMatchObject({ hitRateBefore: null, hitRateAfter: null, localHitRateBefore: null, localHitRateAfter: null });
+    // The receipt says so too, and the monitor has no point for a pass it did not measure.
+    expect(r).toMatchObject({ hitRateBefore: null, hitRateAfter: null });
+    expect(s.hitRate.history).toEqual([]);
   });
   it('a perturbation a later turn states is a raw hit before the pass as much as after it', async () => {
     const { s, ids } = await pools(6);
@@ -824,11 +827,21 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 //   on a closed or read-only store throws the same error (recordEvent asserts writable), with
 //   the same code and message: skipping the attempt is a shortcut, not a rule. `e.details?.`
 //   as `e.details.`: a SpanguardError always has details (default {}).
-// - The hit rates' null guards (`probes.length === 0 ? null`, `local.length === 0 ? null`,
-//   either side of `after === null || before === null`, `&&` for `||`, and
-//   `localBefore !== null && localAfter !== null` forced true): before and after are null
-//   under the same condition, so testing one of them is testing both; and the local rule
-//   also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false when there is no local probe.
+// - The local rates' null guards (`local.length === 0 ? null` forced false, and
+//   `localBefore !== null && localAfter !== null` forced true or `||`): without a local probe
+//   the rate is 0/0, NaN, which the event's JSON writes as null and which no comparison of
+//   the local rule takes (it also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false then).
+//   `total === 0 ? { rise: null }` as `{}`: `hr.rise` is then undefined, as falsy as null.
+// - The check's shortcuts for a pass that re-summarizes nothing: `rewrite.length === 0 ? evict`
+//   forced false (the set of ids checkIds found distinct is those ids), `covered`'s
+//   `[...evict, ...rewrite]` taken always (rewrite is empty), `i < all.length` as `<=` (a
+//   key `undefined` no id looks up), and the hull's `<` / `>` as `<=` / `>=` (an equal turn
+//   is the same bound).
+// - The monitor's pre-checks (`answers`): `digits.every` as `some`, and the `holdsRequired`
+//   test forced false: each only rules a probe out before search's own rule (answersText)
+//   is asked, and each requires no more than that rule does (test/guard/required-parts.test.ts:
+//   every part and digit run they require is held by every answer), so answersText gives
+//   the same answer at a cost.
 // - localProbes: `out.length < 2 * LOCAL_PROBES` forced true or `<=` — the step n / LOCAL_PROBES
 //   gives at most LOCAL_PROBES iterations of two probes each (checked for every n up to
 //   200,000), so the cap never binds. `store.log.get(id)?.turnStart ?? -1`: an anchor is a
@@ -1118,5 +1131,42 @@ describe('guard: a pass writes its summary and its event in one append, and chan
     expect(e).toBeInstanceOf(SpanguardError);
     expect((e as SpanguardError).code).toBe(ErrorCode.INVALID_ARGUMENT);
     expect(s.log.nextId()).toBe(next);
+  });
+});
+
+describe('guard: the summary covers the hull of what it replaces, however the ids are named', () => {
+  it('evicted ids named newest first: the hull is still the first turn to the last', async () => {
+    const { s, ids } = await pools(2);
+    const r = await s.compact({ evict: [ids[3]!, ids[2]!, ids[0]!, ids[1]!], summary: summary(1, 4) });
+    expect(r.evicted.sort((a, b) => a - b)).toEqual(ids.slice(0, 4));
+    await expect(s.compact({ evict: [ids[6]!, ids[5]!, ids[4]!], summary: summary(6, 7) })).rejects.toMatchObject({ code: ErrorCode.SUMMARY_RANGE });
+  });
+  it('a summary rewritten without being evicted is replaced too: the new summary covers its turns', async () => {
+    const { s, ids } = await pools(2);
+    const first = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    // Rewriting the first summary and evicting turns 3-4: the new summary covers 1-4.
+    await expect(s.compact({ evict: ids.slice(2, 4), rewrite: [first.summaryId], summary: summary(3, 4) })).rejects.toMatchObject({ code: ErrorCode.SUMMARY_RANGE });
+    const r = await s.compact({ evict: ids.slice(2, 4), rewrite: [first.summaryId], summary: summary(1, 4) });
+    expect(r.superseded).toEqual([first.summaryId]);
+  });
+});
+
+describe('guard monitor: a session-wide perturbation a later turn states stays a raw hit once a summary restates it', () => {
+  it('kept on the probe: the next pass, whose summary says nothing of it, still counts it a hit', async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const first = await g.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) } as never);
+    const negative = g.probeSet.find((p) => !p.positive)!;
+    const i = NAMES.findIndex((_, k) => perturb(poolFact(k), 0) === negative.query);
+    expect(i).toBeGreaterThanOrEqual(0);
+    // A later turn states the perturbation: it is true now, and a summary restating it restates a turn.
+    await s.appendMany([{ turn: ids.length + 1, role: 'assistant', text: negative.query }]);
+    await g.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 1, poolLine(i, wrong(i))) } as never);
+    expect(negative).toMatchObject({ raw: true, summary: false });
+    const all = g.probeSet.length;
+    // A filler's turn: no local probe, the session-wide set alone.
+    const third = await g.compact({ evict: ids.slice(2, 3), summary: summary(3, 3) } as never);
+    expect(third.hitRateBefore).toBeCloseTo((all / 2 + 1) / all, 12);
+    expect(third.hitRateAfter).toBe(third.hitRateBefore);
   });
 });
