@@ -172,19 +172,31 @@ export interface AgentFind {
  * RECALL_K + 1 exact answers (more than RECALL_K: every hit states it), else the real search.
  */
 export async function agentFinds(store: EngineContext, facts: readonly { fact: string; spanId: number }[]): Promise<AgentFind[]> {
-  // Search reads the query trimmed, so the hits are judged by the trimmed fact too.
-  const trimmed = facts.map((f) => f.fact.trim());
-  const phrased = trimmed.flatMap((t, i) => (t.length >= 3 ? [i] : []));
-  const has =
-    phrased.length === 0
-      ? new Uint8Array(0)
-      : store.lexical.phraseHas(store.log, phrased.map((i) => trimmed[i]!), Float64Array.from(phrased, (i) => facts[i]!.spanId), RecordKind.raw);
-  const held = new Set(phrased.filter((_, j) => has[j] === 1));
+  // Search reads the query trimmed, so the hits are judged by the trimmed fact too. (Plain
+  // loops and arrays: a pass asks this for every anchor it evicts.)
+  const n = facts.length;
+  const trimmed = new Array<string>(n);
+  const phrased: number[] = [];
+  const phrases: string[] = [];
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = facts[i]!.fact.trim();
+    trimmed[i] = t;
+    if (t.length < 3) continue;
+    phrased.push(i);
+    phrases.push(t);
+    ids.push(facts[i]!.spanId);
+  }
+  const held = new Uint8Array(n);
+  if (phrased.length > 0) {
+    const has = store.lexical.phraseHas(store.log, phrases, new Float64Array(ids), RecordKind.raw);
+    for (let j = 0; j < phrased.length; j++) if (has[j] === 1) held[phrased[j]!] = 1;
+  }
   const out: AgentFind[] = [];
-  for (let i = 0; i < facts.length; i++) {
+  for (let i = 0; i < n; i++) {
     const { spanId } = facts[i]!;
     const fact = trimmed[i]!;
-    if (held.has(i)) {
+    if (held[i] === 1) {
       out.push({ found: true, topId: spanId, topHolds: true });
       continue;
     }

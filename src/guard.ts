@@ -13,7 +13,7 @@
  */
 import { CompactionRefusedError, ErrorCode, LosslessRetrievalBoundaryError, SpanguardError } from './errors.js';
 import { toRanges } from './events.js';
-import { RecordFlag, RecordKind } from './native.js';
+import { type NativeSpan, RecordFlag, RecordKind } from './native.js';
 import { agentFinds } from './audit.js';
 import { prng } from './prng.js';
 import { distinctiveValue, perturb, perturbsToValue, valuePhrases } from './anchors.js';
@@ -22,16 +22,17 @@ import { checkGrounding } from './grounding.js';
 import { analyzeQuery } from './query.js';
 import type { EngineContext } from './store/context.js';
 import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
+import type { PassEvent } from './events.js';
 import { type AnchorProbe, checkIds, judgeAnchors, knownDivergence, probeDivergence } from './guard/anchors.js';
-import { HIT_RATE_RISE, holdsRequired, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe, requiredParts } from './guard/probes.js';
+import { HIT_RATE_RISE, holdsRequired, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe, requiredDigits, requiredParts } from './guard/probes.js';
 
 export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 export { judgeAnchors, probeDivergence, type AnchorProbe } from './guard/anchors.js';
 
 export class CompactionGuard {
   private probeSet: Probe[] = [];
-  /** Per anchor id: its stated fact, a never-stated perturbation and that one's analysis (null: no usable pair). */
-  private readonly pairs = new Map<number, { fact: string; negative: string; numbers: string[]; quoted: string[] } | null>();
+  /** Per anchor id: its stated fact, a never-stated perturbation and the digit runs every answer to that one holds (null: no usable pair). */
+  private readonly pairs = new Map<number, { fact: string; negative: string; digits: readonly string[] | null } | null>();
   /** Turn of each anchor id looked up by the binary search of localProbes. */
   private readonly anchorTurns = new Map<number, number>();
   /** Anchors in the store when the set was last drawn: it is drawn again when they double. */
@@ -89,9 +90,11 @@ export class CompactionGuard {
       t0 = t;
     };
 
-    const all = [...new Set([...evict, ...rewrite])];
-    const spans = store.log.getMany(Float64Array.from(all));
-    const byId = new Map(all.map((id, i) => [id, spans[i]]));
+    // (A pass that re-summarizes nothing names each id once already: checkIds.)
+    const all = rewrite.length === 0 ? evict : [...new Set([...evict, ...rewrite])];
+    const spans = store.log.getMany(new Float64Array(all));
+    const byId = new Map<number, NativeSpan | undefined>();
+    for (let i = 0; i < all.length; i++) byId.set(all[i]!, spans[i]);
 
     // Rule 1: raw entries are immutable. Checked first: it is the breach that matters most.
     const rawRewrites = rewrite.filter((id) => byId.get(id)?.kind === RecordKind.raw);
@@ -152,10 +155,14 @@ export class CompactionGuard {
     // The summary must cover exactly what it replaces: the hull of the evicted raw spans'
     // and the re-summarized summaries' turn ranges. A summary that claims turns 9000–9999
     // for evicted turns 1–10 would be found for questions about turns it never saw.
-    const covered = [...evict, ...rewrite].map((id) => byId.get(id)!);
+    const covered = (rewrite.length === 0 ? evict : [...evict, ...rewrite]).map((id) => byId.get(id)!);
     if (covered.length > 0) {
-      const lo = Math.min(...covered.map((x) => x.turnStart));
-      const hi = Math.max(...covered.map((x) => x.turnEnd));
+      let lo = covered[0]!.turnStart;
+      let hi = covered[0]!.turnEnd;
+      for (const x of covered) {
+        if (x.turnStart < lo) lo = x.turnStart;
+        if (x.turnEnd > hi) hi = x.turnEnd;
+      }
       if (summary.turnStart !== lo || summary.turnEnd !== hi)
         throw new SpanguardError(
           ErrorCode.SUMMARY_RANGE,
@@ -195,8 +202,7 @@ export class CompactionGuard {
     // Grounding: every value the summary states is stated by what it replaces (the evicted
     // raw spans and the summaries it re-summarizes). Refused, or accepted with the summary
     // marked ungrounded for those values (never evidence for them), and recorded either way.
-    const sources = [...evict, ...rewrite].map((id) => byId.get(id)!);
-    const grounding = checkGrounding(summary.text, sources);
+    const grounding = checkGrounding(summary.text, covered);
     if (!grounding.grounded && store.options.grounding === 'refuse') {
       await store.recordEvent({ type: 'refusal', pass, anchors: [], divergence: 0, reason: 'ungrounded', detail: `summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which nothing it replaces states`, spanIds: [] });
       throw new SpanguardError(ErrorCode.UNGROUNDED_SUMMARY, `compaction refused: the summary states ${grounding.ungrounded.slice(0, 10).join(', ')}, which none of the spans it replaces states`, { values: grounding.ungrounded });
@@ -229,46 +235,31 @@ export class CompactionGuard {
     // (a miss unless the summary states it). A summary that writes plausible wrong values
     // for the turns it replaces moves these, however large the session-wide set.
     const local = this.localProbes(summary.turnStart, summary.turnEnd, new Set(evictedRaw), new Map(probed.map((p) => [p.id, p.probe])), evictRaw);
-    const probes = [...this.probeSet, ...local];
-    const hitsOf = (ps: readonly Probe[]) => ps.reduce((n, p) => n + (p.raw || p.summary ? 1 : 0), 0);
-    const before = probes.length === 0 ? null : hitsOf(probes);
-    const localHitsBefore = hitsOf(local);
-    mark('monitor');
-
-    // Rules 3 and 5: the summary is a new record in its own namespace.
-    const summaryId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0);
-    mark('summary');
-    // The pass changed the searchable state by exactly this summary (superseded summaries
-    // stay searchable, marked): a probe starts to hit only if the summary answers it.
+    // The pass changes the searchable state by exactly this summary (superseded summaries
+    // stay searchable, marked): a probe starts to hit only if the summary answers it. Each
+    // probe's answer is counted here and kept on it once the summary is in the log.
     const lowered = summary.text.toLowerCase();
-    let stated = 0;
-    let statedLocal = 0;
-    for (const p of probes) {
-      // A summary lacking what search's rule requires of every answer cannot answer
-      // (requiredParts): ruled out before any analysis, the rest asked by that rule itself.
-      if (p.raw || p.summary || !holdsRequired(p, summary.text, lowered)) continue;
-      if (!answersText((p.analysis ??= analyzeQuery(p.query)), summary.text, store.options.matchPolicy, lowered)) continue;
-      // A perturbation never stated when its probe was made may be stated by a turn appended
-      // since ("found 3 actions" printed by a later run): the summary then restates a true
-      // turn. It was a raw hit before this pass as much as after it: counted on both sides.
-      if (!p.positive && !this.neverStated(p.query)) {
-        p.raw = true;
-        stated++;
-        if (local.includes(p)) statedLocal++;
-      } else p.summary = true;
-    }
-    const after = probes.length === 0 ? null : hitsOf(probes);
-    const hr = after === null || before === null ? { hitRate: null, before: null, rise: null } : store.hitRate.observe(pass, after, probes.length, (before + stated) / probes.length);
+    const global = this.answers(this.probeSet, summary.text, lowered);
+    const own = this.answers(local, summary.text, lowered);
+    const total = this.probeSet.length + local.length;
+    // Before: the hits, with a perturbation a later turn states counted on both sides.
+    const hitRateBefore = total === 0 ? null : (global.before + own.before) / total;
+    const hitRateAfter = total === 0 ? null : (global.after + own.after) / total;
     // The pass's own probes are a probe set too: a summary that blurs a share of the facts
     // it speaks for moves them by that share, undiluted by the rest of the session.
-    const localBefore = local.length === 0 ? null : (localHitsBefore + statedLocal) / local.length;
-    const localAfter = local.length === 0 ? null : hitsOf(local) / local.length;
+    const localBefore = local.length === 0 ? null : own.before / local.length;
+    const localAfter = local.length === 0 ? null : own.after / local.length;
     const localRise =
       localBefore !== null && localAfter !== null && local.length >= 2 * MIN_LOCAL_PAIRS && localAfter > localBefore * (1 + HIT_RATE_RISE)
         ? `hit rate over the ${local.length} probes of the turns this summary speaks for rose from ${localBefore.toFixed(3)} to ${localAfter.toFixed(3)} (limit +${Math.round(HIT_RATE_RISE * 100)}%)`
         : null;
     mark('monitor');
-    const eventId = await store.recordEvent({
+
+    // Rules 3 and 5: the summary is a new record in its own namespace, and the pass's event
+    // is written in the same append (its bytes built once, here): the summary takes the
+    // log's next id, which the event names, and either both are in the log or neither.
+    const summaryId = store.log.nextId();
+    const event: PassEvent = {
       type: 'pass',
       pass,
       evicted: toRanges(evictedRaw),
@@ -280,12 +271,21 @@ export class CompactionGuard {
       turnEnd: summary.turnEnd,
       anchorsChecked: anchors.length,
       divergence,
-      hitRateBefore: hr.before,
-      hitRateAfter: hr.hitRate,
+      hitRateBefore,
+      hitRateAfter,
       ...(grounding.grounded ? {} : { ungrounded: grounding.ungrounded.slice(0, 64) }),
       localHitRateBefore: localBefore,
       localHitRateAfter: localAfter,
-    });
+    };
+    const eventText = JSON.stringify(event);
+    mark('record');
+    const eventId = await store.appendSummary(summary.text, summary.turnStart, summary.turnEnd, summary.tokens ?? 0, { summaryId, text: eventText });
+    mark('summary');
+    // The summary is in the log: its answers are kept on the probes, the rates observed.
+    this.keep(global);
+    this.keep(own);
+    const hr = total === 0 ? { rise: null } : store.hitRate.observe(pass, global.after + own.after, total, hitRateBefore!);
+    await store.applyRecorded(eventId, event);
     if (hr.rise || localRise) {
       await store.recordEvent({ type: 'degrade', pass, reason: 'hit-rate-rise', detail: [hr.rise, localRise].filter(Boolean).join('; '), spanIds: [summaryId] });
     }
@@ -300,11 +300,46 @@ export class CompactionGuard {
       refused: [],
       anchorsChecked: anchors.length,
       divergence,
-      hitRateBefore: hr.before,
-      hitRateAfter: hr.hitRate,
+      hitRateBefore,
+      hitRateAfter,
       eventId,
       timing,
     };
+  }
+
+  /**
+   * What a new summary does to a probe set: the hits before it and after it, and which probes
+   * it changes — `answered`, those it answers (a summary hit from now on), and `restated`,
+   * perturbations it answers that a turn appended since the probe was made states ("found 3
+   * actions" printed by a later run): the summary restates a true turn, a raw hit before this
+   * pass as much as after it, counted on both sides. A summary lacking what search's rule
+   * requires of every answer cannot answer (requiredParts): ruled out before any analysis —
+   * by its digits first (requiredDigits: every answer holds them), the parts built on first
+   * need — and the rest asked by that rule itself.
+   */
+  private answers(probes: readonly Probe[], text: string, lowered: string): { before: number; after: number; answered: Probe[]; restated: Probe[] } {
+    const policy = this.store.options.matchPolicy;
+    let hits = 0;
+    const answered: Probe[] = [];
+    const restated: Probe[] = [];
+    for (const p of probes) {
+      if (p.raw || p.summary) {
+        hits++;
+        continue;
+      }
+      if (p.digits !== null && !p.digits.every((d) => lowered.includes(d))) continue;
+      if (!holdsRequired((p.required ??= requiredParts(p.query, policy)), text, lowered)) continue;
+      if (!answersText((p.analysis ??= analyzeQuery(p.query)), text, policy, lowered)) continue;
+      if (!p.positive && !this.neverStated(p.query)) restated.push(p);
+      else answered.push(p);
+    }
+    return { before: hits + restated.length, after: hits + restated.length + answered.length, answered, restated };
+  }
+
+  /** Keeps a summary's answers on its probes (see {@link answers}). */
+  private keep(a: { answered: readonly Probe[]; restated: readonly Probe[] }): void {
+    for (const p of a.restated) p.raw = true;
+    for (const p of a.answered) p.summary = true;
   }
 
   /** Cosine distance between an anchor's text and the span its probe returned first. */
@@ -386,14 +421,14 @@ export class CompactionGuard {
           const negative = perturb(fact, 0);
           // Whether the perturbation is stated somewhere is asked only if a summary answers
           // it (see the monitor): most never come near one.
-          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, ...requiredParts(negative, store.options.matchPolicy) };
+          if (negative !== fact && distinctiveValue(negative)) pair = { fact, negative, digits: requiredDigits(negative, store.options.matchPolicy) };
         }
         this.pairs.set(id, pair);
       }
       if (pair === null || global.has(pair.fact)) continue;
       // The stated fact hits raw and stays a hit; only the never-stated one can move.
-      out.push({ query: pair.fact, positive: true, numbers: [], quoted: [], raw: true, summary: false });
-      out.push({ query: pair.negative, positive: false, numbers: pair.numbers, quoted: pair.quoted, raw: false, summary: false });
+      out.push({ query: pair.fact, positive: true, digits: null, raw: true, summary: false });
+      out.push({ query: pair.negative, positive: false, digits: pair.digits, raw: false, summary: false });
     }
     return out;
   }
@@ -453,8 +488,8 @@ export class CompactionGuard {
         // search's exact tier returns it (never a miss); the perturbation is stated nowhere,
         // not even near-true (neverStated). Summaries count from the draw on: each pass asks
         // its own new summary, which is what a pass can change.
-        this.probeSet.push({ query: fact, positive: true, numbers: [], quoted: [], raw: true, summary: false });
-        this.probeSet.push({ query: negative, positive: false, ...requiredParts(negative, store.options.matchPolicy), raw: false, summary: false });
+        this.probeSet.push({ query: fact, positive: true, digits: null, raw: true, summary: false });
+        this.probeSet.push({ query: negative, positive: false, digits: requiredDigits(negative, store.options.matchPolicy), raw: false, summary: false });
         this.probeQueries.add(fact).add(negative);
         break;
       }

@@ -161,7 +161,7 @@ export class SpanStore {
       if (r.event) applyEvent(this, r.id, r.event);
       if ((i & 1023) === 1023) await slicer.pause();
     }
-    this.lastVerdictState = this.monitor.verdict().state;
+    this.lastVerdictState = this.monitor.state();
     const retention = retentionChange(events, this.options, this.state.passes);
     // A long backlog is caught up after open resolves (backgroundCatchUpAbove); a short one now.
     if (this.indexes.backlog() > this.options.backgroundCatchUpAbove) this.indexes.startBackground();
@@ -199,16 +199,20 @@ export class SpanStore {
   async recordEvent(e: GuardEvent): Promise<number> {
     this.assertWritable();
     const id = await this.log.append(eventColumns(e, this.state.lastTurn));
-    applyEvent(this, id, e);
-    if (e.type !== 'verdict') {
-      const v = this.monitor.verdict();
-      if (v.state !== this.lastVerdictState) {
-        const from = this.lastVerdictState;
-        this.lastVerdictState = v.state;
-        await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
-      }
-    }
+    await this.applyRecorded(id, e);
     return id;
+  }
+
+  /** @internal Applies event `e`, which this store wrote to the log as record `id`; records a verdict change too. */
+  async applyRecorded(id: number, e: GuardEvent): Promise<void> {
+    applyEvent(this, id, e);
+    // The state alone first: the reasons are built only when it changed and they are recorded.
+    if (e.type !== 'verdict' && this.monitor.state() !== this.lastVerdictState) {
+      const v = this.monitor.verdict();
+      const from = this.lastVerdictState;
+      this.lastVerdictState = v.state;
+      await this.recordEvent({ type: 'verdict', pass: this.state.passes, from, to: v.state, reasons: v.reasons });
+    }
   }
 
   /** Appends one turn; resolves with its span id once durable under the store's mode. */
@@ -271,11 +275,22 @@ export class SpanStore {
     return this.facts.of(id, text, role);
   }
 
-  /** @internal Appends a summary record (kind summary) and indexes it in the summary namespace. */
-  async appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number): Promise<number> {
-    const id = await this.track(this.log.append(summaryColumns(text, turnStart, turnEnd, tokens)));
+  /**
+   * @internal Appends a summary record (kind summary) and, in the same append, the event
+   * record that names it (`event.text`, its JSON, made by the caller for `event.summaryId`,
+   * the log's next id), so both are in the log or neither; then indexes the summary in the
+   * summary namespace. Resolves with the event's record id; the caller applies the event
+   * (`applyRecorded`).
+   */
+  async appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number, event: { summaryId: number; text: string }): Promise<number> {
+    this.assertWritable();
+    const cols = summaryColumns(text, turnStart, turnEnd, tokens, { text: event.text, lastTurn: this.state.lastTurn });
+    // Ids are taken when the append is staged: the summary gets the id the event names, or nothing is written.
+    if (this.log.nextId() !== event.summaryId)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `the summary's event names id ${event.summaryId}, but the log's next id is ${this.log.nextId()}`);
+    const id = await this.track(this.log.append(cols));
     await this.indexes.catchUp();
-    return id;
+    return id + 1;
   }
 
   /**

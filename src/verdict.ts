@@ -132,47 +132,19 @@ export class VerdictMonitor {
     return this.firstEviction !== null && this.passAtLastGoodAudit === null;
   }
 
+  /**
+   * The state alone, by the same rules as {@link verdict} without building its reasons: what
+   * the store compares after every event it records (a verdict event is written only when
+   * the state changes).
+   */
+  state(): VerdictState {
+    return this.assess(null);
+  }
+
   verdict(): Verdict {
     const reasons: string[] = [];
     const evidence: Evidence[] = [];
-    const since = this.passes - (this.passAtLastGoodAudit ?? this.firstEviction ?? this.passes);
-    let state: VerdictState = 'lossless';
-    if (this.breaches.length > 0) {
-      state = 'degraded';
-      for (const b of this.breaches) {
-        reasons.push(b.summary);
-        evidence.push(b);
-      }
-    }
-    if (this.config.bestEffort) {
-      if (state === 'lossless') state = 'unknown';
-      reasons.push(`best-effort retention: ${this.config.bestEffortReason ?? 'opened bestEffort'}; never lossless`);
-    } else if (this.bestEffortPast !== null) {
-      if (state === 'lossless') state = 'unknown';
-      reasons.push(`${this.bestEffortPast}; turns evicted since may have expired, and a longer retention now cannot show they did not: never lossless`);
-    }
-    if (this.config.auditEvery > MAX_AUDIT_INTERVAL) {
-      if (state === 'lossless') state = 'unknown';
-      reasons.push(`audits every ${this.config.auditEvery} compactions is rarer than 1 per ${MAX_AUDIT_INTERVAL}`);
-    }
-    if (this.firstEviction !== null && this.passAtLastGoodAudit === null) {
-      if (state === 'lossless') state = 'unknown';
-      reasons.push(`turns were evicted (first at pass ${this.firstEviction}) and no audit has yet confirmed a fact from an evicted span; creating a store is not an audit`);
-    } else if (since > this.config.unknownAfter) {
-      if (state === 'lossless') state = 'unknown';
-      reasons.push(
-        `${since} compactions since the last passing audit (more than ${this.config.unknownAfter}); retrieval status is unknown, not lossless`,
-      );
-    }
-    if (state === 'lossless') {
-      reasons.push(
-        this.firstEviction === null
-          ? 'nothing has been evicted: every turn is still in the window or the log'
-          : `raw spans immutable and keyed by span id; last passing audit ${since} compaction(s) ago`,
-      );
-    }
-    if (this.vetoes > 0)
-      reasons.push(`the host appended ${this.vetoes} span(s) with anchor: false that detection flags; they are protected as anchors anyway`);
+    const state = this.assess(reasons, evidence);
     if (this.lastAudit) {
       const a = this.lastAudit;
       evidence.push({
@@ -187,12 +159,64 @@ export class VerdictMonitor {
       state,
       reasons,
       evidence,
-      compactionsSinceAudit: since,
+      compactionsSinceAudit: this.since(),
       lastAudit: this.lastAudit,
       bestEffort: this.config.bestEffort || this.bestEffortPast !== null,
       trustExactRecall: state === 'lossless',
       passes: this.passes,
     };
+  }
+
+  /** Compactions since the last audit that vouched (or since the first eviction, before any). */
+  private since(): number {
+    return this.passes - (this.passAtLastGoodAudit ?? this.firstEviction ?? this.passes);
+  }
+
+  /**
+   * The rules, in one place for {@link state} and {@link verdict}: the state, and (when
+   * `reasons` is given) why, with the breaches' evidence. Every reason string is built only
+   * for a caller that reads it.
+   */
+  private assess(reasons: string[] | null, evidence?: Evidence[]): VerdictState {
+    const since = this.since();
+    let state: VerdictState = 'lossless';
+    if (this.breaches.length > 0) {
+      state = 'degraded';
+      if (reasons)
+        for (const b of this.breaches) {
+          reasons.push(b.summary);
+          evidence?.push(b);
+        }
+    }
+    if (this.config.bestEffort) {
+      if (state === 'lossless') state = 'unknown';
+      reasons?.push(`best-effort retention: ${this.config.bestEffortReason ?? 'opened bestEffort'}; never lossless`);
+    } else if (this.bestEffortPast !== null) {
+      if (state === 'lossless') state = 'unknown';
+      reasons?.push(`${this.bestEffortPast}; turns evicted since may have expired, and a longer retention now cannot show they did not: never lossless`);
+    }
+    if (this.config.auditEvery > MAX_AUDIT_INTERVAL) {
+      if (state === 'lossless') state = 'unknown';
+      reasons?.push(`audits every ${this.config.auditEvery} compactions is rarer than 1 per ${MAX_AUDIT_INTERVAL}`);
+    }
+    if (this.firstEviction !== null && this.passAtLastGoodAudit === null) {
+      if (state === 'lossless') state = 'unknown';
+      reasons?.push(`turns were evicted (first at pass ${this.firstEviction}) and no audit has yet confirmed a fact from an evicted span; creating a store is not an audit`);
+    } else if (since > this.config.unknownAfter) {
+      if (state === 'lossless') state = 'unknown';
+      reasons?.push(`${since} compactions since the last passing audit (more than ${this.config.unknownAfter}); retrieval status is unknown, not lossless`);
+    }
+    if (reasons === null) return state;
+    if (state === 'lossless') {
+      reasons.push(
+        this.firstEviction === null
+          ? 'nothing has been evicted: every turn is still in the window or the log'
+          : `raw spans immutable and keyed by span id; last passing audit ${since} compaction(s) ago`,
+      );
+    }
+    if (this.vetoes > 0)
+      reasons.push(`the host appended ${this.vetoes} span(s) with anchor: false that detection flags; they are protected as anchors anyway`);
+    return state;
   }
 }
 

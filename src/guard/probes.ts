@@ -20,9 +20,14 @@ export interface Probe {
   positive: boolean;
   /** Built on first use: most probes are ruled out by what an answer must hold before any analysis. */
   analysis?: QueryAnalysis;
-  /** Digit runs and quoted parts a text must hold to answer the probe by search's rule (see {@link requiredParts}). */
-  numbers: string[];
-  quoted: string[];
+  /**
+   * Digit runs and quoted parts a text must hold to answer the probe by search's rule (see
+   * {@link requiredParts}), built on first need: a text lacking one of the probe's
+   * {@link requiredDigits} lacks one of them too. A positive probe is a raw hit and never asks.
+   */
+  required?: { numbers: string[]; quoted: string[] };
+  /** What every answer holds of the probe's digits ({@link requiredDigits}); null: nothing known. */
+  digits: readonly string[] | null;
   raw: boolean;
   summary: boolean;
 }
@@ -67,6 +72,22 @@ function asciiValues(query: string): string[] {
   }
   return out;
 }
+
+/**
+ * The digit runs of a statement without a quote character, under a policy requiring every
+ * value (minValueCoverage ≥ 1): each lies within a part {@link requiredParts} requires (of an
+ * ASCII statement, within the word holding it, which a WORD match never cuts — digits are word
+ * characters; of any other, it is one), so a lower-cased text lacking one lacks a required part
+ * and cannot answer. A cheap necessary condition, asked before requiredParts is built. Null for
+ * a question, a statement with a quote character or a policy not requiring every value, whose
+ * required parts need not cover their digits.
+ */
+export function requiredDigits(query: string, policy: MatchPolicy): string[] | null {
+  if (policy.minValueCoverage < 1 || query.includes('`') || query.includes('"') || isQuestion(query)) return null;
+  return query.match(DIGIT_RUNS) ?? [];
+}
+
+const DIGIT_RUNS = /\d+/g;
 
 /** Whether a text (and its lower-cased form) holds what {@link requiredParts} says an answer must. */
 export function holdsRequired(p: { numbers: readonly string[]; quoted: readonly string[] }, text: string, lowered: string): boolean {

@@ -40,9 +40,9 @@ export interface PassTiming {
   anchors: number;
   /** The hit-rate monitor: before and after over the probe set. */
   monitor: number;
-  /** Appending the pass's event record(s) (rule 9). */
+  /** The pass's event: its JSON built once, applied to the guard state and the verdict after the append, and any further event (a degrade, a verdict change) appended (rule 9). */
   record: number;
-  /** Appending the summary and indexing it (lexical + vector). */
+  /** The one append of the summary and its pass's event record (both rows, one crossing, one write), and indexing the summary (lexical + vector). */
   summary: number;
   /** Checking that every value the summary states is stated by what it replaces. */
   grounding: number;

@@ -21,8 +21,10 @@ export interface EngineContext {
   readonly hitRate: HitRateMonitor;
   /** Appends a guard event to the log and applies it; records a verdict change too. */
   recordEvent(e: GuardEvent): Promise<number>;
-  /** Appends a summary record and indexes it. */
-  appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number): Promise<number>;
+  /** Applies an event this store wrote to the log (with a summary); records a verdict change too. */
+  applyRecorded(id: number, e: GuardEvent): Promise<void>;
+  /** Appends a summary record and the event naming it in one append, indexes the summary; resolves with the event's id. */
+  appendSummary(text: string, turnStart: number, turnEnd: number, tokens: number, event: { summaryId: number; text: string }): Promise<number>;
   /** The fact an anchor span pins (src/store/facts.ts FactCache). */
   anchorFactOf(id: number, text: string, role: number): string | null;
   findExact(phrase: string, options?: { limit?: number }): Hit[];
@@ -49,7 +51,8 @@ export function engineContextOf(
     options: store.options,
     hitRate: store.hitRate,
     recordEvent: (e) => store.recordEvent(e),
-    appendSummary: (text, turnStart, turnEnd, tokens) => store.appendSummary(text, turnStart, turnEnd, tokens),
+    applyRecorded: (id, e) => store.applyRecorded(id, e),
+    appendSummary: (text, turnStart, turnEnd, tokens, event) => store.appendSummary(text, turnStart, turnEnd, tokens, event),
     anchorFactOf: (id, text, role) => store.anchorFactOf(id, text, role),
     findExact: (phrase, options) => store.findExact(phrase, options),
     embedQuery: (texts) => indexes.embedQuery(texts),

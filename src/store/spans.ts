@@ -96,19 +96,25 @@ export function turnColumns(turns: readonly TurnInput[], lastTurn: number, vetoe
 }
 
 
-/** A summary as the one record the log appends for it. */
-export function summaryColumns(text: string, turnStart: number, turnEnd: number, tokens: number): AppendColumns {
+/**
+ * A summary as the record the log appends for it, followed by the event record of its pass
+ * (JSON text, stamped with the last turn as every event record is: src/store/trail.ts
+ * eventColumns), so one append writes both.
+ */
+export function summaryColumns(text: string, turnStart: number, turnEnd: number, tokens: number, event: { text: string; lastTurn: number }): AppendColumns {
   if (!text.isWellFormed()) throw new SpanguardError(ErrorCode.INVALID_UTF8, 'summary text is not valid UTF-8');
+  const now = Date.now();
+  const at = Math.max(0, event.lastTurn);
   return {
-    kinds: Uint8Array.of(RecordKind.summary),
-    flags: Uint8Array.of(0),
-    roles: Uint8Array.of(ROLE_CODES.system!),
-    turnStart: Float64Array.of(turnStart),
-    turnEnd: Float64Array.of(turnEnd),
-    timestamps: Float64Array.of(Date.now()),
-    tokens: Uint32Array.of(tokens),
-    texts: [text],
-    metas: [null],
+    kinds: Uint8Array.of(RecordKind.summary, RecordKind.event),
+    flags: Uint8Array.of(0, 0),
+    roles: Uint8Array.of(ROLE_CODES.system!, 0),
+    turnStart: Float64Array.of(turnStart, at),
+    turnEnd: Float64Array.of(turnEnd, at),
+    timestamps: Float64Array.of(now, now),
+    tokens: Uint32Array.of(tokens, 0),
+    texts: [text, event.text],
+    metas: [null, null],
   };
 }
 

@@ -18,7 +18,7 @@ import { ErrorCode, SpanguardError } from '../../src/errors.js';
 import { analyzeQuery } from '../../src/query.js';
 import { answersText } from '../../src/support.js';
 import { DEFAULT_MATCH_POLICY } from '../../src/match.js';
-import { holdsRequired, requiredParts } from '../../src/guard/probes.js';
+import { holdsRequired, requiredDigits, requiredParts } from '../../src/guard/probes.js';
 import { tmpDir } from '../helpers/data.js';
 import { open } from './helpers.js';
 
@@ -308,11 +308,11 @@ const poolLine = (i: number, n: number | string) => `${NAMES[i]} pool: keeps ${n
 const wrong = (i: number) => /\d+/.exec(perturb(poolFact(i), 0))![0];
 const filler = (i: number) => ({ role: 'assistant', text: `We talked about the weather and the lunch plans, part ${WORDS[i % WORDS.length]}.` });
 
-interface Probe { query: string; positive: boolean; numbers: string[]; quoted: string[]; raw: boolean; summary: boolean }
+interface Probe { query: string; positive: boolean; digits: readonly string[] | null; required?: { numbers: string[]; quoted: string[] }; raw: boolean; summary: boolean }
 interface GuardInternals {
   probeSet: Probe[];
   anchorsAtDraw: number;
-  pairs: Map<number, { fact: string; negative: string; numbers: string[]; quoted: string[] } | null>;
+  pairs: Map<number, { fact: string; negative: string; digits: readonly string[] | null } | null>;
   anchorTurns: Map<number, number>;
   localProbes(turnStart: number, turnEnd: number, evictedNow: ReadonlySet<number>, facts?: ReadonlyMap<number, string>): Probe[];
   neverStated(perturbed: string): boolean;
@@ -610,8 +610,8 @@ describe('guard monitor: the session-wide probe set is drawn at the first pass a
       const fact = set[2 * k]!.query;
       const i = NAMES.findIndex((n) => fact.includes(n));
       expect([2 * k, 2 * k + 1]).toContain(i);
-      expect(set[2 * k]).toEqual({ query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false });
-      expect(set[2 * k + 1]).toEqual({ query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false });
+      expect(set[2 * k]).toEqual({ query: poolFact(i), positive: true, digits: null, raw: true, summary: false });
+      expect(set[2 * k + 1]).toEqual({ query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false });
     }
     expect(anchorIds).toHaveLength(8);
   });
@@ -651,8 +651,8 @@ describe('guard monitor: the local probes are the anchors the summary speaks for
     const expected = [0, 1, 2, 3, 4]
       .filter((i) => !global.has(poolFact(i)))
       .flatMap((i) => [
-        { query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-        { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false },
+        { query: poolFact(i), positive: true, digits: null, raw: true, summary: false },
+        { query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false },
       ]);
     expect(expected.length).toBeGreaterThanOrEqual(8);
     expect(g.localProbes(1, 10, new Set())).toEqual(expected);
@@ -660,8 +660,8 @@ describe('guard monitor: the local probes are the anchors the summary speaks for
     // Anchor 6 (turn 12) is in the window: spoken for only if this pass evicts it.
     expect(g.localProbes(11, 12, new Set())).toEqual([]);
     expect(g.localProbes(11, 12, new Set([anchorIds[5]!]))).toEqual([
-      { query: poolFact(5), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-      { query: perturb(poolFact(5), 0), positive: false, numbers: [wrong(5)], quoted: [], raw: false, summary: false },
+      { query: poolFact(5), positive: true, digits: null, raw: true, summary: false },
+      { query: perturb(poolFact(5), 0), positive: false, digits: [wrong(5)], raw: false, summary: false },
     ]);
   });
   it('an anchor whose fact is short or holds no distinctive value gives no pair', async () => {
@@ -719,8 +719,11 @@ describe("guard monitor: the hit rate over the session-wide set and over the pas
   });
   it('no anchors, no rates', async () => {
     const { s, ids } = await pools(0);
-    await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    const r = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
     expect(eventsOf(s, 'pass')[0]).toMatchObject({ hitRateBefore: null, hitRateAfter: null, localHitRateBefore: null, localHitRateAfter: null });
+    // The receipt says so too, and the monitor has no point for a pass it did not measure.
+    expect(r).toMatchObject({ hitRateBefore: null, hitRateAfter: null });
+    expect(s.hitRate.history).toEqual([]);
   });
   it('a perturbation a later turn states is a raw hit before the pass as much as after it', async () => {
     const { s, ids } = await pools(6);
@@ -743,8 +746,8 @@ describe("guard monitor: the hit rate over the session-wide set and over the pas
 
 describe("guard monitor: a pass evicting raw spans bounds its local probes' range by their ids, checked by one turn at each edge", () => {
   const pair = (i: number) => [
-    { query: poolFact(i), positive: true, numbers: [], quoted: [], raw: true, summary: false },
-    { query: perturb(poolFact(i), 0), positive: false, numbers: [wrong(i)], quoted: [], raw: false, summary: false },
+    { query: poolFact(i), positive: true, digits: null, raw: true, summary: false },
+    { query: perturb(poolFact(i), 0), positive: false, digits: [wrong(i)], raw: false, summary: false },
   ];
   /** Turns 1 filler; 2: pools 0 and 1, a filler; 3: pools 2 and 3; 4 to 7: fillers. */
   const shared = async () => {
@@ -824,11 +827,21 @@ describe("guard monitor: a pass evicting raw spans bounds its local probes' rang
 //   on a closed or read-only store throws the same error (recordEvent asserts writable), with
 //   the same code and message: skipping the attempt is a shortcut, not a rule. `e.details?.`
 //   as `e.details.`: a SpanguardError always has details (default {}).
-// - The hit rates' null guards (`probes.length === 0 ? null`, `local.length === 0 ? null`,
-//   either side of `after === null || before === null`, `&&` for `||`, and
-//   `localBefore !== null && localAfter !== null` forced true): before and after are null
-//   under the same condition, so testing one of them is testing both; and the local rule
-//   also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false when there is no local probe.
+// - The local rates' null guards (`local.length === 0 ? null` forced false, and
+//   `localBefore !== null && localAfter !== null` forced true or `||`): without a local probe
+//   the rate is 0/0, NaN, which the event's JSON writes as null and which no comparison of
+//   the local rule takes (it also needs `local.length >= 2 * MIN_LOCAL_PAIRS`, false then).
+//   `total === 0 ? { rise: null }` as `{}`: `hr.rise` is then undefined, as falsy as null.
+// - The check's shortcuts for a pass that re-summarizes nothing: `rewrite.length === 0 ? evict`
+//   forced false (the set of ids checkIds found distinct is those ids), `covered`'s
+//   `[...evict, ...rewrite]` taken always (rewrite is empty), `i < all.length` as `<=` (a
+//   key `undefined` no id looks up), and the hull's `<` / `>` as `<=` / `>=` (an equal turn
+//   is the same bound).
+// - The monitor's pre-checks (`answers`): `digits.every` as `some`, and the `holdsRequired`
+//   test forced false: each only rules a probe out before search's own rule (answersText)
+//   is asked, and each requires no more than that rule does (test/guard/required-parts.test.ts:
+//   every part and digit run they require is held by every answer), so answersText gives
+//   the same answer at a cost.
 // - localProbes: `out.length < 2 * LOCAL_PROBES` forced true or `<=` — the step n / LOCAL_PROBES
 //   gives at most LOCAL_PROBES iterations of two probes each (checked for every n up to
 //   200,000), so the cap never binds. `store.log.get(id)?.turnStart ?? -1`: an anchor is a
@@ -1042,7 +1055,7 @@ describe('guard monitor: the new summary answers a probe exactly when search wou
     // The first pass draws the session-wide set (two anchors: the pool's and this turn's);
     // the probe joins it after, so no redraw replaces it.
     await s.compact({ evict: [ids[0]!], summary: summary(1, 1) });
-    const probe: Probe = { query, positive: false, ...requiredParts(query, DEFAULT_MATCH_POLICY), raw: false, summary: false };
+    const probe: Probe = { query, positive: false, digits: requiredDigits(query, DEFAULT_MATCH_POLICY), raw: false, summary: false };
     g.probeSet.push(probe);
     await s.compact({ evict: [ids[2]!, ids[3]!], summary: summary(3, 4, stated) });
     expect(probe.summary).toBe(true);
@@ -1075,5 +1088,85 @@ describe('guard monitor: the new summary answers a probe exactly when search wou
     expect(requiredParts('The blue pool keeps its workers busy.', DEFAULT_MATCH_POLICY)).toEqual({ numbers: [], quoted: [] });
     expect(answersText(analyzeQuery('ran `npm run build` with 4822 errors'), 'ran npm run test with 4822 errors')).toBe(false);
     expect(holdsRequired(requiredParts('ran `npm run build` with 4822 errors', DEFAULT_MATCH_POLICY), 'ran npm run test with 4822 errors', 'ran npm run test with 4822 errors')).toBe(false);
+  });
+});
+
+describe('guard: a pass writes its summary and its event in one append, and changes nothing before they are in the log', () => {
+  const summaries = (s: Store) => Array.from(s.log.scanIds(s.log.firstId(), s.log.nextId() - s.log.firstId(), 1 << RecordKind.summary, 0));
+  it('an append that fails writes neither and leaves no trace in the monitor: the same pass again still finds the rise', async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const wrongValues = summary(1, 10, [0, 1, 2, 3, 4].map((i) => poolLine(i, wrong(i))).join('\n'));
+    const real = s.log.append.bind(s.log);
+    // The first append that carries an event record fails (a full disk).
+    let failed = 0;
+    const append = vi.spyOn(s.log, 'append').mockImplementation((cols) => {
+      if (failed === 0 && Array.from((cols as { kinds: Uint8Array }).kinds).includes(RecordKind.event)) {
+        failed++;
+        return Promise.reject(new Error('no space left on device'));
+      }
+      return real(cols);
+    });
+    const next = s.log.nextId();
+    await expect(g.compact({ evict: ids.slice(0, 10), summary: wrongValues } as never)).rejects.toThrow(/no space left/);
+    expect(failed).toBe(1);
+    expect(s.log.nextId()).toBe(next);
+    expect(summaries(s)).toEqual([]);
+    expect(eventsOf(s, 'pass')).toEqual([]);
+    expect(g.probeSet.filter((p) => p.summary || p.raw !== p.positive)).toEqual([]);
+    expect(s.hitRate.history).toEqual([]);
+    append.mockRestore();
+    const r = await g.compact({ evict: ids.slice(0, 10), summary: wrongValues } as never);
+    // One record for the summary, the next for its event, which names it.
+    expect(summaries(s)).toEqual([r.summaryId]);
+    expect(r.eventId).toBe(r.summaryId + 1);
+    expect(s.log.get(r.eventId)!.kind).toBe(RecordKind.event);
+    expect(eventsOf(s, 'pass')).toMatchObject([{ summaryId: r.summaryId, hitRateBefore: 0.5, hitRateAfter: 1 }]);
+    expect(eventsOf(s, 'degrade')).toMatchObject([{ reason: 'hit-rate-rise', spanIds: [r.summaryId] }]);
+  });
+  it("the summary takes the id its event names, or nothing is written", async () => {
+    const { s } = await pools(1);
+    const next = s.log.nextId();
+    const e = await s.appendSummary('x', 1, 1, 0, { summaryId: next + 1, text: '{}' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(SpanguardError);
+    expect((e as SpanguardError).code).toBe(ErrorCode.INVALID_ARGUMENT);
+    expect(s.log.nextId()).toBe(next);
+  });
+});
+
+describe('guard: the summary covers the hull of what it replaces, however the ids are named', () => {
+  it('evicted ids named newest first: the hull is still the first turn to the last', async () => {
+    const { s, ids } = await pools(2);
+    const r = await s.compact({ evict: [ids[3]!, ids[2]!, ids[0]!, ids[1]!], summary: summary(1, 4) });
+    expect(r.evicted.sort((a, b) => a - b)).toEqual(ids.slice(0, 4));
+    await expect(s.compact({ evict: [ids[6]!, ids[5]!, ids[4]!], summary: summary(6, 7) })).rejects.toMatchObject({ code: ErrorCode.SUMMARY_RANGE });
+  });
+  it('a summary rewritten without being evicted is replaced too: the new summary covers its turns', async () => {
+    const { s, ids } = await pools(2);
+    const first = await s.compact({ evict: ids.slice(0, 2), summary: summary(1, 2) });
+    // Rewriting the first summary and evicting turns 3-4: the new summary covers 1-4.
+    await expect(s.compact({ evict: ids.slice(2, 4), rewrite: [first.summaryId], summary: summary(3, 4) })).rejects.toMatchObject({ code: ErrorCode.SUMMARY_RANGE });
+    const r = await s.compact({ evict: ids.slice(2, 4), rewrite: [first.summaryId], summary: summary(1, 4) });
+    expect(r.superseded).toEqual([first.summaryId]);
+  });
+});
+
+describe('guard monitor: a session-wide perturbation a later turn states stays a raw hit once a summary restates it', () => {
+  it('kept on the probe: the next pass, whose summary says nothing of it, still counts it a hit', async () => {
+    const { s, ids } = await pools(6);
+    const g = guardOf(s);
+    const first = await g.compact({ evict: ids.slice(0, 1), summary: summary(1, 1) } as never);
+    const negative = g.probeSet.find((p) => !p.positive)!;
+    const i = NAMES.findIndex((_, k) => perturb(poolFact(k), 0) === negative.query);
+    expect(i).toBeGreaterThanOrEqual(0);
+    // A later turn states the perturbation: it is true now, and a summary restating it restates a turn.
+    await s.appendMany([{ turn: ids.length + 1, role: 'assistant', text: negative.query }]);
+    await g.compact({ evict: [first.summaryId], rewrite: [first.summaryId], summary: summary(1, 1, poolLine(i, wrong(i))) } as never);
+    expect(negative).toMatchObject({ raw: true, summary: false });
+    const all = g.probeSet.length;
+    // A filler's turn: no local probe, the session-wide set alone.
+    const third = await g.compact({ evict: ids.slice(2, 3), summary: summary(3, 3) } as never);
+    expect(third.hitRateBefore).toBeCloseTo((all / 2 + 1) / all, 12);
+    expect(third.hitRateAfter).toBe(third.hitRateBefore);
   });
 });

@@ -1,7 +1,7 @@
 // requiredParts reads a query's quoted parts only when it holds a quote character: the same
 // parts quotedParts finds in any query (a query without one has none).
 import { describe, expect, it } from 'vitest';
-import { holdsRequired, requiredParts } from '../../src/guard/probes.js';
+import { holdsRequired, requiredDigits, requiredParts } from '../../src/guard/probes.js';
 import { DEFAULT_MATCH_POLICY, profileQuery, quotedParts } from '../../src/match.js';
 import { analyzeQuery, isQuestion } from '../../src/query.js';
 import { answersText } from '../../src/support.js';
@@ -110,5 +110,39 @@ describe('requiredParts: every part it requires is held by every answer', () => 
     expect(profileQuery('set self.mask and ab_cd, foo__bar and fooBar; 40 of 40, then words').values.sort()).toEqual(['40', 'ab_cd', 'foo__bar', 'foobar', 'self.mask']);
     // Any other statement: its digit runs (a final sigma lower-cases by its neighbours).
     expect(requiredParts('ΑΣ x12 héllo 7', DEFAULT_MATCH_POLICY).numbers).toEqual(['12', '7']);
+  });
+});
+
+// requiredDigits is asked before requiredParts is built: a text lacking one of its digit
+// runs must lack a part requiredParts requires, or the monitor would miss a hit.
+describe('requiredDigits: a text holding what requiredParts requires holds every digit run it names', () => {
+  const PIECES = ['ran', ' ', ' ', ' ', 'limit', '40', '7', '+76', '-1', '300%', '3.5ms', 'v2.26.2', 'float16', 'res1', '/opt/conda4/bin/python4', 'django.test', 'fooBar', 'x_9y', ':', '=', '.', '/', '-', '_', '\n', 'é', 'Σ', 'ΑΣ', '٣', '𝟘', 'µs', '`npm 12 build`', '"proxy v2"', '?', 'did '];
+  it('on random queries, against texts made of exactly the required parts', () => {
+    const rand = prng(0xd161);
+    let judged = 0;
+    for (let i = 0; i < 5000; i++) {
+      let q = '';
+      for (let j = 0, n = 1 + Math.floor(rand() * 10); j < n; j++) q += PIECES[Math.floor(rand() * PIECES.length)]!;
+      const digits = requiredDigits(q, DEFAULT_MATCH_POLICY);
+      if (digits === null) continue;
+      const parts = requiredParts(q, DEFAULT_MATCH_POLICY);
+      // The least a text can hold and still hold every required part: those parts alone.
+      for (const text of [parts.numbers.join(' '), parts.numbers.join(''), [...parts.numbers].reverse().join('|') + parts.quoted.join(' ')]) {
+        if (!holdsRequired(parts, text, text.toLowerCase())) continue;
+        judged++;
+        for (const d of digits) expect(text.toLowerCase().includes(d), `${JSON.stringify(q)}: ${d} not in ${JSON.stringify(text)}`).toBe(true);
+      }
+    }
+    expect(judged).toBeGreaterThan(2000);
+  });
+  it('the digit runs of a plain statement; nothing known for a question, a quote character or a policy not requiring every value', () => {
+    expect(requiredDigits('The blue pool keeps 120 workers busy for 3 days.', DEFAULT_MATCH_POLICY)).toEqual(['120', '3']);
+    expect(requiredDigits('The blue pool keeps its workers busy.', DEFAULT_MATCH_POLICY)).toEqual([]);
+    expect(requiredDigits('ΑΣ x12 héllo 7', DEFAULT_MATCH_POLICY)).toEqual(['12', '7']);
+    expect(requiredDigits('Did the pool keep 120 workers busy?', DEFAULT_MATCH_POLICY)).toBeNull();
+    expect(requiredDigits('ran `npm run build` with 4822 errors', DEFAULT_MATCH_POLICY)).toBeNull();
+    expect(requiredDigits('the "proxy" sets 40 workers', DEFAULT_MATCH_POLICY)).toBeNull();
+    expect(requiredDigits('The blue pool keeps 120 workers busy.', { ...DEFAULT_MATCH_POLICY, minValueCoverage: 0.99 })).toBeNull();
+    expect(requiredDigits('The blue pool keeps 120 workers busy.', { ...DEFAULT_MATCH_POLICY, minValueCoverage: 1 })).toEqual(['120']);
   });
 });

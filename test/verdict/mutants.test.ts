@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { HitRateMonitor, VerdictMonitor } from '../../src/verdict.js';
 import type { GuardEvent } from '../../src/events.js';
+import { prng } from '../../src/prng.js';
 
 const cfg = { unknownAfter: 50, auditEvery: 50, bestEffort: false };
 const pass = (n: number, evicted: [number, number][] = [[n, n]]): GuardEvent => ({
@@ -194,5 +195,50 @@ describe('the hit-rate monitor: a rate per pass, a rise judged against the rate 
     h.restore(1, 0.25);
     h.restore(2, 0.5);
     expect(h.history).toEqual([{ pass: 1, hitRate: 0.25 }, { pass: 2, hitRate: 0.5 }]);
+  });
+});
+
+// The store compares the state alone after every event it records (state()), and builds the
+// reasons only when the state changed: the state is the verdict's, whatever the trail.
+describe('state() is the verdict\'s state, by the same rules, on every trail', () => {
+  it('over random trails of passes, audits, breaches, retention, repairs and vetoes, under every config', () => {
+    const rand = prng(0x57a7e);
+    const configs = [
+      cfg,
+      { ...cfg, bestEffort: true, bestEffortReason: 'raw TTL' },
+      { ...cfg, auditEvery: 501 },
+      { ...cfg, unknownAfter: 2 },
+    ];
+    const seen = new Set<string>();
+    for (const config of configs)
+      for (let trail = 0; trail < 200; trail++) {
+        const m = new VerdictMonitor(config);
+        let n = 0;
+        for (let i = 0; i < 12; i++) {
+          const r = rand();
+          const e: GuardEvent =
+            r < 0.4
+              ? pass(++n, rand() < 0.8 ? [[n, n]] : [])
+              : r < 0.6
+                ? audit(n, rand() < 0.8, rand() < 0.7 ? 1 : 0, rand() < 0.9 ? 3 : 0)
+                : r < 0.67
+                  ? boundary(rand() < 0.5 ? 'rewrite-raw' : 'evict-unretained', [7])
+                  : r < 0.74
+                    ? { type: 'degrade', pass: n, reason: 'hit-rate-rise', detail: 'x', spanIds: [] }
+                    : r < 0.8
+                      ? { type: 'retention', pass: n, horizonSeconds: 60, rawTtlSeconds: 30, bestEffort: rand() < 0.5 }
+                      : r < 0.87
+                        ? { type: 'repair', pass: n, rebuilt: ['lexical'], auditPassed: rand() < 0.5 }
+                        : r < 0.93
+                          ? { type: 'anchor-veto', spanIds: [3] }
+                          : pass(n, [[n, n]]);
+          m.apply(i + 1, e);
+          const v = m.verdict();
+          expect(m.state()).toBe(v.state);
+          seen.add(v.state);
+        }
+      }
+    // Every state was reached, so each was compared.
+    expect([...seen].sort()).toEqual(['degraded', 'lossless', 'unknown']);
   });
 });
