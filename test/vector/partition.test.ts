@@ -107,7 +107,7 @@ describe('partitions: the rerank pool is probeRerank rows, not a share of the na
     // ~8% probed (~500 rows of 6,000, whole lists). A pool of 1,000 takes them all; a share of
     // the namespace (6,000 × 0.0001, at least rerankMin 16) would be 16 of them.
     const pooled = open(dir, { rerankMin: 16, rerankShare: 0.0001, probeRerank: 1000, readOnly: true });
-    const every = open(dir, { probeRerank: 1e7, readOnly: true });
+    const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
     expect(pooled.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64, probeRerank: 1000 });
     const queries = nearQueries(m, dims, 200, 0.3, 9);
     let differ = 0;
@@ -127,7 +127,7 @@ describe('partitions: the rerank pool is probeRerank rows, not a share of the na
     ix.close();
     // The unpartitioned pool rule would rerank max(16, 6,000 × 1) rows: every probed row.
     const pooled = open(dir, { rerankMin: 16, rerankShare: 1, probeRerank: 16, readOnly: true });
-    const every = open(dir, { probeRerank: 1e7, readOnly: true });
+    const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
     const queries = nearQueries(m, dims, 200, 0.3, 9);
     let differ = 0;
     for (let q = 0; q < 200; q++) {
