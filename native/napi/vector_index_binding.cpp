@@ -147,6 +147,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: probeShare must be a number in [0, 1]");
         opts.probe_share = x;
       }
+      size_opt("probeRerank", &opts.probe_rerank, 1, 1e9);
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
       size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
@@ -695,6 +696,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("partitionAbove", Napi::Number::New(env, pa >= 1.8e19 ? INFINITY : pa));
       s.Set("probeMin", Napi::Number::New(env, static_cast<double>(ix.options().probe_min)));
       s.Set("probeShare", Napi::Number::New(env, ix.options().probe_share));
+      s.Set("probeRerank", Napi::Number::New(env, static_cast<double>(ix.options().probe_rerank)));
       s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
       s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
       s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));

@@ -303,14 +303,10 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
     probed += rows.size();
   }
 
-  // The pool: the smallest Hamming distances, ties at the cut by row order. As large as the
-  // unpartitioned scan's, a share of the namespace and not of the rows probed: the probed
-  // rows are the ones nearest the query, so a neighbour's Hamming rank among them is about its
-  // rank among all rows, and a pool cut to the probed share loses it (at 10^6, probing a
-  // quarter: recall@10 0.92 with a pool of probed / 128, 0.967 with size / 128).
-  size_t pool = std::max<size_t>(options_.rerank_min,
-                                 static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
-  pool = std::max(pool, wanted);
+  // The pool: the `probe_rerank` smallest Hamming distances, ties at the cut by row order. Not
+  // a share of the namespace: the rows probed are a share of it already, and the rerank's
+  // random reads are the search's largest cost once few rows are probed.
+  const size_t pool = std::max(options_.probe_rerank, wanted);
   size_t kept = probed;
   if (pool < probed) {
     std::vector<uint32_t>& hist = scan_scratch_;

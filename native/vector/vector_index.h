@@ -62,18 +62,20 @@ struct VectorIndexOptions {
   size_t rerank_min = 1024;
   double rerank_share = 1.0 / 128;
   /// binary: namespaces of at least this many rows are partitioned (an inverted file).
-  /// Default: never. Probing a quarter of the rows at 10^6 keeps recall@10 at 0.967 for quotes
-  /// but 0.916 for natural questions, against the full signature scan's 0.990 and 0.976, and
-  /// the loss is in the lists (they hold 0.971 and 0.926 of the exact top-10), not in the
-  /// pool: the partitioned search is a speed option a host chooses, not the default's trade.
+  /// Default: never. On the bench's generated vectors the nearest lists to 1/16 of the rows
+  /// hold 0.81 of a query's exact top-10 at 10^6 (a quarter: 0.971 for quotes, 0.926 for
+  /// natural questions), against the full signature scan's 0.990 and 0.976: the partitioned
+  /// search is a speed option a host chooses, not the default's trade.
   uint64_t partition_above = ~0ull;
   /// binary, partitioned: a query scans the nearest lists until it has taken
-  /// max(probe_min, size * probe_share) rows, and reranks the unpartitioned scan's pool
-  /// (max(rerank_min, size * rerank_share)) of them. The lists a query's neighbours fall in
-  /// are many: at 10^6 the nearest lists to a quarter of the rows hold 0.971 of a quote's
-  /// exact top-10 (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
-  size_t probe_min = 65536;
-  double probe_share = 1.0 / 4;
+  /// max(probe_min, size * probe_share) rows, and reranks the `probe_rerank` of them nearest
+  /// by Hamming distance exactly (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
+  size_t probe_min = 16384;
+  double probe_share = 1.0 / 16;
+  /// binary, partitioned: the pool reranked per query, whatever the namespace's size: the
+  /// rerank reads one row at random per candidate, so a pool that grows with the namespace
+  /// makes the search linear again (at 10^7, size / 128 is 78,125 random rows a query).
+  size_t probe_rerank = 4096;
   /// hnsw graph parameters (unused by the binary strategy).
   size_t connectivity = 16;
   size_t expansion_add = 128;

@@ -13,7 +13,7 @@ const dims = 32;
 const N = 6000;
 /** 6,000 rows: 64 lists. */
 const base = { dims, scalar: 'f16' as const, exactBelow: 0, ann: 'binary' as const, partitionAbove: 4096, rerankMin: 128 };
-type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; rerankShare?: number; readOnly?: boolean };
+type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; probeRerank?: number; rerankShare?: number; readOnly?: boolean };
 
 const open = (dir: string, o: Opts = {}): NativeVectorIndex => new native.VectorIndex(dir, { ...base, probeMin: 256, probeShare: 0.08, ...o });
 
@@ -63,9 +63,9 @@ describe('partitions: built at the checkpoint once a namespace has partitionAbov
     ix.close();
   });
 
-  it('partitionAbove below 64, probeMin 0 and probeShare above 1 are INVALID_ARGUMENT', () => {
+  it('partitionAbove below 64, probeMin 0, probeShare above 1 and probeRerank 0 are INVALID_ARGUMENT', () => {
     const dir = tmpDir('part-args');
-    for (const bad of [{ partitionAbove: 10 }, { probeMin: 0 }, { probeShare: 1.5 }, { partitionAbove: 100.5 }]) {
+    for (const bad of [{ partitionAbove: 10 }, { probeMin: 0 }, { probeShare: 1.5 }, { partitionAbove: 100.5 }, { probeRerank: 0 }]) {
       expect(() => open(dir, bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
   });
@@ -85,7 +85,7 @@ describe('partitions: a query scans only the nearest lists, and keeps recall@10 
     ix.save();
     ix.close();
     // Every probed row reranked (pool ≥ probed): what is missed was not scanned.
-    const one = open(dir, { probeMin: 1, probeShare: 0, rerankMin: 1e7 });
+    const one = open(dir, { probeMin: 1, probeShare: 0, probeRerank: 1e7 });
     expect(one.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64 });
     expect(recallVsExact(one, nearQueries(m, dims, 200, 0.1, 5), 200)).toBeLessThan(0.9);
     let self = 0;
@@ -93,22 +93,22 @@ describe('partitions: a query scans only the nearest lists, and keeps recall@10 
     expect(self / (N / 30)).toBeGreaterThanOrEqual(0.95);
     one.close();
     // All lists probed, every row reranked: the exact answer.
-    const all = open(dir, { probeMin: 1, probeShare: 1, rerankMin: 1e7 });
+    const all = open(dir, { probeMin: 1, probeShare: 1, probeRerank: 1e7 });
     expect(recallVsExact(all, nearQueries(m, dims, 50, 0.1, 6), 50)).toBe(1);
     all.close();
   });
 });
 
-describe('partitions: the rerank pool is a share of the namespace, not of the rows probed', () => {
-  it('a pool of size × rerankShare covering the probed rows: the answers of reranking every probed row', () => {
+describe('partitions: the rerank pool is probeRerank rows, not a share of the namespace', () => {
+  it('probeRerank covering the probed rows gives the answers of reranking every probed row, whatever rerankShare says', () => {
     const { dir, m, ix } = built();
     ix.save();
     ix.close();
-    // ~8% probed (~500 rows of 6,000, whole lists); the pool max(16, 6,000 × 0.2) = 1,200 takes
-    // them all. Cut to the probed share it would be ~100 of them, picked by Hamming distance.
-    const pooled = open(dir, { rerankMin: 16, rerankShare: 0.2, readOnly: true });
-    const every = open(dir, { rerankMin: 1e7, readOnly: true });
-    expect(pooled.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64 });
+    // ~8% probed (~500 rows of 6,000, whole lists). A pool of 1,000 takes them all; a share of
+    // the namespace (6,000 × 0.0001, at least rerankMin 16) would be 16 of them.
+    const pooled = open(dir, { rerankMin: 16, rerankShare: 0.0001, probeRerank: 1000, readOnly: true });
+    const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
+    expect(pooled.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64, probeRerank: 1000 });
     const queries = nearQueries(m, dims, 200, 0.3, 9);
     let differ = 0;
     for (let q = 0; q < 200; q++) {
@@ -117,6 +117,25 @@ describe('partitions: the rerank pool is a share of the namespace, not of the ro
       differ += Array.from(a.ids).join() === Array.from(b.ids).join() ? 0 : 1;
     }
     expect(differ).toBe(0);
+    pooled.close();
+    every.close();
+  });
+
+  it('a small probeRerank cuts the pool even when size × rerankShare would take every probed row', () => {
+    const { dir, m, ix } = built();
+    ix.save();
+    ix.close();
+    // The unpartitioned pool rule would rerank max(16, 6,000 × 1) rows: every probed row.
+    const pooled = open(dir, { rerankMin: 16, rerankShare: 1, probeRerank: 16, readOnly: true });
+    const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
+    const queries = nearQueries(m, dims, 200, 0.3, 9);
+    let differ = 0;
+    for (let q = 0; q < 200; q++) {
+      const a = pooled.search(row(queries, q, dims), 10, RAW);
+      const b = every.search(row(queries, q, dims), 10, RAW);
+      differ += Array.from(a.ids).join() === Array.from(b.ids).join() ? 0 : 1;
+    }
+    expect(differ).toBeGreaterThan(0);
     pooled.close();
     every.close();
   });
@@ -130,7 +149,7 @@ describe('partitions: a vector added to a partitioned namespace goes to its near
     ix.add(seq(300, 10_000), new Uint8Array(300).fill(RAW), more);
     expect(ix.stats()).toMatchObject({ listsRaw: 64, partitionedRowsRaw: N, countRaw: N + 300 });
     ix.close(); // not saved: the reopen adds the 300 from vectors.bin into the loaded lists
-    const one = open(dir, { probeMin: 1, probeShare: 0, rerankMin: 1e7 });
+    const one = open(dir, { probeMin: 1, probeShare: 0, probeRerank: 1e7 });
     expect(one.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64, partitionedRowsRaw: N, countRaw: N + 300 });
     let found = 0;
     for (let i = 0; i < 300; i++) found += one.search(row(more, i, dims), 1, RAW).ids[0] === 10_000 + i ? 1 : 0;
