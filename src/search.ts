@@ -239,8 +239,37 @@ export function askedOutsideFrame(
   return qualifiers.some(inFrame) ? null : `${qualifiers.join(' ')} ${head}`;
 }
 
+/**
+ * Length from which a query held verbatim is an excerpt of the span (a line quoted from it,
+ * the 60–200-character quotes the guard and the benches ask) rather than a statement whose
+ * values are its point: an excerpt's ends may cut a number ("laddr=('172.17" of
+ * "172.17.0.2") and it still quotes the span.
+ */
+export const EXCERPT_CHARS = 60;
+
+/**
+ * Whether `text` holds `phrase` at least once without cutting a number at either end: a
+ * phrase ending in a digit must not continue into more digits (`6` of `612`, `4` of `4.5`),
+ * nor one starting with a digit be preceded by them (`12` of `312`, `5` of `4.5`). The
+ * value rule of src/match.ts, applied to the verbatim path.
+ */
+export function heldAtValueBounds(text: string, phrase: string): boolean {
+  const digitEnd = /\d$/.test(phrase);
+  const digitStart = /^\d/.test(phrase);
+  if (!digitEnd && !digitStart) return true;
+  for (let at = text.indexOf(phrase); at >= 0; at = text.indexOf(phrase, at + 1)) {
+    const after = text.slice(at + phrase.length, at + phrase.length + 2);
+    const before = text.slice(Math.max(0, at - 2), at);
+    if (digitEnd && /^(\d|[.,]\d)/.test(after)) continue;
+    if (digitStart && /(\d|\d[.,])$/.test(before)) continue;
+    return true;
+  }
+  return false;
+}
+
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
+  const trimmedQuery = query.trim();
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
   const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
   const verdictState = ctx.verdictState();
@@ -381,6 +410,10 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       await yieldToLoop();
       ranSince = performance.now();
     }
+    // A short statement held verbatim only where it cuts a number ("start_line = 6" inside
+    // "start_line = 612") is a match of bytes, not of its value: it ranks as verbatim but
+    // holds no claim. A longer one is an excerpt, whatever its ends cut (EXCERPT_CHARS).
+    if (c.exact && trimmedQuery.length < EXCERPT_CHARS && !heldAtValueBounds(span.text, trimmedQuery)) c.exact = false;
     const support = supportOf(a, span, c.exact, ctx.matchPolicy);
     // An ungrounded summary is never evidence for a value it invented.
     const invented = c.kind === RecordKind.summary ? ctx.ungrounded.get(span.id) : undefined;
