@@ -684,6 +684,23 @@ describe("search: a claim's names may stand in a span near it that is no candida
 // - consistent(): `tried.has(a)` forced false (the same window judged twice; `tried` is a
 //   set, so the 64-window cap is unchanged).
 // - pieceAt: `hi = starts.length - 1` as `+ 1` (the extra probe reads undefined, never <= at).
+// - The literal term and context tests (LiteralTest, ContextLiteralTest: a term's pattern run
+//   as indexOf with its boundaries read by hand; test/search/term-tests.test.ts holds them to
+//   the patterns). Whatever turns the literal path off is cost only: the compiled pattern
+//   answers the same (literalOf's length and surrogate guards forced to null, isSurrogate
+//   forced true, `literal === null` forced true, the context's `literalOf(...) === null`
+//   guards). Reading code points: pointBefore/pointAt's surrogate tests forced true or made
+//   strict (`<` for `<=` at U+DBFF/U+DFFF, `at + 1 <= length`) differ only on lone or
+//   private-use halves, which are no letter or digit either way; isNumber's and
+//   letterOrNumber's ASCII cut at `<= 128` (U+0080 is neither), isNumber's ASCII branch
+//   forced off (the pattern says the same), the empty-string guards (`''` is no letter, no
+//   number and no separator for any caller, which stop at the text's edge first). The
+//   context: a link at offset 0 (`q <= link.length`: no word can stand before it), the word
+//   after at offset 0 (`startsWith` forced false or `endsWith`: the value's own boundary
+//   forbids a letter or digit right after it, and the reach loop below finds a non-word
+//   start), `before !== null` / `after !== null` forced true (a null side has no test to
+//   run: contextTest and contextPattern skip it). cachedRegExp's clear at 8,192 entries:
+//   cost only, as above.
 
 describe(`match: a term past ${MAX_TERM_PATTERN_CHARS} chars is tested by its first ${MAX_TERM_PATTERN_CHARS} (a word before a value by its last), never cutting a surrogate pair`, () => {
   it('a long word: its head is what a text must hold', () => {
