@@ -315,10 +315,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   for (const [i, name] of kinds.entries()) {
     const kind = RecordKind[name];
     const vecHits = vecJobs[i] ?? null;
-    const trimmed = query.trim();
     let verbatim = 0;
-    if (trimmed.length >= 3) {
-      const exact = ctx.lexical.phraseWithin(ctx.log, trimmed, kind, depth, EXACT_SCAN_BYTES);
+    if (trimmedQuery.length >= 3) {
+      const exact = ctx.lexical.phraseWithin(ctx.log, trimmedQuery, kind, depth, EXACT_SCAN_BYTES);
       if (!exact.complete) exactPartial = true;
       for (const id of exact.ids) touch(id, kind).exact = true;
       verbatim = exact.ids.length;

@@ -99,6 +99,17 @@ describe('partitions: a query scans only the nearest lists, and keeps recall@10 
   });
 });
 
+/** How many of the first `n` queries two indexes answer with different top-10 ids. */
+function differing(a: NativeVectorIndex, b: NativeVectorIndex, queries: Float32Array, n: number): number {
+  let differ = 0;
+  for (let q = 0; q < n; q++) {
+    const x = a.search(row(queries, q, dims), 10, RAW);
+    const y = b.search(row(queries, q, dims), 10, RAW);
+    differ += Array.from(x.ids).join() === Array.from(y.ids).join() ? 0 : 1;
+  }
+  return differ;
+}
+
 describe('partitions: the rerank pool is probeRerank rows, not a share of the namespace', () => {
   it('probeRerank covering the probed rows gives the answers of reranking every probed row, whatever rerankShare says', () => {
     const { dir, m, ix } = built();
@@ -110,12 +121,7 @@ describe('partitions: the rerank pool is probeRerank rows, not a share of the na
     const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
     expect(pooled.stats()).toMatchObject({ loadedFromRaw: 'file', listsRaw: 64, probeRerank: 1000 });
     const queries = nearQueries(m, dims, 200, 0.3, 9);
-    let differ = 0;
-    for (let q = 0; q < 200; q++) {
-      const a = pooled.search(row(queries, q, dims), 10, RAW);
-      const b = every.search(row(queries, q, dims), 10, RAW);
-      differ += Array.from(a.ids).join() === Array.from(b.ids).join() ? 0 : 1;
-    }
+    const differ = differing(pooled, every, queries, 200);
     expect(differ).toBe(0);
     pooled.close();
     every.close();
@@ -129,12 +135,7 @@ describe('partitions: the rerank pool is probeRerank rows, not a share of the na
     const pooled = open(dir, { rerankMin: 16, rerankShare: 1, probeRerank: 16, readOnly: true });
     const every = open(dir, { probeRerank: 1e7, rerankMin: 1e7, readOnly: true }); // every probed row, by either rule
     const queries = nearQueries(m, dims, 200, 0.3, 9);
-    let differ = 0;
-    for (let q = 0; q < 200; q++) {
-      const a = pooled.search(row(queries, q, dims), 10, RAW);
-      const b = every.search(row(queries, q, dims), 10, RAW);
-      differ += Array.from(a.ids).join() === Array.from(b.ids).join() ? 0 : 1;
-    }
+    const differ = differing(pooled, every, queries, 200);
     expect(differ).toBeGreaterThan(0);
     pooled.close();
     every.close();
