@@ -25,6 +25,7 @@
  * usearch is given `threads: 1` for single queries (its default spawns threads per call) and
  * fresh arrays for `exactSearch` (it ignores a subarray's offset).
  */
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -712,6 +713,10 @@ interface LanceTable {
  */
 async function lanceBuild(ctx: Ctx, texts: string[], matrix: Float32Array): Promise<{ buildMs: number; search(q: string, embed: (q: string) => Float32Array): Promise<unknown[]> } | undefined> {
   process.env.LANCEDB_LOG ??= 'error'; // its scanner warns on every hybrid query otherwise
+  // Lance sizes its CPU pool from the core count; with one usable blocking thread (≤ 2 cores)
+  // its full-text index build parks its only thread on a full channel and never returns
+  // (lancedb/lancedb#3568). Two threads is the machine's width here, the same as ours.
+  process.env.LANCE_CPU_THREADS ??= String(Math.max(2, os.availableParallelism()));
   let lancedb: { connect(d: string): Promise<{ createTable(n: string, rows: Record<string, unknown>[]): Promise<LanceTable> }>; Index: { fts(): unknown }; rerankers: { RRFReranker: { create(): Promise<unknown> } } };
   try {
     lancedb = require('@lancedb/lancedb');
