@@ -6,7 +6,9 @@
  *   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/hybrid-scale.js [spans] [corpora] [cacheDir] [--stages]
  *
  * Defaults: 10^6 spans, both corpora, stores cached in $TMPDIR/spanguard-hybrid-<spans>-<corpus>
- * (an ingest is minutes here; a cached store is reopened). Corpora:
+ * (an ingest is minutes here; a cached store is reopened; a store whose ingest did not finish
+ * is built again). bench/open-store.ts `--spans N` builds or reopens the same `repeat` store
+ * through `repeatStore` for its stall rows. Corpora:
  *
  *  - `repeat`: the real turns of bench/data.ts (≈1.6·10^5 pieces of ~400 characters) repeated
  *    until N, each copy with a distinct suffix word (` copy<k>`): a realistic vocabulary, and
@@ -37,6 +39,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SpanStore, type TurnInput } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
 import { analyzeQuery, isQuestion } from '../src/query.js';
@@ -48,16 +51,10 @@ import { loadData, naturalQuestions, type BenchSpan } from './data.js';
 import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
-const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
-const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const n = Number(args[0] ?? 1e6);
-const corpora = (args[1] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
-const cacheRoot = args[2] ?? os.tmpdir();
-const STAGES = flags.has('--stages');
 const QUOTES = 400;
 
-/** The spans of one corpus (see the header). */
-function spansOf(corpus: 'repeat' | 'auto'): { spans: BenchSpan[]; detail: string } {
+/** The spans of one corpus at `n` spans (see the header). */
+function spansOf(corpus: 'repeat' | 'auto', n: number): { spans: BenchSpan[]; detail: string } {
   if (corpus === 'auto') {
     const d = loadData(n);
     return { spans: d.spans, detail: `${d.real} real + ${d.generated} generated spans (${d.sources.join(', ')})` };
@@ -74,9 +71,14 @@ function spansOf(corpus: 'repeat' | 'auto'): { spans: BenchSpan[]; detail: strin
   return { spans, detail: `${base.length} real pieces repeated to ${n}, each copy with a distinct suffix word (${d.sources.filter((x) => x !== 'generator').join(', ')})` };
 }
 
+/** Where the store of `n` spans of `corpus` is cached under `cacheRoot`. */
+export function cachedStoreDir(cacheRoot: string, n: number, corpus: 'repeat' | 'auto'): string {
+  return path.join(cacheRoot, `spanguard-hybrid-${n}-${corpus}`);
+}
+
 /** Opens the cached store of this corpus, or ingests it through the public API. */
-async function storeOf(ctx: Ctx, corpus: 'repeat' | 'auto', spans: BenchSpan[]): Promise<SpanStore> {
-  const dir = path.join(cacheRoot, `spanguard-hybrid-${n}-${corpus}`);
+async function storeOf(ctx: Pick<Ctx, 'log'>, corpus: 'repeat' | 'auto', spans: BenchSpan[], cacheRoot: string): Promise<SpanStore> {
+  const dir = cachedStoreDir(cacheRoot, spans.length, corpus);
   const done = path.join(dir, 'ingested');
   if (fs.existsSync(done)) {
     const t0 = performance.now();
@@ -191,7 +193,28 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   return rows;
 }
 
+/**
+ * The `repeat` store of `n` spans under `cacheRoot`, built (ingested and checkpointed) unless
+ * a finished one is there, and closed: its directory, for a caller that opens it itself, and
+ * the seconds the build took (null: it was cached).
+ */
+export async function repeatStore(n: number, cacheRoot: string, log: (msg: string) => void): Promise<{ dir: string; buildSeconds: number | null }> {
+  const dir = cachedStoreDir(cacheRoot, n, 'repeat');
+  const cached = fs.existsSync(path.join(dir, 'ingested'));
+  const t0 = performance.now();
+  const { spans } = spansOf('repeat', n);
+  const store = await storeOf({ log }, 'repeat', spans, cacheRoot);
+  await store.close();
+  return { dir, buildSeconds: cached ? null : (performance.now() - t0) / 1000 };
+}
+
 async function main(): Promise<void> {
+  const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  const n = Number(args[0] ?? 1e6);
+  const corpora = (args[1] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
+  const cacheRoot = args[2] ?? os.tmpdir();
+  const STAGES = flags.has('--stages');
   const ctx = makeCtx(n, false);
   const start = machine();
   const t0 = performance.now();
@@ -199,10 +222,10 @@ async function main(): Promise<void> {
   ctx.info.corpora = {};
   try {
     for (const corpus of corpora) {
-      const { spans, detail } = spansOf(corpus);
+      const { spans, detail } = spansOf(corpus, n);
       (ctx.info.corpora as Record<string, string>)[corpus] = detail;
       ctx.log(`${corpus}: ${detail}`);
-      const store = await storeOf(ctx, corpus, spans);
+      const store = await storeOf(ctx, corpus, spans, cacheRoot);
       const quotes = quotesOf(spans);
       for (const [key, what, qs] of [
         ['natural', 'natural questions (5–20 words)', questions],
@@ -298,4 +321,5 @@ async function main(): Promise<void> {
   console.log(`wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average ${(start.loadavg as number[]).join(' ')} → ${(end.loadavg as number[]).join(' ')}`);
 }
 
-await main();
+// Run as a script, not when bench/open-store.ts imports `repeatStore`.
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();
