@@ -104,3 +104,14 @@ describe('the load test is shown window by window, each rate over its own window
     expect(md).toContain('with compactions interleaved (run without the searcher)');
   });
 });
+
+describe('the file names the one command that regenerates every figure in it', () => {
+  it('the header names npm run bench:all, and how a peer is run', () => {
+    const md = render({ 'bench-1e5.json': run() });
+    const header = md.slice(0, md.indexOf('| run |'));
+    expect(header).toContain('`npm run bench:all`');
+    expect(header).toContain('`npm run bench:all -- --list`');
+    expect(header).toMatch(/equal threads/);
+    expect(header).toMatch(/exact SIMD scan \(`exactSearch`\), not a JS loop/);
+  });
+});
