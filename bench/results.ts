@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../src/native.js';
+import { planSteps } from './all-steps.js';
 import { fmtValue, type Check, type Figure, type Fit } from './lib.js';
 
 export interface LoadWindow {
@@ -182,17 +183,32 @@ export function writeResults(resultsDir: string, outFile: string): void {
     'each side builds (ours: signatures to scan, no graph). Hybrid search is timed on natural questions, their',
     'paraphrases and questions generated from the spans as well as on quotes (10^6: natural questions and quotes).',
     '',
-    '| run | command | date (UTC) | machine | load at start | wall | checks |',
-    '|---|---|---|---|---|---|---|',
+    '| run | `bench:all` step | command | date (UTC) | machine | load at start | wall | checks |',
+    '|---|---|---|---|---|---|---|---|',
   ];
+  // The step of `npm run bench:all` that writes each file (bench/all-steps.ts), and the walls they took.
+  const plan = planSteps({ cache: 'DIR', stallSpans: 1e6 });
+  let stepSeconds = 0;
+  // GitHub numbers a repeated heading's anchor (-1, -2, …) in the order the headings appear,
+  // which is this table's order (full runs, then quick ones).
+  const seen = new Map<string, number>();
   for (const { file, r } of runs) {
+    const base = anchor(r);
+    const k = seen.get(base) ?? 0;
+    seen.set(base, k + 1);
+    const link = k === 0 ? base : `${base}-${k}`;
     const failed = r.checks.filter((c) => !c.ok && !c.warnOnly).length;
+    const step = plan.find((s) => s.writes.includes(file))?.name;
+    if (step !== undefined) stepSeconds += r.wallSeconds;
     out.push(
-      `| [${sci(r.scale)}${r.quick ? ' quick' : ''}](#${anchor(r)}) | \`${r.command}\` | ${r.machineStart.date.slice(0, 16).replace('T', ' ')} | ${r.machineStart.cpus} × ${r.machineStart.cpuModel ?? '?'} | ${r.machineStart.loadavg[0]} | ${r.wallSeconds} s | ${r.checks.length - failed}/${r.checks.length} pass |`,
+      `| [${sci(r.scale)}${r.quick ? ' quick' : ''}](#${link}) | ${step ?? '— (no step writes it)'} | \`${r.command}\` | ${r.machineStart.date.slice(0, 16).replace('T', ' ')} | ${r.machineStart.cpus} × ${r.machineStart.cpuModel ?? '?'} | ${r.machineStart.loadavg[0]} | ${r.wallSeconds} s | ${r.checks.length - failed}/${r.checks.length} pass |`,
     );
-    void file;
   }
-  out.push('');
+  out.push(
+    '',
+    `The steps' runs above took ${(stepSeconds / 3600).toFixed(1)} h of wall time in all, each on the machine and at the load its row names (a step that reopened a cached store or index, as its command's cache argument says, did not build it: building the 10^6 store is an ingest of 10^6 spans, the 1e6-ingest step's \`ingest via appendMany\` row). The \`quality\` step's figures are not rendered here: \`npm run quality\` writes them to results/quality-exchange.json and results/natural.json.`,
+    '',
+  );
   const full = runs.filter((x) => !x.r.quick);
   const quick = runs.filter((x) => x.r.quick);
   if (full.length) out.push('## Full runs', '', ...full.flatMap(({ file, r }) => runSection(r, file)));

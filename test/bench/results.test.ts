@@ -114,4 +114,13 @@ describe('the file names the one command that regenerates every figure in it', (
     expect(header).toMatch(/equal threads/);
     expect(header).toMatch(/exact SIMD scan \(`exactSearch`\), not a JS loop/);
   });
+
+  it('each run names the bench:all step that writes its file, and the steps\' walls are summed', () => {
+    const md = render({ 'bench-1e5-retrieval.json': run({ wallSeconds: 5400 }), 'bench-1e4-quick.json': run({ scale: 10000, quick: true, wallSeconds: 1800 }), 'bench-1e5.json': run({ wallSeconds: 900 }) });
+    expect(md).toContain('| [1e5](#1e5-spans--sections-retrieval-load) | 1e5 | `npm run bench -- --scale 1e5`');
+    // Two headings alike (files in name order): GitHub's anchor of the second is numbered.
+    expect(md).toContain('| [1e5](#1e5-spans--sections-retrieval-load-1) | — (no step writes it) |');
+    expect(md).toMatch(/\| \[1e4 quick\]\([^)]*\) \| quick \|/);
+    expect(md).toContain("The steps' runs above took 2.0 h of wall time in all");
+  });
 });
