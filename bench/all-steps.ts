@@ -72,7 +72,7 @@ export function planSteps(o: { cache: string; stallSpans: number }): Step[] {
     },
     {
       name: '1e6-hybrid',
-      what: '10^6 spans (real turns repeated): hybrid store.search on natural questions and quotes; builds the store unless the cache holds it',
+      what: '10^6 spans (real turns repeated): hybrid store.search on natural questions, paraphrases, quotes and queries up to the maximum size; builds the store unless the cache holds it',
       argv: [...NODE, dist('bench/hybrid-scale.js'), '1000000', 'repeat', o.cache],
       writes: ['bench-1e6-hybrid.json'],
     },
@@ -176,4 +176,14 @@ export function parseAllArgs(argv: readonly string[]): AllOptions {
     }
   }
   return o;
+}
+
+/**
+ * Whether a step's end stops the run: it was interrupted (SIGINT or SIGTERM, or the exit code
+ * 128 + its number that a process handling the signal exits with). The runner's own handler
+ * cannot see a Ctrl-C while a step runs (the step runs synchronously), but the step gets the
+ * same signal from the terminal.
+ */
+export function interruptedBy(r: { status: number | null; signal: string | null }): boolean {
+  return r.signal === 'SIGINT' || r.signal === 'SIGTERM' || r.status === 130 || r.status === 143;
 }

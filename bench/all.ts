@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { packageRoot } from '../src/native.js';
-import { commandOf, parseAllArgs, planSteps, selectSteps, type AllOptions, type Step } from './all-steps.js';
+import { commandOf, interruptedBy, parseAllArgs, planSteps, selectSteps, type AllOptions, type Step } from './all-steps.js';
 
 let o: AllOptions;
 let steps: Step[];
@@ -45,10 +45,14 @@ if (o.list) {
 const dir = temporary ? fs.mkdtempSync(path.join(os.tmpdir(), 'spanguard-bench-all-')) : cache;
 fs.mkdirSync(dir, { recursive: true });
 const run = temporary ? selectSteps(planSteps({ cache: dir, stallSpans: o.stallSpans }), o.only) : steps;
-// An interrupt reaches the running step too (same process group); once it has returned the
-// run stops, removing a temporary cache.
+// An interrupt from the terminal reaches the running step too (same process group): once it
+// has returned, interrupted, the run stops and a temporary cache is removed. The runner itself
+// ignores the signal meanwhile, so that it gets to clean up.
 let interrupted = false;
 process.on('SIGINT', () => {
+  interrupted = true;
+});
+process.on('SIGTERM', () => {
   interrupted = true;
 });
 const done: { name: string; status: string; seconds: number }[] = [];
@@ -61,6 +65,7 @@ try {
     const seconds = (performance.now() - t0) / 1000;
     const status = r.error ? `error: ${r.error.message}` : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
     done.push({ name: s.name, status, seconds });
+    if (interruptedBy(r)) interrupted = true;
     console.log(`== bench:all ${s.name}: ${status} after ${seconds.toFixed(0)} s`);
   }
 } finally {

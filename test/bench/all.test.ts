@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { commandOf, parseAllArgs, planSteps, sciTag, selectSteps } from '../../bench/all-steps.js';
+import { commandOf, interruptedBy, parseAllArgs, planSteps, sciTag, selectSteps } from '../../bench/all-steps.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const plan = planSteps({ cache: '/cache dir', stallSpans: 1e6 });
@@ -42,6 +42,15 @@ describe('bench:all step selection', () => {
   it('prints each step as a shell command, quoting what needs it', () => {
     const stalls = plan.find((s) => s.name === 'stalls')!;
     expect(commandOf(stalls)).toBe("node --expose-gc build/bench-dist/bench/open-store.js --spans 1000000 --cache '/cache dir'");
+  });
+});
+
+describe('an interrupted step stops the run; a failed one does not', () => {
+  it('SIGINT or SIGTERM, as a signal or as the exit code of a process that handled it, stop it', () => {
+    for (const r of [{ status: null, signal: 'SIGINT' }, { status: null, signal: 'SIGTERM' }, { status: 130, signal: null }, { status: 143, signal: null }]) expect(interruptedBy(r), JSON.stringify(r)).toBe(true);
+  });
+  it('an exit 1 (a failed check), an exit 0 or a crash by another signal go on to the next step', () => {
+    for (const r of [{ status: 1, signal: null }, { status: 0, signal: null }, { status: null, signal: 'SIGSEGV' }, { status: 2, signal: null }]) expect(interruptedBy(r), JSON.stringify(r)).toBe(false);
   });
 });
 
