@@ -133,6 +133,55 @@ function loadSection(l: LoadInfo): string[] {
   return out;
 }
 
+/** What results/natural.json holds (eval/natural.ts NaturalRun), as far as RESULTS.md shows it. */
+interface NaturalMetrics {
+  system: string;
+  answerable: number;
+  unanswerable: number;
+  recallAt1: number;
+  recallAt10: number;
+  mrr: number;
+  /** null for a peer, which never says "not in transcript". */
+  falseMiss: number | null;
+  honestMiss: number | null;
+  p50Ms: number;
+  p99Ms: number;
+}
+interface NaturalFile {
+  machine: { cpu: string; cores: number; node: string; platform: string };
+  command: string;
+  date: string;
+  questionsFile: string;
+  peers: string;
+  seconds: number;
+  transcripts: { dataset: string; session: string; turns: number; spans: number; report: { overall: NaturalMetrics[] }; hostModel?: { model: string; metrics: NaturalMetrics } }[];
+}
+
+/** The quality step's natural questions (results/natural.json): each transcript, spanguard beside its peers. */
+export function naturalSection(n: NaturalFile): string[] {
+  // A metric a system has no answer for (a peer never says "not in transcript") is null: a dash.
+  const f = (x: number | null) => (x === null ? '—' : x.toFixed(3));
+  const out = [
+    '## Retrieval quality: natural questions on whole transcripts',
+    '',
+    `- command: \`${n.command}\` (the \`quality\` step)`,
+    `- date: ${n.date} (the natural questions took ${n.seconds.toFixed(1)} s)`,
+    `- machine: ${n.machine.cpu}, ${n.machine.cores} cpus, node ${n.machine.node}, ${n.machine.platform}`,
+    `- questions: \`${n.questionsFile}\`; peers: ${cell(n.peers)}`,
+    '- JSON: [`results/natural.json`](results/natural.json)',
+    '',
+    '| transcript | system | answerable / unanswerable | recall@1 | recall@10 | MRR | honest miss | false miss | search p50 / p99 |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const t of n.transcripts) {
+    const rows = [...t.report.overall, ...(t.hostModel ? [{ ...t.hostModel.metrics, system: `spanguard, host embedder: ${t.hostModel.model}` }] : [])];
+    for (const m of rows)
+      out.push(`| ${t.dataset} (${t.turns} turns) | ${cell(m.system)} | ${m.answerable} / ${m.unanswerable} | ${f(m.recallAt1)} | ${f(m.recallAt10)} | ${f(m.mrr)} | ${f(m.honestMiss)} | ${f(m.falseMiss)} | ${m.p50Ms.toFixed(2)} / ${m.p99Ms.toFixed(2)} ms |`);
+  }
+  out.push('');
+  return out;
+}
+
 function runSection(r: ResultFile, file: string): string[] {
   const m = r.machineStart;
   const data = r.info.data as { spans: number; real: number; generated: number; tokens?: number; sources?: string[] } | undefined;
@@ -181,7 +230,8 @@ export function writeResults(resultsDir: string, outFile: string): void {
     '(our vector add and usearch\'s on 2, LanceDB\'s pool at the machine\'s 2 cores); usearch\'s queries on 1 thread. The',
     'floor for a vector query is usearch\'s exact SIMD scan (`exactSearch`), not a JS loop. Each ingest row names what',
     'each side builds (ours: signatures to scan, no graph). Hybrid search is timed on natural questions, their',
-    'paraphrases and questions generated from the spans as well as on quotes (10^6: natural questions and quotes).',
+    'paraphrases and questions generated from the spans as well as on quotes (10^6: natural questions, their paraphrases,',
+    'quotes, and queries up to the documented maximum size).',
     '',
     '| run | `bench:all` step | command | date (UTC) | machine | load at start | wall | checks |',
     '|---|---|---|---|---|---|---|---|',
@@ -206,13 +256,15 @@ export function writeResults(resultsDir: string, outFile: string): void {
   }
   out.push(
     '',
-    `The steps' runs above took ${(stepSeconds / 3600).toFixed(1)} h of wall time in all, each on the machine and at the load its row names (a step that reopened a cached store or index, as its command's cache argument says, did not build it: building the 10^6 store is an ingest of 10^6 spans, the 1e6-ingest step's \`ingest via appendMany\` row). The \`quality\` step's figures are not rendered here: \`npm run quality\` writes them to results/quality-exchange.json and results/natural.json.`,
+    `The steps' runs above took ${(stepSeconds / 3600).toFixed(1)} h of wall time in all, each on the machine and at the load its row names (a step that reopened a cached store or index, as its command's cache argument says, did not build it: building the 10^6 store is an ingest of 10^6 spans, the 1e6-ingest step's \`ingest via appendMany\` row). The \`quality\` step (\`npm run quality\`) is not in that sum: its natural-question figures are the last section below, with their own command, date and machine; its verbatim-question figures (results/quality-exchange.json) record no machine or date and are not rendered.`,
     '',
   );
   const full = runs.filter((x) => !x.r.quick);
   const quick = runs.filter((x) => x.r.quick);
   if (full.length) out.push('## Full runs', '', ...full.flatMap(({ file, r }) => runSection(r, file)));
   if (quick.length) out.push('## Quick runs (`--quick`: fewer iterations, shorter load test)', '', ...quick.flatMap(({ file, r }) => runSection(r, file)));
+  const naturalFile = path.join(resultsDir, 'natural.json');
+  if (fs.existsSync(naturalFile)) out.push(...naturalSection(JSON.parse(fs.readFileSync(naturalFile, 'utf8')) as NaturalFile));
   const growthFile = path.join(resultsDir, 'growth.json');
   if (fs.existsSync(growthFile)) {
     const g = JSON.parse(fs.readFileSync(growthFile, 'utf8')) as { scales: { scale: number; date: string }[]; fits: Fit[] };
