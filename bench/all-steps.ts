@@ -78,7 +78,7 @@ export function planSteps(o: { cache: string; stallSpans: number }): Step[] {
     },
     {
       name: 'stalls',
-      what: `${o.stallSpans} spans: event-loop stalls of open, repair, rebuild and close on the hybrid step's store (built here when the cache lacks it)`,
+      what: `${o.stallSpans} spans: event-loop stalls of open, repair, rebuild, checkpoint and close on the hybrid step's store (built here when the cache lacks it)`,
       argv: [...NODE, dist('bench/open-store.js'), '--spans', String(o.stallSpans), '--cache', o.cache],
       writes: [`bench-${sciTag(o.stallSpans)}-open-store.json`],
     },

@@ -3,7 +3,7 @@
  * section's stall rows (bench/open.bench.ts) taken on a store already on disk, so a large
  * one (10^6 spans, ingested once) is measured without ingesting it again.
  *
- *   node --expose-gc build/bench-dist/bench/open-store.js --store PATH [--ops open,repair,rebuild] [--json FILE]
+ *   node --expose-gc build/bench-dist/bench/open-store.js --store PATH [--ops open,repair,rebuild,checkpoint] [--json FILE]
  *   node --expose-gc build/bench-dist/bench/open-store.js --spans N [--cache DIR] [--ops ...]
  *
  * `--spans N`: the store is bench/hybrid-scale.ts's `repeat` corpus of N spans (the real turns
@@ -14,7 +14,10 @@
  * the end. `--store PATH` names any store on disk instead.
  *
  * The store is copied first (opening may rewrite index files and a repair rewrites all of them):
- * the copy is what is opened, and removed at the end. For each operation the longest
+ * the copy is what is opened, and removed at the end. The operations, in this order: `open`
+ * (and the close after it), `repair` (and its close), `rebuild` (an open that finds `index/`
+ * removed, until its catch-up ends, and its close), `checkpoint` (1,000 turns appended and
+ * indexed, then the checkpoint that saves both indexes, and the close). For each operation the longest
  * event-loop stall (perf_hooks.monitorEventLoopDelay, 1 ms resolution), the p99 and the wall
  * time are printed, and written as a run of their own to bench/results/bench-<N>-open-store.json
  * (N: the store's span count, rounded to a power of ten), which RESULTS.md renders with a check
@@ -35,7 +38,7 @@ const { values } = parseArgs({
     store: { type: 'string' },
     spans: { type: 'string' },
     cache: { type: 'string' },
-    ops: { type: 'string', default: 'open,repair,rebuild' },
+    ops: { type: 'string', default: 'open,repair,rebuild,checkpoint' },
     json: { type: 'string' },
     work: { type: 'string' },
     late: { type: 'string' },
@@ -128,6 +131,20 @@ try {
       return store;
     });
     await measure('close() after the rebuilding open', () => s.close());
+    await settle();
+  }
+  if (ops.has('checkpoint')) {
+    // A checkpoint with something to save: 1,000 turns appended after the open and indexed,
+    // then both indexes written (docs/api.md: temp file, fsync, rename, on the thread pool).
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    await s.catchUp();
+    spans ||= s.stats().nextId;
+    // Turn numbers past any the store holds (a turn never goes backwards).
+    const base = 2 ** 40;
+    await s.appendMany(Array.from({ length: 1000 }, (_, i) => ({ turn: base + i, role: 'tool', text: `checkpoint probe ${i}: appended after the open, so that the checkpoint has both indexes to save`, tokens: 20 })));
+    await s.catchUp();
+    await measure('checkpoint() after 1,000 appends', () => s.checkpoint());
+    await measure('close() after the checkpoint', () => s.close());
   }
 } finally {
   clearInterval(ticker);
