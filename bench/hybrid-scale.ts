@@ -6,7 +6,9 @@
  *   npx tsc -p tsconfig.bench.json && node build/bench-dist/bench/hybrid-scale.js [spans] [corpora] [cacheDir] [--stages]
  *
  * Defaults: 10^6 spans, both corpora, stores cached in $TMPDIR/spanguard-hybrid-<spans>-<corpus>
- * (an ingest is minutes here; a cached store is reopened). Corpora:
+ * (an ingest is minutes here; a cached store is reopened; a store whose ingest did not finish
+ * is built again). bench/open-store.ts `--spans N` builds or reopens the same `repeat` store
+ * through `repeatStore` for its stall rows. Corpora:
  *
  *  - `repeat`: the real turns of bench/data.ts (≈1.6·10^5 pieces of ~400 characters) repeated
  *    until N, each copy with a distinct suffix word (` copy<k>`): a realistic vocabulary, and
@@ -14,14 +16,19 @@
  *  - `auto`: bench/data.ts as the main bench takes it: the real turns, then its generator,
  *    whose prose is made of ~70 common words (the quotes no rare word narrows).
  *
- * Query sets per corpus: the natural questions (../shared/data/natural-questions, 5–20 words)
- * and 400 quotes of 60–200 characters cut at word boundaries from the spans (seeded). Each set
+ * Query sets per corpus: the natural questions (../shared/data/natural-questions, 5–20 words),
+ * that file's paraphrase questions again as a set of their own, and 400 quotes of 60–200 characters cut at word boundaries from the spans (seeded). Each set
  * is timed call by call after 20 warm-up calls, as wall time and as the process's CPU time
  * over the call (a shared machine's wall time includes waiting for a core); p50/p99 of both
  * go to bench/results/bench-<N>-hybrid.json,
  * which bench/results.ts renders into RESULTS.md with the machine and the date. A check counts
  * the quotes that come back with a span holding them verbatim, and those that said their
  * verbatim matches were looked for in the newest spans only (`exactPartial`: nothing indexable).
+ *
+ * Long queries, per corpus: 8 queries each of 4,096, 8,192 and 16,384 characters (the documented
+ * maximum, src/search.ts MAX_QUERY_CHARS), the natural questions run together: the CPU time of
+ * one call at each length, the longest event-loop stall over the calls, and the ratio of the
+ * longest's CPU time to the shortest's (a cost linear in the length is at most 4×; a WARN above).
  *
  * `--stages`: after the timed calls, one more pass over each query set with the store's native
  * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25, the frame checks' one-hit lexical lookups, the
@@ -37,27 +44,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SpanStore, type TurnInput } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
 import { analyzeQuery, isQuestion } from '../src/query.js';
-import { analyzedPart } from '../src/search.js';
+import { analyzedPart, MAX_QUERY_CHARS } from '../src/search.js';
 import { toSpan } from '../src/store/spans.js';
 import { supportOf } from '../src/support.js';
 import type { NativeSpan } from '../src/native.js';
 import { loadData, naturalQuestions, type BenchSpan } from './data.js';
-import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, type Ctx } from './lib.js';
+import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, withLoopDelay, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
-const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
-const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const n = Number(args[0] ?? 1e6);
-const corpora = (args[1] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
-const cacheRoot = args[2] ?? os.tmpdir();
-const STAGES = flags.has('--stages');
 const QUOTES = 400;
 
-/** The spans of one corpus (see the header). */
-function spansOf(corpus: 'repeat' | 'auto'): { spans: BenchSpan[]; detail: string } {
+/** The spans of one corpus at `n` spans (see the header). */
+function spansOf(corpus: 'repeat' | 'auto', n: number): { spans: BenchSpan[]; detail: string } {
   if (corpus === 'auto') {
     const d = loadData(n);
     return { spans: d.spans, detail: `${d.real} real + ${d.generated} generated spans (${d.sources.join(', ')})` };
@@ -74,9 +76,14 @@ function spansOf(corpus: 'repeat' | 'auto'): { spans: BenchSpan[]; detail: strin
   return { spans, detail: `${base.length} real pieces repeated to ${n}, each copy with a distinct suffix word (${d.sources.filter((x) => x !== 'generator').join(', ')})` };
 }
 
+/** Where the store of `n` spans of `corpus` is cached under `cacheRoot`. */
+export function cachedStoreDir(cacheRoot: string, n: number, corpus: 'repeat' | 'auto'): string {
+  return path.join(cacheRoot, `spanguard-hybrid-${n}-${corpus}`);
+}
+
 /** Opens the cached store of this corpus, or ingests it through the public API. */
-async function storeOf(ctx: Ctx, corpus: 'repeat' | 'auto', spans: BenchSpan[]): Promise<SpanStore> {
-  const dir = path.join(cacheRoot, `spanguard-hybrid-${n}-${corpus}`);
+async function storeOf(ctx: Pick<Ctx, 'log'>, corpus: 'repeat' | 'auto', spans: BenchSpan[], cacheRoot: string): Promise<SpanStore> {
+  const dir = cachedStoreDir(cacheRoot, spans.length, corpus);
   const done = path.join(dir, 'ingested');
   if (fs.existsSync(done)) {
     const t0 = performance.now();
@@ -108,6 +115,28 @@ function quotesOf(spans: BenchSpan[]): string[] {
     if (ws >= 0 && ws < s + 20) s = ws + 1;
     const q = t.slice(s, s + len).trim();
     if (q.length >= 60) out.push(q);
+  }
+  return out;
+}
+
+/** Lengths of the long-query sets: a quarter, a half and all of the documented maximum (src/search.ts MAX_QUERY_CHARS). */
+export const LONG_SIZES = [MAX_QUERY_CHARS / 4, MAX_QUERY_CHARS / 2, MAX_QUERY_CHARS] as const;
+const LONG_QUERIES = 8;
+
+/**
+ * `count` queries of at most `size` characters: the questions run together, each query from
+ * its own starting question (no two alike while `count` ≤ the questions), cut at the last space that keeps it within
+ * `size` and ended with a question mark (a question, as a host would paste one). A query is
+ * never longer than `size`, and shorter only by the cut word.
+ */
+export function longQueries(questions: readonly string[], size: number, count: number): string[] {
+  if (questions.length === 0) throw new Error('longQueries: no questions');
+  const out: string[] = [];
+  for (let q = 0; q < count; q++) {
+    let text = '';
+    for (let i = q; text.length < size; i++) text += `${questions[i % questions.length]!.trim()} `;
+    const cut = text.lastIndexOf(' ', size - 1);
+    out.push(`${text.slice(0, cut > 0 ? cut : size - 1).trimEnd()}?`);
   }
   return out;
 }
@@ -191,21 +220,53 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   return rows;
 }
 
+/**
+ * The `repeat` store of `n` spans under `cacheRoot`, built (ingested and checkpointed) unless
+ * a finished one is there, and closed: its directory, for a caller that opens it itself, and
+ * the seconds the build took (null: it was cached).
+ */
+export async function repeatStore(n: number, cacheRoot: string, log: (msg: string) => void): Promise<{ dir: string; buildSeconds: number | null }> {
+  const dir = cachedStoreDir(cacheRoot, n, 'repeat');
+  // A cached store is not opened here, and its spans are not made: the caller's measurements
+  // start without their garbage (~700 MiB of strings at 10^6).
+  if (fs.existsSync(path.join(dir, 'ingested'))) {
+    log(`repeat: the cached store ${dir}`);
+    return { dir, buildSeconds: null };
+  }
+  const t0 = performance.now();
+  const { spans } = spansOf('repeat', n);
+  const store = await storeOf({ log }, 'repeat', spans, cacheRoot);
+  await store.close();
+  return { dir, buildSeconds: (performance.now() - t0) / 1000 };
+}
+
 async function main(): Promise<void> {
+  const flags = new Set(process.argv.slice(2).filter((a) => a.startsWith('--')));
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  const n = Number(args[0] ?? 1e6);
+  const corpora = (args[1] ?? 'repeat,auto').split(',').filter(Boolean) as ('repeat' | 'auto')[];
+  const cacheRoot = args[2] ?? os.tmpdir();
+  const STAGES = flags.has('--stages');
   const ctx = makeCtx(n, false);
   const start = machine();
   const t0 = performance.now();
-  const questions = naturalQuestions().map((q) => q.question);
+  const natural = naturalQuestions();
+  const questions = natural.map((q) => q.question);
+  // The file's paraphrase questions (a fact from one turn in other words) also form a set of
+  // their own (they are in the natural set too).
+  const paraphrases = natural.filter((q) => q.category === 'paraphrase').map((q) => q.question);
   ctx.info.corpora = {};
   try {
     for (const corpus of corpora) {
-      const { spans, detail } = spansOf(corpus);
+      const { spans, detail } = spansOf(corpus, n);
+      const corpusLabel = corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : 'real turns then the generator';
       (ctx.info.corpora as Record<string, string>)[corpus] = detail;
       ctx.log(`${corpus}: ${detail}`);
-      const store = await storeOf(ctx, corpus, spans);
+      const store = await storeOf(ctx, corpus, spans, cacheRoot);
       const quotes = quotesOf(spans);
       for (const [key, what, qs] of [
         ['natural', 'natural questions (5–20 words)', questions],
+        ['paraphrase', 'paraphrase questions (the natural-questions file, 5–20 words)', paraphrases],
         ['quotes', 'quotes of 60–200 characters', quotes],
       ] as const) {
         if (qs.length === 0) continue;
@@ -227,7 +288,7 @@ async function main(): Promise<void> {
         figure(ctx, {
           group: 'retrieval',
           key: `hybrid.${corpus}.${key}.cpu`,
-          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : 'real turns then the generator'}: ${what}, CPU time per call`,
+          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpusLabel}: ${what}, CPU time per call`,
           value: cpu.p50,
           p99: cpu.p99,
           unit: 'µs',
@@ -237,7 +298,7 @@ async function main(): Promise<void> {
         figure(ctx, {
           group: 'retrieval',
           key: `hybrid.${corpus}.${key}`,
-          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : 'real turns then the generator'}: ${what} (${qs.length})`,
+          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpusLabel}: ${what} (${qs.length})`,
           value: lat.p50,
           p99: lat.p99,
           unit: 'µs',
@@ -261,6 +322,49 @@ async function main(): Promise<void> {
           );
         }
       }
+      // Long queries up to the documented maximum: the CPU time of one call at each length (its
+      // cost should grow no faster than the length) and the longest event-loop stall meanwhile.
+      const cpuAt: number[] = [];
+      for (const size of LONG_SIZES) {
+        const qs = longQueries(questions.length > 0 ? questions : quotes, size, LONG_QUERIES);
+        await store.search(qs[0]!, { k: 10 });
+        const walls: number[] = [];
+        const cpus: number[] = [];
+        const [, delay] = await withLoopDelay(async () => {
+          for (const q of qs) {
+            const c0 = process.cpuUsage();
+            const t0 = performance.now();
+            await store.search(q, { k: 10 });
+            walls.push((performance.now() - t0) * 1000);
+            const c = process.cpuUsage(c0);
+            cpus.push(c.user + c.system);
+          }
+        });
+        cpuAt.push(pct(cpus, 0.5));
+        figure(ctx, {
+          group: 'retrieval',
+          key: `hybrid.${corpus}.long.${size}`,
+          label: `hybrid store.search k=10 at ${n.toExponential(0)}, ${corpusLabel}: queries of ${size} characters (natural questions run together; the documented maximum is ${MAX_QUERY_CHARS}), CPU time per call`,
+          value: pct(cpus, 0.5),
+          p99: Math.max(...cpus),
+          unit: 'µs',
+          better: 'lower',
+          note: `${qs.length} calls after one warm-up, p50 and max; wall p50 ${fmtValue(pct(walls, 0.5), 'µs')}, max ${fmtValue(Math.max(...walls), 'µs')}; longest event-loop stall over the calls ${delay.maxMs.toFixed(1)} ms`,
+        });
+        ctx.log(`${corpus} long ${size}: CPU p50 ${fmtValue(pct(cpus, 0.5), 'µs')}, wall p50 ${fmtValue(pct(walls, 0.5), 'µs')}; loop stall max ${delay.maxMs.toFixed(1)} ms`);
+      }
+      const growth = cpuAt[cpuAt.length - 1]! / cpuAt[0]!;
+      const lengths = MAX_QUERY_CHARS / LONG_SIZES[0];
+      figure(ctx, {
+        group: 'retrieval',
+        key: `hybrid.${corpus}.long.growth`,
+        label: `hybrid store.search at ${n.toExponential(0)}, ${corpusLabel}: CPU time of a ${MAX_QUERY_CHARS}-character query over a ${LONG_SIZES[0]}-character one`,
+        value: growth,
+        unit: '×',
+        better: 'lower',
+        note: `the query ${lengths}× longer; a cost linear in the length is at most ${lengths}× (part of a call does not grow with the query)`,
+      });
+      check(ctx, `${corpus}: a query's cost grows no faster than its length, up to the maximum size`, growth <= lengths, `${growth.toFixed(2)}× the CPU time for ${lengths}× the characters (p50 over ${LONG_QUERIES} queries each)`, true);
       let found = 0;
       let partial = 0;
       const nq = 200;
@@ -298,4 +402,5 @@ async function main(): Promise<void> {
   console.log(`wall ${out.wallSeconds} s; peak RSS ${fmtValue(out.peakRssMiB, 'MiB')}; load average ${(start.loadavg as number[]).join(' ')} → ${(end.loadavg as number[]).join(' ')}`);
 }
 
-await main();
+// Run as a script, not when bench/open-store.ts imports `repeatStore`.
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();

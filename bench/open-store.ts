@@ -3,10 +3,21 @@
  * section's stall rows (bench/open.bench.ts) taken on a store already on disk, so a large
  * one (10^6 spans, ingested once) is measured without ingesting it again.
  *
- *   node --expose-gc build/bench-dist/bench/open-store.js --store PATH [--ops open,repair,rebuild] [--json FILE]
+ *   node --expose-gc build/bench-dist/bench/open-store.js --store PATH [--ops open,repair,rebuild,checkpoint] [--json FILE]
+ *   node --expose-gc build/bench-dist/bench/open-store.js --spans N [--cache DIR] [--ops ...]
  *
- * PATH is copied first (opening may rewrite index files and a repair rewrites all of them):
- * the copy is what is opened, and removed at the end. For each operation the longest
+ * `--spans N`: the store is bench/hybrid-scale.ts's `repeat` corpus of N spans (the real turns
+ * repeated with a distinct suffix word per copy), cached under DIR as
+ * DIR/spanguard-hybrid-N-repeat: reopened when `node build/bench-dist/bench/hybrid-scale.js N
+ * repeat DIR` (or an earlier run of this one) left it there, built here otherwise (an ingest
+ * of 10^6 spans is minutes). Without `--cache` it is built in a temporary directory removed at
+ * the end. `--store PATH` names any store on disk instead.
+ *
+ * The store is copied first (opening may rewrite index files and a repair rewrites all of them):
+ * the copy is what is opened, and removed at the end. The operations, in this order: `open`
+ * (and the close after it), `repair` (and its close), `rebuild` (an open that finds `index/`
+ * removed, until its catch-up ends, and its close), `checkpoint` (1,000 turns appended and
+ * indexed, then the checkpoint that saves both indexes, and the close). For each operation the longest
  * event-loop stall (perf_hooks.monitorEventLoopDelay, 1 ms resolution), the p99 and the wall
  * time are printed, and written as a run of their own to bench/results/bench-<N>-open-store.json
  * (N: the store's span count, rounded to a power of ten), which RESULTS.md renders with a check
@@ -19,18 +30,24 @@ import { parseArgs } from 'node:util';
 import { SpanStore } from '../src/index.js';
 import { addon, packageRoot } from '../src/native.js';
 import { check, cleanup, figure, machine, makeCtx, runRecord, withLoopDelay } from './lib.js';
+import { repeatStore } from './hybrid-scale.js';
 import { writeResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
     store: { type: 'string' },
-    ops: { type: 'string', default: 'open,repair,rebuild' },
+    spans: { type: 'string' },
+    cache: { type: 'string' },
+    ops: { type: 'string', default: 'open,repair,rebuild,checkpoint' },
     json: { type: 'string' },
     work: { type: 'string' },
     late: { type: 'string' },
   },
 });
-if (values.store === undefined) throw new Error('--store PATH: the store to open (it is copied first)');
+if ((values.store === undefined) === (values.spans === undefined)) throw new Error('--store PATH (a store on disk) or --spans N (the repeat corpus of N spans, built unless cached): one of the two');
+if (values.cache !== undefined && values.spans === undefined) throw new Error('--cache DIR goes with --spans N');
+const buildSpans = values.spans === undefined ? null : Number(values.spans);
+if (buildSpans !== null && !(Number.isInteger(buildSpans) && buildSpans >= 2000 && buildSpans <= 1e7)) throw new Error(`--spans: ${values.spans} is not a span count between 2000 and 1e7`);
 const ops = new Set(values.ops!.split(','));
 // The machine and its load when the run starts: a loaded machine's stalls are not comparable.
 const startedOn = machine();
@@ -39,7 +56,19 @@ const t0 = performance.now();
 let spans = 0;
 const work = fs.mkdtempSync(path.join(values.work ?? os.tmpdir(), 'spanguard-open-store-'));
 const dir = path.join(work, 'store');
-fs.cpSync(values.store, dir, { recursive: true });
+/** Seconds spent building the store (--spans, not cached), or null. */
+let buildSeconds: number | null = null;
+if (buildSpans !== null) {
+  const cacheRoot = values.cache !== undefined ? path.resolve(values.cache) : path.join(work, 'cache');
+  fs.mkdirSync(cacheRoot, { recursive: true });
+  const built = await repeatStore(buildSpans, cacheRoot, (m) => console.log(m));
+  buildSeconds = built.buildSeconds;
+  fs.cpSync(built.dir, dir, { recursive: true });
+  // The build's spans are garbage now: collected here, not in the middle of a measured operation.
+  (globalThis as { gc?: () => void }).gc?.();
+  // Without --cache the built store is not kept: only the copy is opened from here on.
+  if (values.cache === undefined) fs.rmSync(cacheRoot, { recursive: true, force: true });
+} else fs.cpSync(values.store!, dir, { recursive: true });
 
 interface Row {
   op: string;
@@ -102,6 +131,20 @@ try {
       return store;
     });
     await measure('close() after the rebuilding open', () => s.close());
+    await settle();
+  }
+  if (ops.has('checkpoint')) {
+    // A checkpoint with something to save: 1,000 turns appended after the open and indexed,
+    // then both indexes written (docs/api.md: temp file, fsync, rename, on the thread pool).
+    const s = await SpanStore.open(dir, { durability: 'none' });
+    await s.catchUp();
+    spans ||= s.stats().nextId;
+    // Turn numbers past any the store holds (a turn never goes backwards).
+    const base = 2 ** 40;
+    await s.appendMany(Array.from({ length: 1000 }, (_, i) => ({ turn: base + i, role: 'tool', text: `checkpoint probe ${i}: appended after the open, so that the checkpoint has both indexes to save`, tokens: 20 })));
+    await s.catchUp();
+    await measure('checkpoint() after 1,000 appends', () => s.checkpoint());
+    await measure('close() after the checkpoint', () => s.close());
   }
 } finally {
   clearInterval(ticker);
@@ -115,8 +158,12 @@ if (values.json !== undefined)
   );
 
 // The run as RESULTS.md renders it: one figure and one check per operation.
-const scale = 10 ** Math.round(Math.log10(Math.max(1, spans)));
+const scale = 10 ** Math.round(Math.log10(Math.max(1, buildSpans ?? spans)));
 const ctx = makeCtx(scale, false);
+ctx.info.store =
+  buildSpans === null
+    ? { path: values.store, ids: spans }
+    : { corpus: `bench/hybrid-scale.ts repeat, ${buildSpans} spans`, ids: spans, built: buildSeconds === null ? 'reopened from the cache' : `built in this run in ${buildSeconds.toFixed(1)} s (not part of the stall figures)` };
 try {
   for (const r of rows) {
     figure(ctx, {

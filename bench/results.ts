@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../src/native.js';
+import { planSteps } from './all-steps.js';
 import { fmtValue, type Check, type Figure, type Fit } from './lib.js';
 
 export interface LoadWindow {
@@ -132,6 +133,55 @@ function loadSection(l: LoadInfo): string[] {
   return out;
 }
 
+/** What results/natural.json holds (eval/natural.ts NaturalRun), as far as RESULTS.md shows it. */
+interface NaturalMetrics {
+  system: string;
+  answerable: number;
+  unanswerable: number;
+  recallAt1: number;
+  recallAt10: number;
+  mrr: number;
+  /** null for a peer, which never says "not in transcript". */
+  falseMiss: number | null;
+  honestMiss: number | null;
+  p50Ms: number;
+  p99Ms: number;
+}
+interface NaturalFile {
+  machine: { cpu: string; cores: number; node: string; platform: string };
+  command: string;
+  date: string;
+  questionsFile: string;
+  peers: string;
+  seconds: number;
+  transcripts: { dataset: string; session: string; turns: number; spans: number; report: { overall: NaturalMetrics[] }; hostModel?: { model: string; metrics: NaturalMetrics } }[];
+}
+
+/** The quality step's natural questions (results/natural.json): each transcript, spanguard beside its peers. */
+export function naturalSection(n: NaturalFile): string[] {
+  // A metric a system has no answer for (a peer never says "not in transcript") is null: a dash.
+  const f = (x: number | null) => (x === null ? '—' : x.toFixed(3));
+  const out = [
+    '## Retrieval quality: natural questions on whole transcripts',
+    '',
+    `- command: \`${n.command}\` (the \`quality\` step)`,
+    `- date: ${n.date} (the natural questions took ${n.seconds.toFixed(1)} s)`,
+    `- machine: ${n.machine.cpu}, ${n.machine.cores} cpus, node ${n.machine.node}, ${n.machine.platform}`,
+    `- questions: \`${n.questionsFile}\`; peers: ${cell(n.peers)}`,
+    '- JSON: [`results/natural.json`](results/natural.json)',
+    '',
+    '| transcript | system | answerable / unanswerable | recall@1 | recall@10 | MRR | honest miss | false miss | search p50 / p99 |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const t of n.transcripts) {
+    const rows = [...t.report.overall, ...(t.hostModel ? [{ ...t.hostModel.metrics, system: `spanguard, host embedder: ${t.hostModel.model}` }] : [])];
+    for (const m of rows)
+      out.push(`| ${t.dataset} (${t.turns} turns) | ${cell(m.system)} | ${m.answerable} / ${m.unanswerable} | ${f(m.recallAt1)} | ${f(m.recallAt10)} | ${f(m.mrr)} | ${f(m.honestMiss)} | ${f(m.falseMiss)} | ${m.p50Ms.toFixed(2)} / ${m.p99Ms.toFixed(2)} ms |`);
+  }
+  out.push('');
+  return out;
+}
+
 function runSection(r: ResultFile, file: string): string[] {
   const m = r.machineStart;
   const data = r.info.data as { spans: number; real: number; generated: number; tokens?: number; sources?: string[] } | undefined;
@@ -167,27 +217,54 @@ export function writeResults(resultsDir: string, outFile: string): void {
   const out = [
     '# spanguard benchmark results',
     '',
-    'Written by `npm run bench` from the JSON files in [`results/`](results/) (regenerate from them alone with',
-    '`node build/bench-dist/bench/results.js`); not edited by hand. What each figure measures and how:',
-    '[README.md](README.md). ratio = ours / peer in the figure\'s unit: below 1 is better for a latency or a size,',
-    'above 1 for a throughput; ✓ marks "at least as good as the peer". Runs on a shared machine are noisy: compare',
-    'ratios from the same run, and read each run\'s load average.',
+    'Every figure here comes from one command: `npm run bench:all` (hours; `npm run bench:all -- --list` prints its steps,',
+    '[README.md](README.md#every-figure-from-one-command) says how long each took). It runs each step\'s own command in turn;',
+    'each writes its JSON to [`results/`](results/), and this file is written from those JSON files alone (again, without',
+    'running anything: `npm run bench:results`), never edited by hand. Each run below names its own command, which',
+    'regenerates that run alone, with its date and machine. What each figure measures and how: [README.md](README.md).',
+    'ratio = ours / peer in the figure\'s unit: below 1 is better for a latency or a size, above 1 for a throughput;',
+    '✓ marks "at least as good as the peer". Runs on a shared machine are noisy: compare ratios from the same run, and',
+    'read each run\'s load average.',
     '',
-    '| run | command | date (UTC) | machine | load at start | wall | checks |',
-    '|---|---|---|---|---|---|---|',
+    'How the peers are run: in the same process, on the same spans and the same vectors. Index builds at equal threads',
+    '(our vector add and usearch\'s on 2, LanceDB\'s pool at the machine\'s 2 cores); usearch\'s queries on 1 thread. The',
+    'floor for a vector query is usearch\'s exact SIMD scan (`exactSearch`), not a JS loop. Each ingest row names what',
+    'each side builds (ours: signatures to scan, no graph). Hybrid search is timed on natural questions, their',
+    'paraphrases and questions generated from the spans as well as on quotes (10^6: natural questions, their paraphrases,',
+    'quotes, and queries up to the documented maximum size).',
+    '',
+    '| run | `bench:all` step | command | date (UTC) | machine | load at start | wall | checks |',
+    '|---|---|---|---|---|---|---|---|',
   ];
+  // The step of `npm run bench:all` that writes each file (bench/all-steps.ts), and the walls they took.
+  const plan = planSteps({ cache: 'DIR', stallSpans: 1e6 });
+  let stepSeconds = 0;
+  // GitHub numbers a repeated heading's anchor (-1, -2, …) in the order the headings appear,
+  // which is this table's order (full runs, then quick ones).
+  const seen = new Map<string, number>();
   for (const { file, r } of runs) {
+    const base = anchor(r);
+    const k = seen.get(base) ?? 0;
+    seen.set(base, k + 1);
+    const link = k === 0 ? base : `${base}-${k}`;
     const failed = r.checks.filter((c) => !c.ok && !c.warnOnly).length;
+    const step = plan.find((s) => s.writes.includes(file))?.name;
+    if (step !== undefined) stepSeconds += r.wallSeconds;
     out.push(
-      `| [${sci(r.scale)}${r.quick ? ' quick' : ''}](#${anchor(r)}) | \`${r.command}\` | ${r.machineStart.date.slice(0, 16).replace('T', ' ')} | ${r.machineStart.cpus} × ${r.machineStart.cpuModel ?? '?'} | ${r.machineStart.loadavg[0]} | ${r.wallSeconds} s | ${r.checks.length - failed}/${r.checks.length} pass |`,
+      `| [${sci(r.scale)}${r.quick ? ' quick' : ''}](#${link}) | ${step ?? '— (no step writes it)'} | \`${r.command}\` | ${r.machineStart.date.slice(0, 16).replace('T', ' ')} | ${r.machineStart.cpus} × ${r.machineStart.cpuModel ?? '?'} | ${r.machineStart.loadavg[0]} | ${r.wallSeconds} s | ${r.checks.length - failed}/${r.checks.length} pass |`,
     );
-    void file;
   }
-  out.push('');
+  out.push(
+    '',
+    `The steps' runs above took ${(stepSeconds / 3600).toFixed(1)} h of wall time in all, each on the machine and at the load its row names (a step that reopened a cached store or index, as its command's cache argument says, did not build it: building the 10^6 store is an ingest of 10^6 spans, the 1e6-ingest step's \`ingest via appendMany\` row). The \`quality\` step (\`npm run quality\`) is not in that sum: its natural-question figures are the last section below, with their own command, date and machine; its verbatim-question figures (results/quality-exchange.json) record no machine or date and are not rendered.`,
+    '',
+  );
   const full = runs.filter((x) => !x.r.quick);
   const quick = runs.filter((x) => x.r.quick);
   if (full.length) out.push('## Full runs', '', ...full.flatMap(({ file, r }) => runSection(r, file)));
   if (quick.length) out.push('## Quick runs (`--quick`: fewer iterations, shorter load test)', '', ...quick.flatMap(({ file, r }) => runSection(r, file)));
+  const naturalFile = path.join(resultsDir, 'natural.json');
+  if (fs.existsSync(naturalFile)) out.push(...naturalSection(JSON.parse(fs.readFileSync(naturalFile, 'utf8')) as NaturalFile));
   const growthFile = path.join(resultsDir, 'growth.json');
   if (fs.existsSync(growthFile)) {
     const g = JSON.parse(fs.readFileSync(growthFile, 'utf8')) as { scales: { scale: number; date: string }[]; fits: Fit[] };

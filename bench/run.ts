@@ -134,8 +134,8 @@ if (!streamed) describeData();
 
 const t0 = performance.now();
 try {
-  let logOut;
-  let searchOut;
+  let logOut: Awaited<ReturnType<typeof runAppend>> | undefined;
+  let searchOut: Awaited<ReturnType<typeof runSearch>> | undefined;
   // `open` reopens the log section's log when that section runs; with `ingest` alone (the
   // 10^6 store without the log section's minutes of append rounds) it opens the store only.
   if (only.has('log') || (only.has('open') && !only.has('ingest') && !only.has('retrieval'))) {

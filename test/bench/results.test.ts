@@ -104,3 +104,55 @@ describe('the load test is shown window by window, each rate over its own window
     expect(md).toContain('with compactions interleaved (run without the searcher)');
   });
 });
+
+describe('the file names the one command that regenerates every figure in it', () => {
+  it('the header names npm run bench:all, and how a peer is run', () => {
+    const md = render({ 'bench-1e5.json': run() });
+    const header = md.slice(0, md.indexOf('| run |'));
+    expect(header).toContain('`npm run bench:all`');
+    expect(header).toContain('`npm run bench:all -- --list`');
+    expect(header).toMatch(/equal threads/);
+    expect(header).toMatch(/exact SIMD scan \(`exactSearch`\), not a JS loop/);
+  });
+
+  it('each run names the bench:all step that writes its file, and the steps\' walls are summed', () => {
+    const md = render({ 'bench-1e5-retrieval.json': run({ wallSeconds: 5400 }), 'bench-1e4-quick.json': run({ scale: 10000, quick: true, wallSeconds: 1800 }), 'bench-1e5.json': run({ wallSeconds: 900 }) });
+    expect(md).toContain('| [1e5](#1e5-spans--sections-retrieval-load) | 1e5 | `npm run bench -- --scale 1e5`');
+    // Two headings alike (files in name order): GitHub's anchor of the second is numbered.
+    expect(md).toContain('| [1e5](#1e5-spans--sections-retrieval-load-1) | — (no step writes it) |');
+    expect(md).toMatch(/\| \[1e4 quick\]\([^)]*\) \| quick \|/);
+    expect(md).toContain("The steps' runs above took 2.0 h of wall time in all");
+  });
+});
+
+describe('the quality step\'s natural questions are rendered with their command, date and machine', () => {
+  const metrics = (system: string, r1: number) => ({ system, answerable: 33, unanswerable: 30, recallAt1: r1, recallAt10: 0.6, mrr: 0.25, falseMiss: 0, honestMiss: 0.9, p50Ms: 4.25, p99Ms: 83.5 });
+  const natural = {
+    machine: { cpu: 'Test CPU 9000', cores: 2, node: 'v20.0.0', platform: 'linux 6' },
+    command: 'npm run quality --',
+    date: '2030-01-02T05:06:07.000Z',
+    questionsFile: '../shared/data/natural-questions/questions.jsonl',
+    peers: 'FTS5 | MiniSearch',
+    seconds: 53.6,
+    transcripts: [{ dataset: 'miniswe', session: 'm', turns: 41326, spans: 41326, report: { overall: [metrics('spanguard', 0.0606), { ...metrics('fts5 unicode61', 0.0909), falseMiss: null, honestMiss: null }] }, hostModel: { model: 'stand-in', metrics: metrics('spanguard', 0.152) } }],
+  };
+
+  it('each system of each transcript is a row; the host-embedder run is named', () => {
+    const md = render({ 'bench-1e5.json': run(), 'natural.json': natural });
+    const at = md.indexOf('## Retrieval quality: natural questions on whole transcripts');
+    expect(at).toBeGreaterThan(0);
+    const sec = md.slice(at);
+    expect(sec).toContain('- command: `npm run quality --` (the `quality` step)');
+    expect(sec).toContain('- date: 2030-01-02T05:06:07.000Z (the natural questions took 53.6 s)');
+    expect(sec).toContain('- machine: Test CPU 9000, 2 cpus, node v20.0.0, linux 6');
+    expect(sec).toContain('peers: FTS5 \\| MiniSearch');
+    expect(sec).toContain('| miniswe (41326 turns) | spanguard | 33 / 30 | 0.061 | 0.600 | 0.250 | 0.900 | 0.000 | 4.25 / 83.50 ms |');
+    // A peer never says "not in transcript": its miss rates are null in the JSON, a dash here.
+    expect(sec).toContain('| miniswe (41326 turns) | fts5 unicode61 | 33 / 30 | 0.091 | 0.600 | 0.250 | — | — | 4.25 / 83.50 ms |');
+    expect(sec).toContain('| miniswe (41326 turns) | spanguard, host embedder: stand-in | 33 / 30 | 0.152 |');
+  });
+
+  it('no natural.json, no section', () => {
+    expect(render({ 'bench-1e5.json': run() })).not.toContain('## Retrieval quality');
+  });
+});
