@@ -14,7 +14,7 @@ import type { GuardEvent, RetentionEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
 import { Auditor, type AuditReport } from './audit.js';
-import { search as runSearch } from './search.js';
+import { MAX_QUERY_CHARS, search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
 import { FactCache } from './store/facts.js';
@@ -336,10 +336,16 @@ export class SpanStore {
     return runSearch({ ...searchContextOf(this.engine, () => this.verdict().state), poolRead: (read) => this.indexes.read(read) }, query, options);
   }
 
-  /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
+  /**
+   * Every raw span containing `phrase` verbatim (byte-exact, verified against the log). The
+   * phrase is at most MAX_QUERY_CHARS characters, as a search's query is: the lookup runs on
+   * the JS thread and its cost grows with the phrase, so the bound is what keeps a call short.
+   */
   findExact(phrase: string, options: { limit?: number } = {}): Hit[] {
     this.assertOpen();
     if (typeof phrase !== 'string' || phrase.length === 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'phrase must be a non-empty string');
+    if (phrase.length > MAX_QUERY_CHARS)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `phrase is ${phrase.length} characters; the limit is ${MAX_QUERY_CHARS}`);
     const ids = this.lexical.phrase(this.log, phrase, RecordKind.raw, options.limit ?? 1_000_000);
     return exactHits(this.log.getMany(ids), this.verdict().state);
   }
