@@ -115,6 +115,20 @@ export class SpanStore {
     } else if (!fs.existsSync(logDir)) {
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `no spanguard store at ${dir} (missing ${logDir})`);
     }
+    reportProgress(o, 'open', 'start');
+    try {
+      return await SpanStore.openIn(dir, o, logDir);
+    } finally {
+      reportProgress(o, 'open', 'end');
+    }
+  }
+
+  /**
+   * open() once the options are checked and the directories made. Progress: `log` (the log
+   * opened and its tail recovered), `load` (the index files loaded), `replay` (the trail and
+   * the derived files' checks; an index rebuilt or caught up reports its own events).
+   */
+  private static async openIn(dir: string, o: Resolved, logDir: string): Promise<SpanStore> {
     // The heavy parts of opening (the log's recovery scan and mappings, loading the index
     // files) run on the thread pool: the host's event loop keeps running meanwhile.
     const log = await openSpanLog(logDir, {
@@ -123,13 +137,16 @@ export class SpanStore {
       segmentBytes: o.segmentBytes,
       maxTextBytes: o.maxTextBytes,
     });
+    reportProgress(o, 'open', 'log');
     // A failed open releases everything it took: the log (its lock, maps and helper thread)
     // and the vector index (the lock on vectors.bin, its memory), so the next open of this
     // store in this process is not refused.
     let indexes: Indexes | undefined;
     try {
       indexes = await Indexes.open(dir, o, log);
+      reportProgress(o, 'open', 'load');
       const store = new SpanStore(dir, o, log, indexes);
+      reportProgress(o, 'open', 'replay');
       await store.replay();
       // The anchor facts the last close or checkpoint kept, when they are this log's.
       store.facts.load(path.join(dir, 'index'), store.storeId, log);

@@ -72,8 +72,8 @@ export interface SpanStoreOptions {
   /** Called after each catch-up job with where the index stands (src/catchup.ts `CatchUpProgress`). */
   onCatchUp?: (progress: CatchUpProgress) => void;
   /**
-   * Called as every long operation moves on: catch-up, the rebuild of an index from the log,
-   * repair, checkpoint and close (`StoreProgress`, docs/api.md). An exception it throws is
+   * Called as every long operation moves on: open, catch-up, the rebuild of an index from the
+   * log, repair, checkpoint and close (`StoreProgress`, docs/api.md). An exception it throws is
    * ignored: the operation goes on. Without it nothing is built to report.
    */
   onProgress?: (progress: StoreProgress) => void;
@@ -90,15 +90,16 @@ export interface StoreProgress {
   /**
    * `catch-up`: indexing appended spans (`index` events only); `rebuild`: an index the open
    * found missing, stale or corrupt, filled again from the log (`start`, `index`…, `end`, per
-   * index); `repair`, `checkpoint`, `close`: the calls of those names.
+   * index); `open`, `repair`, `checkpoint`, `close`: the calls of those names.
    */
-  operation: 'catch-up' | 'rebuild' | 'repair' | 'checkpoint' | 'close';
+  operation: 'open' | 'catch-up' | 'rebuild' | 'repair' | 'checkpoint' | 'close';
   /**
-   * `start`, then the operation's steps, then `end`: `index` (a catch-up job), `audit` (the
-   * repair's full audit), `flush` (the log made durable), `save` (the indexes written),
-   * `release` (the indexes' memory freed).
+   * `start`, then the operation's steps, then `end`: `log` (an open's log opened, its tail
+   * recovered), `load` (an open's index files loaded), `replay` (an open's trail replay),
+   * `index` (a catch-up job), `audit` (the repair's full audit), `flush` (the log made
+   * durable), `save` (the indexes written), `release` (the indexes' memory freed).
    */
-  phase: 'start' | 'index' | 'audit' | 'flush' | 'save' | 'release' | 'end';
+  phase: 'start' | 'log' | 'load' | 'replay' | 'index' | 'audit' | 'flush' | 'save' | 'release' | 'end';
   /** The index the event is about (`index` events, and a rebuild's `start` and `end`). */
   index?: 'lexical' | 'vector';
   /** `index` events: one past the highest id the index covers now. */

@@ -162,35 +162,29 @@ export class Indexes {
         const d = `${name} index covers ids up to ${hw - 1} but the log ends at ${next - 1}`;
         out.disagreements.push(d);
         this.derivedProblems.push({ index: name, reason: d });
-        this.rebuildFromLog(name);
+        this.rebuild(name);
         continue;
       }
       const why = identityMismatch(name, hw, log, storeId, identity);
       if (why !== null) problems.push({ reason: why, rebuild: true });
       if (problems.length === 0) continue;
-      if (problems.some((p) => p.rebuild)) this.rebuildFromLog(name);
+      if (problems.some((p) => p.rebuild)) this.rebuild(name);
       const reason = problems.map((p) => p.reason).join('; ');
       out.rebuilt.push({ name, reason });
       this.derivedProblems.push({ index: name, reason });
     }
-    // An index with nothing saved (a store never checkpointed, or whose index files were
-    // removed) is filled from the log's first id as well: a rebuild in all but its record.
+    // Every index the open fills from the log's first id is reported as a rebuild (onProgress):
+    // one rebuilt above (it starts empty), and one with nothing saved (a store never
+    // checkpointed, or whose index files were removed), a rebuild in all but its record.
     const first = log.firstId();
     if (next > first)
       for (const name of ['lexical', 'vector'] as const) {
         const index = name === 'lexical' ? this.lexical : this.vectorTarget();
-        if (index === null || this.rebuilding.has(name) || index.highWater() > first) continue;
+        if (index === null || index.highWater() > first) continue;
         this.rebuilding.add(name);
         reportProgress(this.options, 'rebuild', 'start', name);
       }
     return out;
-  }
-
-  /** rebuild() at open, reported as the start of a `rebuild` (its catch-up's jobs and its end follow). */
-  private rebuildFromLog(name: IndexName): void {
-    this.rebuild(name);
-    this.rebuilding.add(name);
-    reportProgress(this.options, 'rebuild', 'start', name);
   }
 
   /** The `end` of each rebuild whose index now reaches the log's end. */

@@ -28,6 +28,28 @@ async function filled(dir = tmpDir()): Promise<string> {
 }
 const phases = (events: StoreProgress[], operation: StoreProgress['operation']) => events.filter((e) => e.operation === operation && e.phase !== 'index').map((e) => e.phase);
 
+describe('open', () => {
+  it('start, log, load, replay, end; a rebuild it runs reports inside them', async () => {
+    const dir = await filled();
+    fs.rmSync(path.join(dir, 'index'), { recursive: true, force: true });
+    const events: StoreProgress[] = [];
+    await openStore(dir, { backgroundCatchUpAbove: Infinity, onProgress: (p) => events.push(p) });
+    expect(phases(events, 'open')).toEqual(['start', 'log', 'load', 'replay', 'end']);
+    const at = (op: StoreProgress['operation'], phase: StoreProgress['phase']) => events.findIndex((e) => e.operation === op && e.phase === phase);
+    expect(at('rebuild', 'start')).toBeGreaterThan(at('open', 'replay'));
+    expect(events.findLastIndex((e) => e.operation === 'rebuild')).toBeLessThan(at('open', 'end'));
+  });
+
+  it('an open that fails still reports its end', async () => {
+    const dir = await filled();
+    const holder = await openStore(dir);
+    const events: StoreProgress[] = [];
+    await expect(SpanStore.open(dir, { onProgress: (p) => events.push(p) })).rejects.toMatchObject({ code: 'LOCKED' });
+    expect(phases(events, 'open')).toEqual(['start', 'end']);
+    await holder.close();
+  });
+});
+
 describe('catch-up jobs', () => {
   it('are reported as catch-up `index` events carrying what onCatchUp receives', async () => {
     const events: StoreProgress[] = [];
@@ -35,7 +57,7 @@ describe('catch-up jobs', () => {
     const store = await openStore(tmpDir(), { onProgress: (p) => events.push(p), onCatchUp: (p) => jobs.push(p) });
     await store.appendMany([1, 2, 3].map((turn) => ({ turn, role: 'user', text: `turn ${turn} names the okapi` })));
     expect(jobs.length).toBeGreaterThan(0);
-    expect(events).toEqual(jobs.map((j) => ({ operation: 'catch-up', phase: 'index', ...j })));
+    expect(events.filter((e) => e.operation !== 'open')).toEqual(jobs.map((j) => ({ operation: 'catch-up', phase: 'index', ...j })));
   });
 });
 
