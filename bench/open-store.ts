@@ -22,6 +22,8 @@
  * time are printed, and written as a run of their own to bench/results/bench-<N>-open-store.json
  * (N: the store's span count, rounded to a power of ten), which RESULTS.md renders with a check
  * per operation against the 50 ms bound; with `--json` the raw rows are written there as well.
+ * A check that fails makes the exit code 1 (as bench/run.ts does), so `npm run bench:all`
+ * reports the step as failed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -191,4 +193,9 @@ try {
   writeResults(results, path.join(packageRoot, 'bench', 'RESULTS.md'));
 } finally {
   cleanup(ctx);
+}
+const failed = ctx.checks.filter((c) => !c.ok && !c.warnOnly);
+if (failed.length > 0) {
+  console.error(`\n${failed.length} check(s) FAILED: ${failed.map((c) => `${c.name} (${c.detail})`).join('; ')}`);
+  process.exit(1);
 }

@@ -4,7 +4,7 @@
  * evicted turn is still kept and retrievable by its own content (lossless).
  */
 export { SpanStore } from './store.js';
-export type { SpanStoreOptions, TurnInput, Span, Hit, SearchOptions, SearchResult, StoreStats, Embedder, MatchedVia } from './store.js';
+export type { SpanStoreOptions, StoreProgress, TurnInput, Span, Hit, SearchOptions, SearchResult, StoreStats, Embedder, MatchedVia } from './store.js';
 export type { CompactionRequest, CompactionReceipt, PassTiming } from './guard.js';
 export type { AuditReport, PinnedFact } from './audit.js';
 export type { Verdict, VerdictState, Evidence } from './verdict.js';

@@ -14,13 +14,14 @@ import type { GuardEvent, RetentionEvent } from './events.js';
 import { HitRateMonitor, VerdictMonitor, type Verdict, type VerdictState } from './verdict.js';
 import { CompactionGuard, type CompactionReceipt, type CompactionRequest } from './guard.js';
 import { Auditor, type AuditReport } from './audit.js';
-import { search as runSearch } from './search.js';
+import { MAX_QUERY_CHARS, search as runSearch } from './search.js';
 import { checkRetention, invalid, resolveOptions, type Resolved } from './store/options.js';
 import { checkSpanId, checkSpanIds, exactHits, KeyIndex, summaryColumns, toSpan, turnColumns } from './store/spans.js';
 import { FactCache } from './store/facts.js';
 import { applyEvent, applyRecords, eventColumns, newGuardState, readTrail, readTrailInSlices, restoreSpans, retentionChange, type GuardState } from './store/trail.js';
 import { collectStats } from './store/stats.js';
 import { Indexes } from './store/upkeep.js';
+import { reportProgress } from './store/progress.js';
 import { ScanSlicer } from './catchup.js';
 import { engineContextOf, searchContextOf, type EngineContext } from './store/context.js';
 import type { Hit, SearchOptions, SearchResult, Span, SpanStoreOptions, StoreStats, TurnInput } from './store/types.js';
@@ -114,6 +115,20 @@ export class SpanStore {
     } else if (!fs.existsSync(logDir)) {
       throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `no spanguard store at ${dir} (missing ${logDir})`);
     }
+    reportProgress(o, 'open', 'start');
+    try {
+      return await SpanStore.openIn(dir, o, logDir);
+    } finally {
+      reportProgress(o, 'open', 'end');
+    }
+  }
+
+  /**
+   * open() once the options are checked and the directories made. Progress: `log` (the log
+   * opened and its tail recovered), `load` (the index files loaded), `replay` (the trail and
+   * the derived files' checks; an index rebuilt or caught up reports its own events).
+   */
+  private static async openIn(dir: string, o: Resolved, logDir: string): Promise<SpanStore> {
     // The heavy parts of opening (the log's recovery scan and mappings, loading the index
     // files) run on the thread pool: the host's event loop keeps running meanwhile.
     const log = await openSpanLog(logDir, {
@@ -122,13 +137,16 @@ export class SpanStore {
       segmentBytes: o.segmentBytes,
       maxTextBytes: o.maxTextBytes,
     });
+    reportProgress(o, 'open', 'log');
     // A failed open releases everything it took: the log (its lock, maps and helper thread)
     // and the vector index (the lock on vectors.bin, its memory), so the next open of this
     // store in this process is not refused.
     let indexes: Indexes | undefined;
     try {
       indexes = await Indexes.open(dir, o, log);
+      reportProgress(o, 'open', 'load');
       const store = new SpanStore(dir, o, log, indexes);
+      reportProgress(o, 'open', 'replay');
       await store.replay();
       // The anchor facts the last close or checkpoint kept, when they are this log's.
       store.facts.load(path.join(dir, 'index'), store.storeId, log);
@@ -336,10 +354,16 @@ export class SpanStore {
     return runSearch({ ...searchContextOf(this.engine, () => this.verdict().state), poolRead: (read) => this.indexes.read(read) }, query, options);
   }
 
-  /** Every raw span containing `phrase` verbatim (byte-exact, verified against the log). */
+  /**
+   * Every raw span containing `phrase` verbatim (byte-exact, verified against the log). The
+   * phrase is at most MAX_QUERY_CHARS characters, as a search's query is: the lookup runs on
+   * the JS thread and its cost grows with the phrase, so the bound is what keeps a call short.
+   */
   findExact(phrase: string, options: { limit?: number } = {}): Hit[] {
     this.assertOpen();
     if (typeof phrase !== 'string' || phrase.length === 0) throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, 'phrase must be a non-empty string');
+    if (phrase.length > MAX_QUERY_CHARS)
+      throw new SpanguardError(ErrorCode.INVALID_ARGUMENT, `phrase is ${phrase.length} characters; the limit is ${MAX_QUERY_CHARS}`);
     const ids = this.lexical.phrase(this.log, phrase, RecordKind.raw, options.limit ?? 1_000_000);
     return exactHits(this.log.getMany(ids), this.verdict().state);
   }
@@ -411,25 +435,37 @@ export class SpanStore {
 
   /**
    * Rebuilds every index from the log, then runs a full audit. Only a passing audit after
-   * the rebuild clears a degraded verdict; the repair is recorded either way.
+   * the rebuild clears a degraded verdict; the repair is recorded either way. Progress
+   * (`onProgress`): `start`, an `index` event per catch-up job of the rebuild, `audit`, `end`.
    */
   async repair(): Promise<{ rebuilt: string[]; audit: AuditReport; verdict: Verdict }> {
     this.assertWritable();
-    // Between catch-up rounds and saves, never inside one; the rebuild goes by pool jobs too.
-    await this.indexes.idle();
-    await this.indexes.replace('lexical');
-    await this.indexes.replace('vector');
-    await this.indexes.join();
-    // The monitor's probes were measured against the old indexes: measure them afresh.
-    this.guard.resetProbes();
-    const report = await this.auditor.check(true);
-    // Only an audit that checked something, and a fact from an evicted span when any was
-    // evicted, can vouch for the rebuilt indexes — and only indexes that agree with the log.
-    const agree = (await this.indexes.agreement()).length === 0;
-    const vouches = agree && report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
-    await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: vouches });
-    if (report.passed) await this.auditor.record(report);
-    return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
+    reportProgress(this.options, 'repair', 'start');
+    try {
+      // Between catch-up rounds and saves, never inside one; the rebuild goes by pool jobs too.
+      await this.indexes.idle();
+      this.indexes.repairing = true;
+      try {
+        await this.indexes.replace('lexical');
+        await this.indexes.replace('vector');
+        await this.indexes.join();
+      } finally {
+        this.indexes.repairing = false;
+      }
+      reportProgress(this.options, 'repair', 'audit');
+      // The monitor's probes were measured against the old indexes: measure them afresh.
+      this.guard.resetProbes();
+      const report = await this.auditor.check(true);
+      // Only an audit that checked something, and a fact from an evicted span when any was
+      // evicted, can vouch for the rebuilt indexes — and only indexes that agree with the log.
+      const agree = (await this.indexes.agreement()).length === 0;
+      const vouches = agree && report.passed && (this.state.evicted.size === 0 || report.checkedEvicted > 0);
+      await this.recordEvent({ type: 'repair', pass: this.state.passes, rebuilt: ['lexical', 'vector'], auditPassed: vouches });
+      if (report.passed) await this.auditor.record(report);
+      return { rebuilt: ['lexical', 'vector'], audit: report, verdict: this.monitor.verdict() };
+    } finally {
+      reportProgress(this.options, 'repair', 'end');
+    }
   }
 
   /**
@@ -457,13 +493,23 @@ export class SpanStore {
     return after - before;
   }
 
-  /** Persists both indexes crash-safely (after flushing the log, so no index is ahead of it). */
+  /**
+   * Persists both indexes crash-safely (after flushing the log, so no index is ahead of it).
+   * Progress (`onProgress`): `start`, `flush`, `save`, `end`.
+   */
   async checkpoint(): Promise<void> {
     this.assertWritable();
-    await this.recordRetention();
-    await this.log.flush();
-    await this.indexes.save(this.storeId);
-    this.saveFacts();
+    reportProgress(this.options, 'checkpoint', 'start');
+    try {
+      await this.recordRetention();
+      reportProgress(this.options, 'checkpoint', 'flush');
+      await this.log.flush();
+      reportProgress(this.options, 'checkpoint', 'save');
+      await this.indexes.save(this.storeId);
+      this.saveFacts();
+    } finally {
+      reportProgress(this.options, 'checkpoint', 'end');
+    }
   }
 
   /** Keeps the anchor facts beside the indexes for the next open; a cache, so a failure to write it is no failure. */
@@ -480,9 +526,22 @@ export class SpanStore {
     return collectStats(this.dir, this.log, this.lexical, this.vector, this.options, this.state, this.indexes.lag);
   }
 
-  /** Waits for in-flight appends, checkpoints the indexes, flushes and closes the log. Idempotent. */
+  /**
+   * Waits for in-flight appends, checkpoints the indexes, flushes and closes the log. Idempotent.
+   * Progress (`onProgress`), once: `start`, `flush` and `save` (a writer whose log has not
+   * failed), `release`, `end`.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    reportProgress(this.options, 'close', 'start');
+    try {
+      await this.closeNow();
+    } finally {
+      reportProgress(this.options, 'close', 'end');
+    }
+  }
+
+  private async closeNow(): Promise<void> {
     await Promise.allSettled([...this.pending]);
     let declared: unknown = null;
     if (!this.options.readOnly && !this.replica?.fenced && (this.retentionPending !== null || this.storeId === null) && this.log.nextId() > this.log.firstId() && !this.log.stats().failed)
@@ -493,8 +552,10 @@ export class SpanStore {
     try {
       if (declared !== null) throw declared;
       if (!this.options.readOnly && !this.log.stats().failed) {
+        reportProgress(this.options, 'close', 'flush');
         await this.log.flush();
         this.saveFacts();
+        reportProgress(this.options, 'close', 'save');
         try {
           await this.indexes.save(this.storeId);
         } catch {
@@ -505,6 +566,7 @@ export class SpanStore {
       }
     } finally {
       // The vector index's memory is freed on the thread pool; the log closes either way.
+      reportProgress(this.options, 'close', 'release');
       try {
         await this.indexes.releaseAsync();
       } finally {

@@ -7,7 +7,7 @@ import { ErrorCode, SpanguardError } from '../errors.js';
 import { DEFAULT_MATCH_POLICY, type MatchPolicy } from '../match.js';
 import type { ReplicaOptions } from '../replica/index.js';
 import type { CatchUpProgress } from '../catchup.js';
-import type { Embedder, SpanStoreOptions } from './types.js';
+import type { Embedder, SpanStoreOptions, StoreProgress } from './types.js';
 
 const DEFAULTS = {
   horizonSeconds: 30 * 24 * 3600,
@@ -35,9 +35,10 @@ function checkPositiveInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGE
     invalid(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` <= ${max}` : ''}, got ${String(v)}`);
 }
 
-export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica' | 'onCatchUp'>> & {
+export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica' | 'onCatchUp' | 'onProgress'>> & {
   replica: ReplicaOptions | undefined;
   onCatchUp: ((progress: CatchUpProgress) => void) | undefined;
+  onProgress: ((progress: StoreProgress) => void) | undefined;
   embedder: Embedder | undefined;
   rawTtlSeconds: number;
   matchPolicy: MatchPolicy;
@@ -48,7 +49,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   const known = new Set([
     'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
     'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy', 'replica',
-    'backgroundCatchUpAbove', 'onCatchUp',
+    'backgroundCatchUpAbove', 'onCatchUp', 'onProgress',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
   if (options.durability !== undefined && !(options.durability in DurabilityCode) && options.durability !== 'replicated')
@@ -78,6 +79,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   if (bg !== undefined && (typeof bg !== 'number' || !(bg >= 0) || (Number.isFinite(bg) && !Number.isInteger(bg))))
     invalid(`backgroundCatchUpAbove must be a non-negative integer or Infinity, got ${String(bg)}`);
   if (options.onCatchUp !== undefined && typeof options.onCatchUp !== 'function') invalid('onCatchUp must be a function');
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') invalid('onProgress must be a function');
   return {
     horizonSeconds: options.horizonSeconds ?? DEFAULTS.horizonSeconds,
     rawTtlSeconds: options.rawTtlSeconds ?? Number.POSITIVE_INFINITY,
@@ -100,6 +102,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
     replica: options.replica,
     backgroundCatchUpAbove: bg ?? DEFAULTS.backgroundCatchUpAbove,
     onCatchUp: options.onCatchUp,
+    onProgress: options.onProgress,
   };
 }
 

@@ -71,6 +71,41 @@ export interface SpanStoreOptions {
   backgroundCatchUpAbove?: number;
   /** Called after each catch-up job with where the index stands (src/catchup.ts `CatchUpProgress`). */
   onCatchUp?: (progress: CatchUpProgress) => void;
+  /**
+   * Called as every long operation moves on: open, catch-up, the rebuild of an index from the
+   * log, repair, checkpoint and close (`StoreProgress`, docs/api.md). An exception it throws is
+   * ignored: the operation goes on. Without it nothing is built to report.
+   */
+  onProgress?: (progress: StoreProgress) => void;
+}
+
+/**
+ * Where a long store operation stands (`onProgress`). An operation's first event has phase
+ * `start` and its last `end`, once each; `index` events come after each catch-up job the
+ * operation ran, in `onCatchUp`'s shape: the index the job advanced, one past the highest id
+ * it covers now (`highWater`), and the log's next id (the job's work is done when every index
+ * reaches it).
+ */
+export interface StoreProgress {
+  /**
+   * `catch-up`: indexing appended spans (`index` events only); `rebuild`: an index the open
+   * found missing, stale or corrupt, filled again from the log (`start`, `index`…, `end`, per
+   * index); `open`, `repair`, `checkpoint`, `close`: the calls of those names.
+   */
+  operation: 'open' | 'catch-up' | 'rebuild' | 'repair' | 'checkpoint' | 'close';
+  /**
+   * `start`, then the operation's steps, then `end`: `log` (an open's log opened, its tail
+   * recovered), `load` (an open's index files loaded), `replay` (an open's trail replay),
+   * `index` (a catch-up job), `audit` (the repair's full audit), `flush` (the log made
+   * durable), `save` (the indexes written), `release` (the indexes' memory freed).
+   */
+  phase: 'start' | 'log' | 'load' | 'replay' | 'index' | 'audit' | 'flush' | 'save' | 'release' | 'end';
+  /** The index the event is about (`index` events, and a rebuild's `start` and `end`). */
+  index?: 'lexical' | 'vector';
+  /** `index` events: one past the highest id the index covers now. */
+  highWater?: number;
+  /** `index` events: the log's next id when the job ended. */
+  nextId?: number;
 }
 
 /** What a host appends: one turn (or a few consecutive turns as one span). */

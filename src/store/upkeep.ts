@@ -34,6 +34,7 @@ import {
   writeIdentity,
 } from './identity.js';
 import { vectorOptions, type Resolved } from './options.js';
+import { reportProgress } from './progress.js';
 import type { IndexLag } from './types.js';
 
 export type IndexName = 'lexical' | 'vector';
@@ -77,6 +78,13 @@ export class Indexes {
   private readonly reading = new Set<Promise<unknown>>();
   /** The log's next id when its sealed segments' pages were last released (releaseRead). */
   private releasedAt = 0;
+  /**
+   * Indexes the open found it must rebuild from the log, until their catch-up reaches the
+   * log's end: their jobs are reported as `rebuild` progress (onProgress), then its `end`.
+   */
+  private readonly rebuilding = new Set<IndexName>();
+  /** Set by a repair while it rebuilds both indexes: catch-up jobs meanwhile are reported as `repair` progress. */
+  repairing = false;
   /** Slice sizes learnt per index (src/catchup.ts). */
   private readonly sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
   /**
@@ -165,7 +173,40 @@ export class Indexes {
       out.rebuilt.push({ name, reason });
       this.derivedProblems.push({ index: name, reason });
     }
+    // Every index the open fills from the log's first id is reported as a rebuild (onProgress):
+    // one rebuilt above (it starts empty), and one with nothing saved (a store never
+    // checkpointed, or whose index files were removed), a rebuild in all but its record.
+    const first = log.firstId();
+    if (next > first)
+      for (const name of ['lexical', 'vector'] as const) {
+        const index = name === 'lexical' ? this.lexical : this.vectorTarget();
+        if (index === null || index.highWater() > first) continue;
+        this.rebuilding.add(name);
+        reportProgress(this.options, 'rebuild', 'start', name);
+      }
     return out;
+  }
+
+  /** The `end` of each rebuild whose index now reaches the log's end. */
+  private endRebuilds(): void {
+    if (this.rebuilding.size === 0) return;
+    const next = this.log.nextId();
+    const first = this.log.firstId();
+    for (const name of [...this.rebuilding]) {
+      const index = name === 'lexical' ? this.lexical : this.vectorTarget();
+      if (index !== null && Math.max(index.highWater(), first) < next) continue;
+      this.rebuilding.delete(name);
+      reportProgress(this.options, 'rebuild', 'end', name);
+    }
+  }
+
+  /** A catch-up job's progress, to onCatchUp and to onProgress (as the rebuild or the repair it serves, or as catch-up). */
+  private reportJob(p: CatchUpProgress): void {
+    const o = this.options;
+    o.onCatchUp?.(p);
+    if (o.onProgress === undefined) return;
+    const operation = this.repairing ? 'repair' : this.rebuilding.has(p.index) ? 'rebuild' : 'catch-up';
+    reportProgress(o, operation, 'index', p.index, p.highWater, p.nextId);
   }
 
   /**
@@ -357,6 +398,7 @@ export class Indexes {
   private async run(): Promise<void> {
     try {
       await this.catchUpOrThrow();
+      if (!this.stopped) this.endRebuilds();
       this.releaseRead();
       if (!this.stopped || this.lag?.code === CATCHING_UP) this.lag = null;
     } catch (e) {
@@ -400,7 +442,7 @@ export class Indexes {
     const o = this.options;
     const progress = (p: CatchUpProgress): void => {
       if (this.background && p.highWater < p.nextId) this.lag = this.catchingUp(p.index, p.highWater);
-      o.onCatchUp?.(p);
+      this.reportJob(p);
     };
     await catchUpInSlices(
       // Read each round: a repair may replace an index between rounds.
@@ -451,7 +493,7 @@ export class Indexes {
       });
       while (this.saving !== null) await this.saving.catch(() => {});
       this.vector.add(Float64Array.from(batch, (r) => r.id), Uint8Array.from(batch, (r) => r.kind), flat);
-      o.onCatchUp?.({ index: 'vector', highWater: this.vector.highWater(), nextId: log.nextId() });
+      this.reportJob({ index: 'vector', highWater: this.vector.highWater(), nextId: log.nextId() });
     }
   }
 
