@@ -58,6 +58,7 @@
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
 import { isToolOutput } from './meta.js';
+import { quoteHold, quoteWords, type QuoteHold } from './quote.js';
 
 export interface Support {
   /** The query's content terms this span holds, verbatim or by normal form, and those it lacks. */
@@ -80,6 +81,13 @@ export interface Support {
   outOfFrame?: string[];
   /** A summary accepted ungrounded: the query's values it states that nothing it replaced stated (it is not evidence for them). */
   ungrounded?: string[];
+  /**
+   * Present when this span holds the query's words nearly in full at one place (rule 8,
+   * src/quote.ts): word for word (`words`), word for word but for a few changed words
+   * (`changed`: `asked` → `stated`; `claim` is then false), or word for word up to the span's
+   * start or end, the rest not found in the span beside it (`cut`: changes nothing).
+   */
+  quote?: QuoteHold;
 }
 
 /** The fields of a span that count for support besides its text. */
@@ -373,6 +381,17 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     claim = r.held;
     contradicted = r.contradicted;
   }
+  // Rule 8: a query this span holds word for word but for a changed word misquotes it (one
+  // it holds up to its start or end is read on across that edge by search: settleCutQuote).
+  let quote: QuoteHold | null = null;
+  if (!exact) {
+    const words = quoteWordsOf(a);
+    if (words) quote = quoteHold(words, span.text, lower());
+    if (quote?.kind === 'changed') {
+      claim = false;
+      contradicted = true;
+    }
+  }
   const vMatched: string[] = [];
   const vMissing: string[] = [];
   for (const v of a.claim) {
@@ -390,6 +409,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     names: { matched: nMatched, missing: nMissing },
     claim,
   };
+  if (quote) s.quote = quote;
   if (a.party) s.speaker = { asked: partyLabel(a.party), ...saidBy(a.party, span) };
   if (a.time) s.time = { asked: a.time.text, match: span.timestamp >= a.time.from && span.timestamp <= a.time.to };
   else if (a.period) {
@@ -397,6 +417,34 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     s.time = { asked: `${a.period.unit} ${a.period.n}`, match: re.test(fields) || re.test(lower()) };
   }
   return s;
+}
+
+/**
+ * Rule 8 across a span's edge: a span that holds the query word for word up to its start (or
+ * end) holds a part of it; the rest is read in the span before (or after) it, joined to it.
+ * Held word for word there, the quote is held (`words`); a word changed there makes it a
+ * misquote (`changed`: no claim). Neither found there, the span's support stays as it was. `neighbour(-1)` is the text of the span before, `neighbour(1)`
+ * of the one after (null when there is none of the same kind).
+ */
+export function settleCutQuote(a: QueryAnalysis, s: Support, text: string, neighbour: (side: -1 | 1) => string | null): void {
+  const words = quoteWordsOf(a);
+  if (!words || s.quote?.kind !== 'cut') return;
+  const joined = `${neighbour(-1) ?? ''}\n${text}\n${neighbour(1) ?? ''}`;
+  const across = quoteHold(words, joined);
+  if (across?.kind === 'words') s.quote = across;
+  else if (across?.kind === 'changed') {
+    s.quote = across;
+    s.claim = false;
+    s.values.contradicted = true;
+  }
+}
+
+/** The statement's words for rule 8 (quoteWords), once per query; null when it is too short. */
+const statementWords = new WeakMap<QueryAnalysis, string[] | null>();
+function quoteWordsOf(a: QueryAnalysis): string[] | null {
+  let w = statementWords.get(a);
+  if (w === undefined) statementWords.set(a, (w = quoteWords(a.query.trim())));
+  return w;
 }
 
 const plurals = new Map<string, string[]>();
@@ -471,6 +519,13 @@ export function decideMiss(
   // words the transcript never uses are not evidence.
   if (a.terms.length > 0 && supports.every((s) => s.terms.matched.length === 0))
     return { miss: true, reason: 'nothing-in-common', detail: a.terms.map((t) => t.term).join(', ') };
+  // Rule 8: a statement some candidate holds word for word but for a changed word quotes that
+  // place and misquotes it — unless another holds it word for word — whatever looser
+  // candidates hold by coverage.
+  if (!supports.some((s) => s.quote?.kind === 'words')) {
+    const mis = supports.find((s) => s.quote?.kind === 'changed');
+    if (mis) return { miss: true, reason: 'value-contradicted', detail: mis.quote!.asked.map((w, i) => `${w} (stated: ${mis.quote!.stated[i]})`).join(', ') };
+  }
   // A statement is its own claim (see supportOf): held by some candidate, or a miss.
   if (!a.question && !supports.some((s) => s.claim)) return { miss: true, reason: supports.some((s) => s.values.contradicted) ? 'value-contradicted' : 'value-not-stated', detail: a.query.slice(0, 120) };
   const specific = a.claim.length > 0;
@@ -517,6 +572,10 @@ export function answersText(a: QueryAnalysis, text: string, policy: MatchPolicy 
     const p = a.profile;
     const lower = lowered ?? text.toLowerCase();
     if (!p.quoted.every((q) => text.includes(q) || lower.includes(q.toLowerCase()))) return false;
+    // Rule 8: a text that misquotes the statement, or holds only a part of it, does not answer it.
+    const words = quoteWordsOf(a);
+    const quote = words ? quoteHold(words, text, lower) : null;
+    if (quote !== null && quote.kind !== 'words') return false;
     return p.quoted.length > 0 ? consistent(p, text) : matches(p, text, policy, lower);
   }
   const support = supportOf(a, { text, role: 'system', timestamp: 0, meta: null }, exact, policy);
