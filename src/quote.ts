@@ -37,11 +37,21 @@ export interface QuoteHold {
   asked: string[];
   /** What the span states in their place. */
   stated: string[];
+  /** `cut`: how many of the query's words lie beyond the span's edge. */
+  outside?: number;
 }
 
-/** The statement's words, lower-cased, and whether it is long enough to be read as a quote. */
-export function quoteWords(statement: string): string[] | null {
-  const words = statement.toLowerCase().match(WORD) ?? [];
+/** The word that opens a question: the asker's, not the quote's ("Did the library hold 179 books…"). */
+const ASKING = /^(?:who|whom|whose|what|which|when|where|why|how|did|do|does|is|are|was|were|has|have|had|can|could|should|would|will)$/;
+
+/**
+ * The query's words, lower-cased, or null when it is too short to be read as a quote. A
+ * question's opening question word is left out: "Did the library hold 179 books in total?"
+ * quotes "the library holds 179 books in total".
+ */
+export function quoteWords(query: string, question = false): string[] | null {
+  const words = query.toLowerCase().match(WORD) ?? [];
+  if (question && words.length > 0 && ASKING.test(words[0]!)) words.shift();
   return words.length >= QUOTE_MIN_WORDS ? words : null;
 }
 
@@ -109,7 +119,7 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
       // word for word: a changed word is told from the asker's own words around a quote
       // (`what did the tool call … print?`) only where every word of the statement is read.
       if (cut && (inside < QUOTE_MIN_WORDS || inside * 2 < n || asked.length > 0)) continue;
-      const hold: QuoteHold = { kind: asked.length > 0 ? 'changed' : cut ? 'cut' : 'words', asked, stated };
+      const hold: QuoteHold = { kind: asked.length > 0 ? 'changed' : cut ? 'cut' : 'words', asked, stated, ...(cut ? { outside: n - inside } : {}) };
       if (hold.kind === 'words') return hold;
       const rank = asked.length + (cut ? 0.5 : 0);
       if (rank < bestChanged) {

@@ -54,6 +54,16 @@
  *    image": the task states 3.8.12 and never docker); a quoted part does (the evidence
  *    itself). A part not resolved — no field marks parts, or its name is ambiguous — changes
  *    nothing.
+ * 8. The quote. A query of QUOTE_MIN_WORDS words or more that one candidate holds word for
+ *    word at one place but for a changed word (at most one in QUOTE_WORDS_PER_CHANGE: a
+ *    number shifted, a letter of an identifier, a word misspelled into another) is an
+ *    excerpt of that span, misquoted: a miss (`value-contradicted`), whatever a looser
+ *    candidate holds by coverage ("- DO NOT MODIFY: Tests, configvration files
+ *    (pyproject.toml, setup.cfg, etc.)" is not held by a span that only names
+ *    pyproject.toml and setup.cfg), unless some candidate holds it word for word. A question
+ *    is read without its opening question word, and after the rules above: its claim decides
+ *    first. A quote held up to a span's edge is read on in the span beside it
+ *    (settleCutQuote); words in src/quote.ts.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
@@ -432,7 +442,10 @@ export function settleCutQuote(a: QueryAnalysis, s: Support, text: string, neigh
   const joined = `${neighbour(-1) ?? ''}\n${text}\n${neighbour(1) ?? ''}`;
   const across = quoteHold(words, joined);
   if (across?.kind === 'words') s.quote = across;
-  else if (across?.kind === 'changed') {
+  // Changed only where the span beside it goes on with the quote: some word beyond the edge
+  // held there too. One word beyond the edge, and that one other, is the asker's own
+  // ("Was the TruncDate result…" of a span that starts at `TruncDate`), not a changed word.
+  else if (across?.kind === 'changed' && across.asked.length < (s.quote.outside ?? 0)) {
     s.quote = across;
     s.claim = false;
     s.values.contradicted = true;
@@ -443,7 +456,7 @@ export function settleCutQuote(a: QueryAnalysis, s: Support, text: string, neigh
 const statementWords = new WeakMap<QueryAnalysis, string[] | null>();
 function quoteWordsOf(a: QueryAnalysis): string[] | null {
   let w = statementWords.get(a);
-  if (w === undefined) statementWords.set(a, (w = quoteWords(a.query.trim())));
+  if (w === undefined) statementWords.set(a, (w = quoteWords(a.query.trim(), a.question)));
   return w;
 }
 
@@ -521,11 +534,9 @@ export function decideMiss(
     return { miss: true, reason: 'nothing-in-common', detail: a.terms.map((t) => t.term).join(', ') };
   // Rule 8: a statement some candidate holds word for word but for a changed word quotes that
   // place and misquotes it — unless another holds it word for word — whatever looser
-  // candidates hold by coverage.
-  if (!supports.some((s) => s.quote?.kind === 'words')) {
-    const mis = supports.find((s) => s.quote?.kind === 'changed');
-    if (mis) return { miss: true, reason: 'value-contradicted', detail: mis.quote!.asked.map((w, i) => `${w} (stated: ${mis.quote!.stated[i]})`).join(', ') };
-  }
+  // candidates hold by coverage. (A question: after the rules that read its claim.)
+  const misquote = misquoted(supports);
+  if (!a.question && misquote) return misquote;
   // A statement is its own claim (see supportOf): held by some candidate, or a miss.
   if (!a.question && !supports.some((s) => s.claim)) return { miss: true, reason: supports.some((s) => s.values.contradicted) ? 'value-contradicted' : 'value-not-stated', detail: a.query.slice(0, 120) };
   const specific = a.claim.length > 0;
@@ -554,7 +565,16 @@ export function decideMiss(
     const by = supports.find((s) => s.claim)?.speaker?.said;
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };
   }
+  if (misquote) return misquote;
   return { miss: false };
+}
+
+/** Rule 8's decision: the first candidate that misquotes the query, unless another holds it word for word. */
+function misquoted(supports: readonly Support[]): MissDecision | null {
+  if (supports.some((s) => s.quote?.kind === 'words')) return null;
+  const mis = supports.find((s) => s.quote?.kind === 'changed');
+  if (!mis) return null;
+  return { miss: true, reason: 'value-contradicted', detail: mis.quote!.asked.map((w, i) => `${w} (stated: ${mis.quote!.stated[i]})`).join(', ') };
 }
 
 /**

@@ -16,7 +16,8 @@ const RULES = 'DO NOT MODIFY: Tests, configuration files (pyproject.toml, setup.
 const ARRAYS =
   'THOUGHT: So:\n1. If both arrays are floating point types (standard numpy arrays), it uses `where_not_allclose`.\n2. If "P" is in `col.format` (VLA 32-bit), it compares rows one by one.';
 const BEFORE_EDGE = '## Hand-off\nOnce the migration has finished ';
-const AFTER_EDGE = 'copying the ledger rows (orders, invoices, refunds), run the reconciliation script twice\nand attach its report:\n\n```bash\n./reconcile --twice\n```';
+const AFTER_EDGE =
+  'copying the ledger rows (orders, invoices, refunds), run the reconciliation script twice\nand attach its report:\n\n```bash\n./reconcile --twice\n```';
 const EDGE_LINE = 'Once the migration has finished copying the ledger rows (orders, invoices, refunds), run the reconciliation script twice';
 const COMMAND = 'Bash(source venv/bin/activate && pytest --spec specs/library_spec.py)';
 
@@ -86,7 +87,10 @@ describe('what the rule leaves found', () => {
     ] as const) {
       const r = await store.search(q, { k: 10 });
       expect(r.miss, q).toBe(false);
-      expect(r.hits.map((h) => h.spanId), q).toContain(ids[id]);
+      expect(
+        r.hits.map((h) => h.spanId),
+        q,
+      ).toContain(ids[id]);
     }
   });
 
@@ -97,10 +101,16 @@ describe('what the rule leaves found', () => {
   });
 
   it("a question with the asker's words around a quoted command", async () => {
-    for (const q of [`what pytest summary line did the tool call \`⏺ ${COMMAND}…\` print?`, `what pytest summary line did the tool call ⏺ ${COMMAND}… print?`]) {
+    for (const q of [
+      `what pytest summary line did the tool call \`⏺ ${COMMAND}…\` print?`,
+      `what pytest summary line did the tool call ⏺ ${COMMAND}… print?`,
+    ]) {
       const r = await store.search(q, { k: 10 });
       expect(r.miss, q).toBe(false);
-      expect(r.hits.map((h) => h.spanId), q).toContain(ids.command);
+      expect(
+        r.hits.map((h) => h.spanId),
+        q,
+      ).toContain(ids.command);
     }
   });
 
@@ -108,7 +118,10 @@ describe('what the rule leaves found', () => {
     for (const q of ['which configuraton files must the agent not modify?', 'what files was I told never to change besides the tests?']) {
       const r = await store.search(q, { k: 10 });
       expect(r.miss, q).toBe(false);
-      expect(r.hits.map((h) => h.spanId), q).toContain(ids.rules);
+      expect(
+        r.hits.map((h) => h.spanId),
+        q,
+      ).toContain(ids.rules);
     }
   });
 });
@@ -126,7 +139,13 @@ describe('quoteHold', () => {
   it('a part cut by the text edge is read word for word only; a short statement is not read', () => {
     expect(quoteHold(words('when you have completed your work and cannot go on'), 'completed your work and cannot go on. Then')?.kind).toBe('cut');
     expect(quoteHold(words('when you have completed your work and cannot go on'), 'comppeted your work and cannot go on. Then')).toBeNull();
-    expect(quoteWords('a b c'.split(' ').slice(0, QUOTE_MIN_WORDS - 1).join(' '))).toBeNull();
+    expect(QUOTE_MIN_WORDS).toBe(4);
+    expect(quoteWords('one two three')).toBeNull();
+  });
+  it("a question's opening question word is the asker's, left out", () => {
+    expect(quoteWords('Did the library hold?', true)).toBeNull();
+    expect(quoteWords('Did the library hold 179 books?', true)).toEqual(['the', 'library', 'hold', '179', 'books']);
+    expect(quoteHold(words('the library hold 179 books'), 'The library holds 179 books in total.')?.kind).toBe('words');
   });
 });
 
