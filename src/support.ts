@@ -592,10 +592,10 @@ export function answersText(a: QueryAnalysis, text: string, policy: MatchPolicy 
     const p = a.profile;
     const lower = lowered ?? text.toLowerCase();
     if (!p.quoted.every((q) => text.includes(q) || lower.includes(q.toLowerCase()))) return false;
-    // Rule 8: a text that misquotes the statement, or holds only a part of it, does not answer it.
+    // Rule 8: a text that misquotes the statement does not answer it (one that holds a part
+    // of it up to its edge is judged as before: a summary has no span beside it).
     const words = quoteWordsOf(a);
-    const quote = words ? quoteHold(words, text, lower) : null;
-    if (quote !== null && quote.kind !== 'words') return false;
+    if (words && quoteHold(words, text, lower)?.kind === 'changed') return false;
     return p.quoted.length > 0 ? consistent(p, text) : matches(p, text, policy, lower);
   }
   const support = supportOf(a, { text, role: 'system', timestamp: 0, meta: null }, exact, policy);
