@@ -369,7 +369,8 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const fields = fieldText(span);
   // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
   // output of megabytes): they rank and explain; the claim is checked over the whole text.
-  const hay = `${span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower()}\n${fields}`;
+  const head = span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower();
+  const hay = `${head}\n${fields}`;
   const { matched, missing, held } = heldIn(a, hay);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lower().includes(q.toLowerCase()));
@@ -395,8 +396,10 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   // it holds up to its start or end is read on across that edge by search: settleCutQuote).
   let quote: QuoteHold | null = null;
   if (!exact) {
+    // Read in the text's first TERM_SCAN_CHARS, as the terms are: a question with nothing
+    // specific in it never lower-cases megabytes of tool output for this rule.
     const words = quoteWordsOf(a);
-    if (words) quote = quoteHold(words, span.text, lower());
+    if (words) quote = quoteHold(words, span.text, head);
     if (quote?.kind === 'changed') {
       claim = false;
       contradicted = true;
