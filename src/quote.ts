@@ -79,6 +79,10 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
     let seen = 0;
     for (let at = lower.indexOf(anchor); at >= 0 && seen < MAX_ANCHORS; at = lower.indexOf(anchor, at + 1)) {
       if (isWordChar(lower, at - 1) || isWordChar(lower, at + anchor.length)) continue;
+      // Only where a word beside the anchor is the statement's word beside it (one of the two
+      // may be the changed word): most occurrences of a word are no quote of the statement,
+      // and this is read without splitting anything into words.
+      if (!besideHolds(lower, at, anchor.length, pos > 0 ? words[pos - 1]! : null, pos + 1 < n ? words[pos + 1]! : null)) continue;
       seen++;
       const from = Math.max(0, at - reach);
       const to = Math.min(lower.length, at + anchor.length + reach);
@@ -129,6 +133,28 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
     }
   }
   return best;
+}
+
+/**
+ * Whether the word right before [at, at+len) is `before`, or the word right after it is
+ * `after` (a text edge on a side counts as held; no word on either side, as held): at most 8
+ * characters of punctuation and spacing between them.
+ */
+function besideHolds(lower: string, at: number, len: number, before: string | null, after: string | null): boolean {
+  if (before === null && after === null) return true;
+  if (after !== null) {
+    let j = at + len;
+    const stop = Math.min(lower.length, j + 8);
+    while (j < stop && !isWordChar(lower, j)) j++;
+    if (j >= lower.length || (lower.startsWith(after, j) && !isWordChar(lower, j + after.length))) return true;
+  }
+  if (before !== null) {
+    let j = at;
+    const stop = Math.max(0, j - 8);
+    while (j > stop && !isWordChar(lower, j - 1)) j--;
+    if (j === 0 || (j >= before.length && lower.startsWith(before, j - before.length) && !isWordChar(lower, j - before.length - 1))) return true;
+  }
+  return false;
 }
 
 function isWordChar(s: string, i: number): boolean {
