@@ -64,7 +64,7 @@ const sameWord = (a: string, b: string) => a === b || (/^\p{L}+$/u.test(a) && /^
  * positions: one of them may be the changed word), and read in a stretch of characters around
  * each: the text is never split into words as a whole.
  */
-export function quoteHold(words: readonly string[], text: string, lowered?: string): QuoteHold | null {
+export function quoteHold(words: readonly string[], text: string, lowered?: string, question = false): QuoteHold | null {
   const n = words.length;
   const lower = lowered ?? text.toLowerCase();
   const maxChanged = Math.max(1, Math.floor(n / QUOTE_WORDS_PER_CHANGE));
@@ -118,6 +118,11 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
         }
       }
       if (asked.length > maxChanged) continue;
+      // A question's words are the asker's: one of them differing from the span's is a changed
+      // value only when it is a value (a digit in it, asked or stated) or the span's word with
+      // one letter changed ("configvration"); "what is the on-call alias?" is no misquote of
+      // "… is the on-call rotation".
+      if (question && asked.some((w, i) => !/\d/.test(w) && !/\d/.test(stated[i]!) && !oneLetterApart(w, stated[i]!))) continue;
       const cut = inside < n;
       // A part cut by the span's edge is read only when it is most of the statement, and only
       // word for word: a changed word is told from the asker's own words around a quote
@@ -155,6 +160,16 @@ function besideHolds(lower: string, at: number, len: number, before: string | nu
     if (j === 0 || (j >= before.length && lower.startsWith(before, j - before.length) && !isWordChar(lower, j - before.length - 1))) return true;
   }
   return false;
+}
+
+/** Two words of the same length but for at most one letter, differing in one letter, or one letter inserted. */
+function oneLetterApart(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1 || a === b) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1);
+  const [long, short] = a.length > b.length ? [a, b] : [b, a];
+  return long.slice(i + 1) === short.slice(i);
 }
 
 function isWordChar(s: string, i: number): boolean {

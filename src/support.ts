@@ -62,7 +62,8 @@
  *    (pyproject.toml, setup.cfg, etc.)" is not held by a span that only names
  *    pyproject.toml and setup.cfg), unless some candidate holds it word for word. A question
  *    is read without its opening question word, and after the rules above: its claim decides
- *    first. A quote held up to a span's edge is read on in the span beside it
+ *    first; its differing word is a changed one only when it is a value or a one-letter
+ *    variant of the span's (its other words are the asker's). A quote held up to a span's edge is read on in the span beside it
  *    (settleCutQuote); words in src/quote.ts.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
@@ -399,8 +400,9 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     // Read in the text's first TERM_SCAN_CHARS, as the terms are: a question with nothing
     // specific in it never lower-cases megabytes of tool output for this rule.
     const words = quoteWordsOf(a);
-    if (words) quote = quoteHold(words, span.text, head);
-    if (quote?.kind === 'changed') {
+    if (words) quote = quoteHold(words, span.text, head, a.question);
+    // A question's claim is read by rules 1–7 first: its support is left as they judge it.
+    if (quote?.kind === 'changed' && !a.question) {
       claim = false;
       contradicted = true;
     }
@@ -443,15 +445,17 @@ export function settleCutQuote(a: QueryAnalysis, s: Support, text: string, neigh
   const words = quoteWordsOf(a);
   if (!words || s.quote?.kind !== 'cut') return;
   const joined = `${neighbour(-1) ?? ''}\n${text}\n${neighbour(1) ?? ''}`;
-  const across = quoteHold(words, joined);
+  const across = quoteHold(words, joined, undefined, a.question);
   if (across?.kind === 'words') s.quote = across;
   // Changed only where the span beside it goes on with the quote: some word beyond the edge
   // held there too. One word beyond the edge, and that one other, is the asker's own
   // ("Was the TruncDate result…" of a span that starts at `TruncDate`), not a changed word.
   else if (across?.kind === 'changed' && across.asked.length < (s.quote.outside ?? 0)) {
     s.quote = across;
-    s.claim = false;
-    s.values.contradicted = true;
+    if (!a.question) {
+      s.claim = false;
+      s.values.contradicted = true;
+    }
   }
 }
 
@@ -598,7 +602,7 @@ export function answersText(a: QueryAnalysis, text: string, policy: MatchPolicy 
     // Rule 8: a text that misquotes the statement does not answer it (one that holds a part
     // of it up to its edge is judged as before: a summary has no span beside it).
     const words = quoteWordsOf(a);
-    if (words && quoteHold(words, text, lower)?.kind === 'changed') return false;
+    if (words && quoteHold(words, text, lower, a.question)?.kind === 'changed') return false;
     return p.quoted.length > 0 ? consistent(p, text) : matches(p, text, policy, lower);
   }
   const support = supportOf(a, { text, role: 'system', timestamp: 0, meta: null }, exact, policy);

@@ -40,6 +40,8 @@ beforeAll(async () => {
   // One line of the instructions cut across two spans, as a host that splits long turns cuts it.
   add('before', 'user', BEFORE_EDGE);
   add('after', 'user', AFTER_EDGE);
+  add('alias', 'user', 'Note for later: the on-call alias is ops-kestrel-42.');
+  add('rotation', 'user', 'QUESTION: what is the on-call rotation?');
   add('command', 'assistant', `⏺ ${COMMAND}…\n  ⎿  test session starts\n     12 passed in 0.31s`);
   const out = await store.appendMany(turns);
   for (const k of Object.keys(ids)) ids[k] = out[ids[k]!]!;
@@ -112,6 +114,16 @@ describe('what the rule leaves found', () => {
         q,
       ).toContain(ids.command);
     }
+  });
+
+  it("a short question that a span asks word for word but for another noun: the asker's word, not a changed value", async () => {
+    const r = await store.search('what is the on-call alias?', { k: 10 });
+    expect(r.miss).toBe(false);
+    expect(r.hits.map((h) => h.spanId)).toContain(ids.alias);
+    // The same shape with a value changed is a misquote of what the span asks.
+    expect(quoteHold(quoteWords('what is the on-call rotation 2?', true)!, 'what is the on-call rotation 3?', undefined, true)?.kind).toBe('changed');
+    expect(quoteHold(quoteWords('what is the on-call alias?', true)!, 'what is the on-call rotation?', undefined, true)).toBeNull();
+    expect(quoteHold(quoteWords('what is the on-call rotaton?', true)!, 'what is the on-call rotation?', undefined, true)?.kind).toBe('changed');
   });
 
   it('a natural question with a typo of a common word, and a paraphrase', async () => {
