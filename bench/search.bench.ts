@@ -650,15 +650,23 @@ export async function runSearch(ctx: Ctx, data: BenchData): Promise<SearchOut> {
       if (p !== m.fact && np.trim().length > 0 && !normTexts.some((t) => t.includes(np))) facts.push(p);
     }
     let missed = 0;
-    const falseHits: string[] = [];
+    // Every false hit is kept (the probe, the span it came back with and that span's words
+    // around the probe's first word), so each one can be classified; the message names three.
+    const falseHits: { probe: string; spanId: number | undefined; via: string | undefined; span: string }[] = [];
     for (const f of facts) {
       const res = await store.search(f, { k: 10 });
       if (res.miss) missed++;
-      else if (falseHits.length < 3) falseHits.push(`${JSON.stringify(f.slice(0, 80))} -> span ${res.hits[0]?.spanId}`);
+      else {
+        const h = res.hits[0];
+        const first = f.trim().split(/\s+/)[0] ?? '';
+        const at = Math.max(0, h ? h.text.indexOf(first) : 0);
+        falseHits.push({ probe: f, spanId: h?.spanId, via: h?.via, span: h ? h.text.slice(Math.max(0, at - 20), at + f.length + 40) : '' });
+      }
     }
     const rate = facts.length ? missed / facts.length : 1;
     ctx.info.honestMisses = { probes: facts.length, missed, rate, falseHits };
-    check(ctx, 'honest misses on never-stated values (≥ 0.95)', facts.length > 0 && rate >= 0.95, `${missed}/${facts.length} perturbed never-stated facts came back "not in transcript"${falseHits.length ? `; false hits e.g. ${falseHits.join('; ')}` : ''}`);
+    const named = falseHits.slice(0, 3).map((x) => `${JSON.stringify(x.probe.slice(0, 80))} -> span ${x.spanId}`);
+    check(ctx, 'honest misses on never-stated values (≥ 0.95)', facts.length > 0 && rate >= 0.95, `${missed}/${facts.length} perturbed never-stated facts came back "not in transcript"${named.length ? `; false hits e.g. ${named.join('; ')}` : ''}`);
   }
 
   // ---- ContextWindow.recall on natural questions, first call each ------------------------

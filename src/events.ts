@@ -35,8 +35,11 @@ export interface RefusalEvent {
   anchors: number[];
   /** The largest divergence measured (0 when none was). */
   divergence: number;
-  /** Absent in refusals recorded before the field existed (anchor-not-retrievable). */
-  reason?: 'anchor-not-retrievable' | 'divergence' | 'invalid-request' | 'summary-range' | 'ungrounded';
+  /**
+   * Absent in refusals recorded before the field existed (anchor-not-retrievable). `io-error`:
+   * the pass's append failed on the disk (IO_ERROR, FSYNC_FAILED), not a fault of the request.
+   */
+  reason?: 'anchor-not-retrievable' | 'divergence' | 'invalid-request' | 'io-error' | 'summary-range' | 'ungrounded';
   detail?: string;
   spanIds?: number[];
 }

@@ -29,6 +29,17 @@ import { HIT_RATE_RISE, holdsRequired, LOCAL_PROBES, MIN_LOCAL_PAIRS, type Probe
 export type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 export { judgeAnchors, probeDivergence, type AnchorProbe } from './guard/anchors.js';
 
+/**
+ * The reason a pass that threw is recorded with: a summary range that does not match what it
+ * replaces, a failure of the disk under the pass's append (the request was sound: the same
+ * pass may succeed again), or a request the guard cannot take.
+ */
+function refusalReason(code: ErrorCode): 'summary-range' | 'io-error' | 'invalid-request' {
+  if (code === ErrorCode.SUMMARY_RANGE) return 'summary-range';
+  if (code === ErrorCode.IO_ERROR || code === ErrorCode.FSYNC_FAILED) return 'io-error';
+  return 'invalid-request';
+}
+
 export class CompactionGuard {
   private probeSet: Probe[] = [];
   /** Per anchor id: its stated fact, a never-stated perturbation and the digit runs every answer to that one holds (null: no usable pair). */
@@ -59,7 +70,7 @@ export class CompactionGuard {
           pass: this.store.state.passes + 1,
           anchors: [],
           divergence: 0,
-          reason: e.code === ErrorCode.SUMMARY_RANGE ? 'summary-range' : 'invalid-request',
+          reason: refusalReason(e.code),
           detail: `${e.code}: ${e.message.slice(0, 300)}`,
           spanIds: spanIds.slice(0, 64),
         });

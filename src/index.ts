@@ -8,7 +8,7 @@ export type { SpanStoreOptions, StoreProgress, TurnInput, Span, Hit, SearchOptio
 export type { CompactionRequest, CompactionReceipt, PassTiming } from './guard.js';
 export type { AuditReport, PinnedFact } from './audit.js';
 export type { Verdict, VerdictState, Evidence } from './verdict.js';
-export { HitRateMonitor, VerdictMonitor, MAX_AUDIT_INTERVAL } from './verdict.js';
+export { HitRateMonitor, VerdictMonitor, MAX_AUDIT_INTERVAL, HIT_RATE_HISTORY } from './verdict.js';
 export type { GuardEvent } from './events.js';
 export { detectAnchor, perturb } from './anchors.js';
 export {

@@ -168,8 +168,8 @@ export async function replay(dir: string, turns: WindowTurn[], o: ReplayOptions)
       audits: { run: audits.length, passed: audits.filter((e) => e.event.type === 'audit' && e.event.passed).length },
       verdict: store.verdict(),
       hitRate: {
-        min: hr.length ? Math.min(...hr.map((h) => h.hitRate)) : null,
-        max: hr.length ? Math.max(...hr.map((h) => h.hitRate)) : null,
+        min: store.hitRate.lowest,
+        max: store.hitRate.highest,
         perPass: hr,
       },
       questions,

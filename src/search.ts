@@ -16,7 +16,7 @@
 import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
-import { decideMiss, FRAME_TURNS, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
+import { decideMiss, FRAME_TURNS, settleCutQuote, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
 import { SLICE_MS, yieldToLoop } from './catchup.js';
 import { askedOutsideScope } from './scope.js';
 import { toSpan } from './store/spans.js';
@@ -427,6 +427,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     }
     judged.push({ c, span, support, score: rerankScore(c, support, a) });
   }
+  // Rule 8 of src/support.ts: a quote cut by a span's edge is read on in the span beside it.
+  for (const j of judged)
+    if (j.support.quote?.kind === 'cut')
+      settleCutQuote(a, j.support, j.span.text, (side) => {
+        const r = ctx.log.get(j.span.id + side);
+        return r && r.kind === j.c.kind ? r.text : null;
+      });
   if (a.question && a.claim.length > 0 && a.framing.length > 0) frameClaims(ctx, judged, a);
   const decide = (kind: number): MissDecision => {
     const js = judged.filter((j) => j.c.kind === kind).sort(byScore);

@@ -54,10 +54,22 @@
  *    image": the task states 3.8.12 and never docker); a quoted part does (the evidence
  *    itself). A part not resolved — no field marks parts, or its name is ambiguous — changes
  *    nothing.
+ * 8. The quote. A query of QUOTE_MIN_WORDS words or more that one candidate holds word for
+ *    word at one place but for a changed word (at most one in QUOTE_WORDS_PER_CHANGE: a
+ *    number shifted, a letter of an identifier, a word misspelled into another) is an
+ *    excerpt of that span, misquoted: a miss (`value-contradicted`), whatever a looser
+ *    candidate holds by coverage ("- DO NOT MODIFY: Tests, configvration files
+ *    (pyproject.toml, setup.cfg, etc.)" is not held by a span that only names
+ *    pyproject.toml and setup.cfg), unless some candidate holds it word for word. A question
+ *    is read without its opening question word, and after the rules above: its claim decides
+ *    first; its differing word is a changed one only when it is a value or a one-letter
+ *    variant of the span's (its other words are the asker's). A quote held up to a span's edge is read on in the span beside it
+ *    (settleCutQuote); words in src/quote.ts.
  */
 import { consistent, contextHolds, contradicts, matches, type MatchPolicy, DEFAULT_MATCH_POLICY, type QueryProfile } from './match.js';
 import { normalForm, type Party, type QueryAnalysis } from './query.js';
 import { isToolOutput } from './meta.js';
+import { quoteHold, quoteWords, type QuoteHold } from './quote.js';
 
 export interface Support {
   /** The query's content terms this span holds, verbatim or by normal form, and those it lacks. */
@@ -80,6 +92,13 @@ export interface Support {
   outOfFrame?: string[];
   /** A summary accepted ungrounded: the query's values it states that nothing it replaced stated (it is not evidence for them). */
   ungrounded?: string[];
+  /**
+   * Present when this span holds the query's words nearly in full at one place (rule 8,
+   * src/quote.ts): word for word (`words`), word for word but for a few changed words
+   * (`changed`: `asked` → `stated`; `claim` is then false), or word for word up to the span's
+   * start or end, the rest not found in the span beside it (`cut`: changes nothing).
+   */
+  quote?: QuoteHold;
 }
 
 /** The fields of a span that count for support besides its text. */
@@ -351,7 +370,8 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   const fields = fieldText(span);
   // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
   // output of megabytes): they rank and explain; the claim is checked over the whole text.
-  const hay = `${span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower()}\n${fields}`;
+  const head = span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower();
+  const hay = `${head}\n${fields}`;
   const { matched, missing, held } = heldIn(a, hay);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lower().includes(q.toLowerCase()));
@@ -373,6 +393,20 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     claim = r.held;
     contradicted = r.contradicted;
   }
+  // Rule 8: a query this span holds word for word but for a changed word misquotes it (one
+  // it holds up to its start or end is read on across that edge by search: settleCutQuote).
+  let quote: QuoteHold | null = null;
+  if (!exact) {
+    // Read in the text's first TERM_SCAN_CHARS, as the terms are: a question with nothing
+    // specific in it never lower-cases megabytes of tool output for this rule.
+    const words = quoteWordsOf(a);
+    if (words) quote = quoteHold(words, span.text, head, a.question);
+    // A question's claim is read by rules 1–7 first: its support is left as they judge it.
+    if (quote?.kind === 'changed' && !a.question) {
+      claim = false;
+      contradicted = true;
+    }
+  }
   const vMatched: string[] = [];
   const vMissing: string[] = [];
   for (const v of a.claim) {
@@ -390,6 +424,7 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     names: { matched: nMatched, missing: nMissing },
     claim,
   };
+  if (quote) s.quote = quote;
   if (a.party) s.speaker = { asked: partyLabel(a.party), ...saidBy(a.party, span) };
   if (a.time) s.time = { asked: a.time.text, match: span.timestamp >= a.time.from && span.timestamp <= a.time.to };
   else if (a.period) {
@@ -397,6 +432,39 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
     s.time = { asked: `${a.period.unit} ${a.period.n}`, match: re.test(fields) || re.test(lower()) };
   }
   return s;
+}
+
+/**
+ * Rule 8 across a span's edge: a span that holds the query word for word up to its start (or
+ * end) holds a part of it; the rest is read in the span before (or after) it, joined to it.
+ * Held word for word there, the quote is held (`words`); a word changed there makes it a
+ * misquote (`changed`: no claim). Neither found there, the span's support stays as it was. `neighbour(-1)` is the text of the span before, `neighbour(1)`
+ * of the one after (null when there is none of the same kind).
+ */
+export function settleCutQuote(a: QueryAnalysis, s: Support, text: string, neighbour: (side: -1 | 1) => string | null): void {
+  const words = quoteWordsOf(a);
+  if (!words || s.quote?.kind !== 'cut') return;
+  const joined = `${neighbour(-1) ?? ''}\n${text}\n${neighbour(1) ?? ''}`;
+  const across = quoteHold(words, joined, undefined, a.question);
+  if (across?.kind === 'words') s.quote = across;
+  // Changed only where the span beside it goes on with the quote: some word beyond the edge
+  // held there too. One word beyond the edge, and that one other, is the asker's own
+  // ("Was the TruncDate result…" of a span that starts at `TruncDate`), not a changed word.
+  else if (across?.kind === 'changed' && across.asked.length < (s.quote.outside ?? 0)) {
+    s.quote = across;
+    if (!a.question) {
+      s.claim = false;
+      s.values.contradicted = true;
+    }
+  }
+}
+
+/** The statement's words for rule 8 (quoteWords), once per query; null when it is too short. */
+const statementWords = new WeakMap<QueryAnalysis, string[] | null>();
+function quoteWordsOf(a: QueryAnalysis): string[] | null {
+  let w = statementWords.get(a);
+  if (w === undefined) statementWords.set(a, (w = quoteWords(a.query.trim(), a.question)));
+  return w;
 }
 
 const plurals = new Map<string, string[]>();
@@ -471,6 +539,11 @@ export function decideMiss(
   // words the transcript never uses are not evidence.
   if (a.terms.length > 0 && supports.every((s) => s.terms.matched.length === 0))
     return { miss: true, reason: 'nothing-in-common', detail: a.terms.map((t) => t.term).join(', ') };
+  // Rule 8: a statement some candidate holds word for word but for a changed word quotes that
+  // place and misquotes it — unless another holds it word for word — whatever looser
+  // candidates hold by coverage. (A question: after the rules that read its claim.)
+  const misquote = misquoted(supports);
+  if (!a.question && misquote) return misquote;
   // A statement is its own claim (see supportOf): held by some candidate, or a miss.
   if (!a.question && !supports.some((s) => s.claim)) return { miss: true, reason: supports.some((s) => s.values.contradicted) ? 'value-contradicted' : 'value-not-stated', detail: a.query.slice(0, 120) };
   const specific = a.claim.length > 0;
@@ -499,7 +572,16 @@ export function decideMiss(
     const by = supports.find((s) => s.claim)?.speaker?.said;
     return { miss: true, reason: 'other-party', detail: `said by ${by ?? 'another party'}, not ${partyLabel(a.party)}` };
   }
+  if (misquote) return misquote;
   return { miss: false };
+}
+
+/** Rule 8's decision: the first candidate that misquotes the query, unless another holds it word for word. */
+function misquoted(supports: readonly Support[]): MissDecision | null {
+  if (supports.some((s) => s.quote?.kind === 'words')) return null;
+  const mis = supports.find((s) => s.quote?.kind === 'changed');
+  if (!mis) return null;
+  return { miss: true, reason: 'value-contradicted', detail: mis.quote!.asked.map((w, i) => `${w} (stated: ${mis.quote!.stated[i]})`).join(', ') };
 }
 
 /**
@@ -517,6 +599,10 @@ export function answersText(a: QueryAnalysis, text: string, policy: MatchPolicy 
     const p = a.profile;
     const lower = lowered ?? text.toLowerCase();
     if (!p.quoted.every((q) => text.includes(q) || lower.includes(q.toLowerCase()))) return false;
+    // Rule 8: a text that misquotes the statement does not answer it (one that holds a part
+    // of it up to its edge is judged as before: a summary has no span beside it).
+    const words = quoteWordsOf(a);
+    if (words && quoteHold(words, text, lower, a.question)?.kind === 'changed') return false;
     return p.quoted.length > 0 ? consistent(p, text) : matches(p, text, policy, lower);
   }
   const support = supportOf(a, { text, role: 'system', timestamp: 0, meta: null }, exact, policy);

@@ -220,6 +220,9 @@ export class VerdictMonitor {
   }
 }
 
+/** Passes whose hit rate HitRateMonitor.history keeps (the newest). */
+export const HIT_RATE_HISTORY = 1024;
+
 /**
  * Hit rate over a probe set, per pass. The seed's tell: a lossless fallback shows a stable
  * or falling hit rate as the corpus grows; a jump means distinct spans collapsed into fewer,
@@ -228,10 +231,25 @@ export class VerdictMonitor {
  */
 export class HitRateMonitor {
   private last: number | null = null;
+  /**
+   * The last HIT_RATE_HISTORY passes' hit rates, oldest first: one point a pass, the oldest
+   * dropped past the bound (a session of a million passes must not hold a million points).
+   * The verdict reads only the last point; `lowest`/`highest` keep the extremes of every pass.
+   */
   readonly history: { pass: number; hitRate: number }[] = [];
+  /** The lowest and highest hit rate of every pass observed or restored, the dropped ones included (null before any). */
+  lowest: number | null = null;
+  highest: number | null = null;
 
   /** `riseLimit` is relative: 0.15 flags after > before * 1.15. */
   constructor(private readonly riseLimit = 0.15) {}
+
+  private record(pass: number, hitRate: number): void {
+    this.history.push({ pass, hitRate });
+    if (this.history.length > HIT_RATE_HISTORY) this.history.shift();
+    this.lowest = this.lowest === null ? hitRate : Math.min(this.lowest, hitRate);
+    this.highest = this.highest === null ? hitRate : Math.max(this.highest, hitRate);
+  }
 
   /**
    * Records one pass's hit rate; returns a description of the rise when it breaches the
@@ -241,7 +259,7 @@ export class HitRateMonitor {
   observe(pass: number, hits: number, probes: number, baseline?: number): { hitRate: number; before: number | null; rise: string | null } {
     const hitRate = probes === 0 ? 0 : hits / probes;
     const before = baseline ?? this.last;
-    this.history.push({ pass, hitRate });
+    this.record(pass, hitRate);
     this.last = hitRate;
     if (before === null || probes === 0) return { hitRate, before, rise: null };
     const rose = before === 0 ? hitRate > this.riseLimit : hitRate > before * (1 + this.riseLimit);
@@ -256,7 +274,7 @@ export class HitRateMonitor {
   restore(pass: number, hitRate: number | null): void {
     if (hitRate === null) return;
     // A live pass was observed already: its event, applied next, is the same point.
-    if (this.history.at(-1)?.pass !== pass) this.history.push({ pass, hitRate });
+    if (this.history.at(-1)?.pass !== pass) this.record(pass, hitRate);
     this.last = hitRate;
   }
 }
