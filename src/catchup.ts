@@ -1,8 +1,10 @@
 /**
- * Catch-up in slices on the thread pool: an index is brought up to the end of the log by
+ * Catch-up in slices off the JS thread: an index is brought up to the end of the log by
  * jobs that each index at most a budget of text bytes (NativeLexicalIndex /
  * NativeVectorIndex `catchUpAsync(log, …, limit, maxBytes)`). A job's records are copied out
- * of the log on the JS thread (the log is read nowhere else); the indexing runs on the pool,
+ * of the log on the JS thread (the log is read nowhere else); the indexing runs on the addon's
+ * write lane (native/napi/background.h WriteLane: threads of its own, so an append's indexing
+ * never waits in the libuv pool's queue behind a search's lookups),
  * in steps of about a millisecond under the index's lock, so a search meanwhile waits at
  * most one step and sees the index as it stands between records. The event loop only pays
  * for the copy.
@@ -11,7 +13,7 @@
  * so that the copy takes about {@link COPY_MS} (a cold log's pages fault in as they are
  * read), up to {@link MAX_SLICE_BYTES} (what one job holds in memory, and what a close
  * waits for). A job always indexes at least one record, so a backlog always moves. The two
- * indexes' jobs run side by side on the pool; after a long backlog their copies are taken in
+ * indexes' jobs run side by side on the lane; after a long backlog their copies are taken in
  * separate turns of the event loop.
  */
 import type { NativeEmbedder, NativeLexicalIndex, NativeSpanLog, NativeVectorIndex } from './native.js';

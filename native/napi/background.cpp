@@ -1,10 +1,125 @@
 #include "napi/background.h"
 
+#include <map>
+
 namespace spanguard {
 
 BackgroundCounters& Background() {
   static BackgroundCounters counters;
   return counters;
+}
+
+namespace {
+
+// One lane per JS environment (the main thread's, each worker's), made on its first job and
+// stopped by the environment's cleanup.
+std::mutex lanes_mu;
+std::map<napi_env, WriteLane*>& Lanes() {
+  static auto* lanes = new std::map<napi_env, WriteLane*>();
+  return *lanes;
+}
+
+}  // namespace
+
+WriteLane& WriteLane::Of(Napi::Env env) {
+  {
+    std::lock_guard<std::mutex> lock(lanes_mu);
+    auto it = Lanes().find(env);
+    if (it != Lanes().end()) return *it->second;
+  }
+  auto* lane = new WriteLane(env);
+  std::lock_guard<std::mutex> lock(lanes_mu);
+  Lanes()[env] = lane;
+  return *lane;
+}
+
+WriteLane::WriteLane(Napi::Env env) : env_(env) {
+  napi_value name = Napi::String::New(env, "spanguard:writeLane");
+  if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, this, &WriteLane::CallJs,
+                                      &tsfn_) != napi_ok) {
+    throw NativeError("IO_ERROR", "the write lane could not be made");
+  }
+  // Idle until a job is in the lane: an empty lane does not keep the process alive.
+  napi_unref_threadsafe_function(env, tsfn_);
+  napi_add_env_cleanup_hook(env, &WriteLane::Cleanup, this);
+}
+
+WriteLane::~WriteLane() = default;
+
+void WriteLane::Submit(std::unique_ptr<Task> task) {
+  if (in_lane_++ == 0) napi_ref_threadsafe_function(env_, tsfn_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued_.push_back(std::move(task));
+    // A job does not wait for another to end while the lane may grow: every thread busy, one more.
+    if (idle_ < queued_.size() && threads_.size() < kMaxThreads) threads_.emplace_back([this] { Loop(); });
+  }
+  cv_.notify_one();
+}
+
+void WriteLane::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    ++idle_;
+    cv_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
+    --idle_;
+    if (stopping_) return;
+    std::unique_ptr<Task> task = std::move(queued_.front());
+    queued_.pop_front();
+    lock.unlock();
+    task->Run();
+    // To the JS thread; the queue is unbounded, so the call does not block. It fails only once
+    // the environment is going away, and the job with it.
+    Task* done = task.release();
+    if (napi_call_threadsafe_function(tsfn_, done, napi_tsfn_nonblocking) != napi_ok) (void)done;
+    lock.lock();
+  }
+}
+
+void WriteLane::CallJs(napi_env env, napi_value, void* context, void* data) {
+  auto* task = static_cast<Task*>(data);
+  // No environment: the function is being torn down with it; the job is dropped unsettled.
+  if (env == nullptr || task == nullptr) return;
+  static_cast<WriteLane*>(context)->Complete(Napi::Env(env), task);
+}
+
+void WriteLane::Complete(Napi::Env env, Task* raw) {
+  std::unique_ptr<Task> task(raw);
+  {
+    Napi::HandleScope handles(env);
+    // As an AsyncWorker's completion: in a callback scope, so the microtasks that settling
+    // queued run when it closes.
+    Napi::CallbackScope scope(env, task->context_);
+    try {
+      task->Complete(env);
+    } catch (...) {
+    }
+    if (env.IsExceptionPending()) {
+      Napi::Error e = env.GetAndClearPendingException();
+      napi_fatal_exception(env, e.Value());
+    }
+  }
+  task.reset();
+  if (--in_lane_ == 0) napi_unref_threadsafe_function(env, tsfn_);
+}
+
+void WriteLane::Cleanup(void* self) {
+  auto* lane = static_cast<WriteLane*>(self);
+  {
+    std::lock_guard<std::mutex> lock(lanes_mu);
+    Lanes().erase(lane->env_);
+  }
+  {
+    std::lock_guard<std::mutex> lock(lane->mu_);
+    lane->stopping_ = true;
+  }
+  lane->cv_.notify_all();
+  // A thread finishes the job it runs; jobs not run, or run and not yet delivered, are dropped
+  // with the environment (their promises are never settled: nothing is left to see them).
+  for (auto& t : lane->threads_) t.join();
+  for (auto& t : lane->queued_) (void)t.release();
+  napi_release_threadsafe_function(lane->tsfn_, napi_tsfn_abort);
+  delete lane;
 }
 
 }  // namespace spanguard

@@ -1,5 +1,6 @@
-// Work that runs on the libuv thread pool and settles a promise on the JS thread: opening a
-// log (recovery, mapping), loading an index file, saving an index, catching an index up. The event loop keeps
+// Work that runs off the JS thread and settles a promise on it: opening a log (recovery,
+// mapping), loading an index file, saving an index, searching one (on the libuv thread pool),
+// catching an index up and group commit's fdatasync (on the write lane, WriteLane below). The event loop keeps
 // serving timers and sockets while it runs; only the short hand-over runs on the JS thread.
 //
 // Opening has two halves: `prepare*` builds the engine object on the pool and resolves with
@@ -14,8 +15,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,31 +41,92 @@ struct BackgroundCounters {
 };
 BackgroundCounters& Background();
 
-/// Runs `work` on the pool; on the JS thread afterwards resolves with `done(env)`, or rejects
-/// with the typed error `work` (or `done`) threw. `receiver`, when given, is kept alive until
-/// the job settles (a wrap whose engine the work uses). `settled` runs on the JS thread in
-/// either case, before the promise settles (a wrap clears its busy flag there).
-class BackgroundJob : public Napi::AsyncWorker {
+/// Where a background job runs.
+enum class Lane {
+  /// The libuv thread pool: opens, loads, saves, and the reads of searches and audits.
+  kPool,
+  /// The write lane (WriteLane): the jobs an append waits for, group commit's fdatasync and
+  /// the indexes' catch-up.
+  kWrite,
+};
+
+/// Threads of the addon's own, one set per JS environment, that run only the jobs an append
+/// waits for: group commit's fdatasync and the indexes' catch-up. On the libuv pool (four
+/// threads unless the host set UV_THREADPOOL_SIZE, first come first served) those queued
+/// behind whatever else the pool was given: a searcher's vector and BM25 lookups, whose cost
+/// grows with the store, so the appends' cycle grew with it (a burst's sync and catch-up each
+/// waited for a search job to end before they even started). Here they start at once: a
+/// thread is made when every thread is busy (at most kMaxThreads; past that they queue among
+/// themselves, in order). A finished job is handed back to the JS thread through a thread-safe
+/// function and settled there inside a callback scope of its own (microtasks run after it, as
+/// after an AsyncWorker); the function keeps the event loop alive only while a job is in the lane.
+class WriteLane {
+ public:
+  /// A job: Run() on a lane thread, then Complete() on the JS thread.
+  class Task {
+   public:
+    explicit Task(Napi::Env env, const char* name) : context_(env, name) {}
+    virtual ~Task() = default;
+    virtual void Run() = 0;
+    virtual void Complete(Napi::Env env) = 0;
+
+   private:
+    friend class WriteLane;
+    Napi::AsyncContext context_;
+  };
+
+  /// Most threads a lane makes (a store keeps at most three jobs in it at once: its log's sync
+  /// and its two indexes' catch-up).
+  static constexpr size_t kMaxThreads = 4;
+
+  /// The environment's lane, made on the first call (on the JS thread).
+  static WriteLane& Of(Napi::Env env);
+  /// Queues `task`; on the JS thread.
+  void Submit(std::unique_ptr<Task> task);
+
+  ~WriteLane();
+
+ private:
+  explicit WriteLane(Napi::Env env);
+  void Loop();
+  static void CallJs(napi_env env, napi_value, void* context, void* data);
+  void Complete(Napi::Env env, Task* task);
+  static void Cleanup(void* self);
+
+  napi_env env_;
+  /// Hands a finished job to the JS thread; referenced (keeping the loop alive) only while a
+  /// job is in the lane.
+  napi_threadsafe_function tsfn_ = nullptr;
+  size_t in_lane_ = 0;  ///< submitted, not yet completed (JS thread only)
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Task>> queued_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+/// What a background job does and how it settles, wherever it runs: `work` off the JS thread
+/// (a typed NativeError, or any other failure as IO_ERROR, is kept), then on the JS thread
+/// `settled` and the promise resolved with `done(env)` or rejected with the typed error.
+class JobBody {
  public:
   using Work = std::function<void()>;
   using Done = std::function<Napi::Value(Napi::Env)>;
   using Settled = std::function<void()>;
 
-  static Napi::Promise Queue(Napi::Env env, const char* name, Work work, Done done, Settled settled = nullptr,
-                             Napi::Object receiver = Napi::Object()) {
-    auto* job = new BackgroundJob(env, name);
-    if (!receiver.IsEmpty()) job->receiver_ = Napi::Persistent(receiver);
-    job->work_ = std::move(work);
-    job->done_ = std::move(done);
-    job->settled_ = std::move(settled);
-    job->queued_on_ = std::this_thread::get_id();
-    Napi::Promise promise = job->deferred_.Promise();
-    job->Napi::AsyncWorker::Queue();
-    return promise;
+  JobBody(Napi::Env env, Work work, Done done, Settled settled, Napi::Object receiver)
+      : deferred_(Napi::Promise::Deferred::New(env)),
+        work_(std::move(work)),
+        done_(std::move(done)),
+        settled_(std::move(settled)),
+        queued_on_(std::this_thread::get_id()) {
+    if (!receiver.IsEmpty()) receiver_ = Napi::Persistent(receiver);
   }
+  Napi::Promise Promise() const { return deferred_.Promise(); }
 
- protected:
-  void Execute() override {
+  /// Off the JS thread.
+  void Execute() {
     Background().jobs.fetch_add(1, std::memory_order_relaxed);
     if (std::this_thread::get_id() != queued_on_) Background().off_thread.fetch_add(1, std::memory_order_relaxed);
     try {
@@ -82,8 +146,8 @@ class BackgroundJob : public Napi::AsyncWorker {
     }
   }
 
-  void OnOK() override {
-    Napi::Env env = Env();
+  /// On the JS thread, once Execute returned.
+  void Settle(Napi::Env env) {
     if (settled_) settled_();
     if (!code_.empty()) {
       deferred_.Reject(MakeTypedError(env, code_, message_).Value());
@@ -96,15 +160,13 @@ class BackgroundJob : public Napi::AsyncWorker {
     }
   }
 
-  void OnError(const Napi::Error& e) override {
+  /// On the JS thread, for a job the pool could not run.
+  void Fail(const Napi::Error& e) {
     if (settled_) settled_();
     deferred_.Reject(e.Value());
   }
 
  private:
-  BackgroundJob(Napi::Env env, const char* name)
-      : Napi::AsyncWorker(env, name), deferred_(Napi::Promise::Deferred::New(env)) {}
-
   Napi::Promise::Deferred deferred_;
   Napi::ObjectReference receiver_;
   Work work_;
@@ -113,6 +175,51 @@ class BackgroundJob : public Napi::AsyncWorker {
   std::thread::id queued_on_;
   std::string code_;
   std::string message_;
+};
+
+/// Runs `work` on the pool (or, with Lane::kWrite, on the write lane); on the JS thread
+/// afterwards resolves with `done(env)`, or rejects with the typed error `work` (or `done`)
+/// threw. `receiver`, when given, is kept alive until the job settles (a wrap whose engine
+/// the work uses). `settled` runs on the JS thread in either case, before the promise settles
+/// (a wrap clears its busy flag there).
+class BackgroundJob : public Napi::AsyncWorker {
+ public:
+  using Work = JobBody::Work;
+  using Done = JobBody::Done;
+  using Settled = JobBody::Settled;
+
+  static Napi::Promise Queue(Napi::Env env, const char* name, Work work, Done done, Settled settled = nullptr,
+                             Napi::Object receiver = Napi::Object(), Lane lane = Lane::kPool) {
+    if (lane == Lane::kWrite) {
+      auto task = std::make_unique<LaneJob>(env, name, std::move(work), std::move(done), std::move(settled), receiver);
+      Napi::Promise promise = task->body.Promise();
+      WriteLane::Of(env).Submit(std::move(task));
+      return promise;
+    }
+    auto* job = new BackgroundJob(env, name, std::move(work), std::move(done), std::move(settled), receiver);
+    Napi::Promise promise = job->body_.Promise();
+    job->Napi::AsyncWorker::Queue();
+    return promise;
+  }
+
+ protected:
+  void Execute() override { body_.Execute(); }
+  void OnOK() override { body_.Settle(Env()); }
+  void OnError(const Napi::Error& e) override { body_.Fail(e); }
+
+ private:
+  BackgroundJob(Napi::Env env, const char* name, Work work, Done done, Settled settled, Napi::Object receiver)
+      : Napi::AsyncWorker(env, name), body_(env, std::move(work), std::move(done), std::move(settled), receiver) {}
+
+  struct LaneJob final : WriteLane::Task {
+    LaneJob(Napi::Env env, const char* name, Work work, Done done, Settled settled, Napi::Object receiver)
+        : WriteLane::Task(env, name), body(env, std::move(work), std::move(done), std::move(settled), receiver) {}
+    void Run() override { body.Execute(); }
+    void Complete(Napi::Env env) override { body.Settle(env); }
+    JobBody body;
+  };
+
+  JobBody body_;
 };
 
 /// An engine built on the pool, waiting for its class constructor to adopt it.
@@ -282,9 +389,10 @@ inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& 
   return std::make_shared<CopiedSlice>(source, r.from, r.end, r.max_bytes);
 }
 
-/// The lock between an index's pool jobs (a catch-up's steps, which write; idsAsync's read)
+/// The lock between an index's jobs off the JS thread (a catch-up's steps on the write lane, which
+/// write; searchAsync's and idsAsync's reads on the pool)
 /// and the JS thread's calls (search, phrase, ids, stats, high water, and the synchronous
-/// add/catchUp). A pool job holds it for one step at a time (a few KiB of text: about a
+/// add/catchUp). Such a job holds it for one step at a time (a few KiB of text: about a
 /// millisecond of indexing), and before each step lets the JS thread go first when it waits,
 /// so a call on the JS thread waits at most one step and always sees the index as it stands
 /// between records: every id below its high water indexed, none above. Sides are named by
@@ -298,7 +406,7 @@ class IndexLock {
     waiting_.fetch_sub(1, std::memory_order_acq_rel);
     return held;
   }
-  /// A pool job, around one step of its work.
+  /// A job off the JS thread (a catch-up step, a read on the pool), around one step of its work.
   std::unique_lock<std::mutex> PoolJob() {
     while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
     return std::unique_lock<std::mutex>(mu_);

@@ -269,7 +269,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
             });
           },
           [indexed](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*indexed)); },
-          [this]() { catching_ = false; }, Value());
+          [this]() { catching_ = false; }, Value(), Lane::kWrite);
     });
   }
 

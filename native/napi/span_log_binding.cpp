@@ -5,14 +5,14 @@
 // Group commit: an append is validated, given its ids and encoded into the log's staging buffer on the main thread;
 // it waits in `pending_` (log/sync_waiters.h; its promise made and kept by the JS append wrapper, or a napi deferred
 // for flush() and the native-only form). In the next check phase (setImmediate) every staged append of the burst is
-// written with one pwrite and one fdatasync starts on the libuv pool (an AsyncWorker, which also keeps the event loop
-// alive while promises wait), whatever the burst's size, so the event loop runs searches, compactions and the host's
-// own work while the disk flushes (a sync on the loop's thread saves two thread hops per burst, but holds every other
-// turn for the flush: milliseconds on a shared disk). Its one completion settles every append it covers (one JS call
-// for a run of wrapper-made promises). At most
-// one fdatasync is in flight per log; appends that land while it runs share the next one. Every read path (ReadLog,
-// UnwrapSpanSource) writes staged records first, so reads see every assigned id. `sync` mode fdatasyncs on the main
-// thread inside append: lowest latency, no thread hop, and a failure surfaces on the very call that wrote.
+// written with one pwrite and one fdatasync starts on the write lane (napi/background.h WriteLane: never queued behind
+// searches on the libuv pool; it keeps the event loop alive while promises wait), whatever the burst's size, so the
+// event loop runs searches, compactions and the host's own work while the disk flushes (a sync on the loop's thread
+// saves two thread hops per burst, but holds every other turn for the flush: milliseconds on a shared disk). Its one
+// completion settles every append it covers (one JS call for a run of wrapper-made promises). At most one fdatasync is
+// in flight per log; appends that land while it runs share the next one. Every read path (ReadLog, UnwrapSpanSource)
+// writes staged records first, so reads see every assigned id. `sync` mode fdatasyncs on the main thread inside append:
+// lowest latency, no thread hop, and a failure surfaces on the very call that wrote.
 #include <napi.h>
 
 #include <algorithm>
@@ -51,12 +51,14 @@ const char* const kKeyNames[kKeyCount] = {"id",      "kind",      "flags",  "rol
 
 class SpanLogWrap;
 
-class SyncWorker : public Napi::AsyncWorker {
+// A burst's fdatasync, on the write lane (napi/background.h): never queued behind searches
+// on the libuv pool.
+class SyncTask final : public WriteLane::Task {
  public:
-  SyncWorker(Napi::Env env, SpanLogWrap* wrap, SyncTarget target)
-      : Napi::AsyncWorker(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
-  void Execute() override { err_ = SpanLog::SyncFiles(target_); }
-  void OnOK() override;
+  SyncTask(Napi::Env env, SpanLogWrap* wrap, SyncTarget target)
+      : WriteLane::Task(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
+  void Run() override { err_ = SpanLog::SyncFiles(target_); }
+  void Complete(Napi::Env env) override;
 
  private:
   SpanLogWrap* wrap_;
@@ -290,8 +292,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     sync_in_flight_ = true;
     // The JS object must outlive the worker: a strong reference until OnSyncDone.
     Ref();
-    auto* w = new SyncWorker(env, this, log_->PrepareSync());
-    w->Queue();
+    WriteLane::Of(env).Submit(std::make_unique<SyncTask>(env, this, log_->PrepareSync()));
     // While the worker syncs: the zeros the next bursts will overwrite (span_log.h).
     log_->PrefillAhead();
   }
@@ -909,14 +910,14 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
   std::vector<char16_t> u16_;
   uint32_t max_text_bytes_cached_ = 0;
 
-  friend class SyncWorker;
+  friend class SyncTask;
   friend class CloseWorker;
   friend SpanSource* spanguard::UnwrapSpanSource(Napi::Env env, Napi::Value value);
 };
 
-void SyncWorker::OnOK() {
+void SyncTask::Complete(Napi::Env env) {
   try {
-    wrap_->OnSyncDone(Env(), target_, err_);
+    wrap_->OnSyncDone(env, target_, err_);
   } catch (...) {
     // Never let an exception escape a libuv callback; the promises stay rejected/resolved as far as they got.
   }

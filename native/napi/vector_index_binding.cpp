@@ -434,7 +434,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
             catching_ = false;
             embedder_ref_.Reset();
           },
-          Value());
+          Value(), Lane::kWrite);
     });
   }
 
