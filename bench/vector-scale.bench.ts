@@ -12,7 +12,9 @@
  *   --cache DIR: keep the built, unpartitioned index and the exact answers under
  *   DIR/vector-<scale>[-repeat] and reopen them on the next run instead of embedding again;
  *   --corpus repeat: the real turns repeated with a distinct suffix word per copy instead of
- *   the generator)
+ *   the generator; --corpus topics: every span generated about one of 2,000 topics, below;
+ *   --margins 0.2:8,inf:16:16384,…: the partitioned search again with probeMargin (inf: none),
+ *   the cap's share of the rows (1/8 here) and the pool, one reopen each)
  *
  * Vectors: the built-in embedder (256 dims) over the bench's spans, embedded on two worker
  * threads and added in chunks, so the texts of 10^7 spans are never held at once. Corpus
@@ -20,11 +22,19 @@
  * the rest come from the generator seeded per chunk of 10^5 — sentences of random words from a
  * small vocabulary, spread evenly, unlike real embeddings, which gather by topic. Corpus
  * `repeat`: the real turns' pieces (≈1.6·10^5) repeated, each copy with the suffix ` copy<k>`,
- * so every text has near-duplicates (bench/hybrid-scale.ts's `repeat`).
+ * so every text has near-duplicates (bench/hybrid-scale.ts's `repeat`). Corpus `topics`: all N
+ * spans from bench/data.ts's topicGenerator, chunk k of 10^5 seeded on its own — each span
+ * about one of 2,000 topics (its own made-up vocabulary, Zipf within it, a subtopic's share
+ * of it, 30% common function words, some words of a second topic). Real sessions are
+ * topical: their embeddings gather by subject, which is what a partition (or a graph) uses;
+ * `gen`'s uniform words spread every span evenly, the adversarial case. Both are kept, and
+ * both are reported.
  *
  * Queries: quotes of 60-200 characters cut from spans drawn uniformly over all N (the
  * near-exact query the guard asks), and the natural questions of ../shared/data/natural-questions
- * (far from every span: the hard case for signatures).
+ * (far from every span: the hard case for signatures); with `topics`, instead of the latter,
+ * generated topical questions (bench/data.ts topicQuestions: 2–5 words of one topic in a
+ * question template, not substrings of any span).
  *
  * Truth and recall: the exact scan of the same index (`search(..., 'exact')`, top-100 kept),
  * so recall measures the strategy, not f16. Two recalls are printed for every figure:
@@ -168,7 +178,16 @@ async function main(): Promise<void> {
         if (!(margin >= 0) || !(share > 0 && share <= 1) || !(rerank >= 1)) throw new Error(`--margins: ${x} is not margin|inf[:cap denominator[:pool]]`);
         return { margin, share, rerank };
       });
-    await run(ctx, { N, Q, native, shares, margins, cache: values.cache ? path.resolve(values.cache, `vector-${tag}`) : null, corpus: corpus as Corpus, progress: () => record(true) });
+    await run(ctx, {
+      N,
+      Q,
+      native,
+      shares,
+      margins,
+      cache: values.cache ? path.resolve(values.cache, `vector-${tag}`) : null,
+      corpus: corpus as Corpus,
+      progress: () => record(true),
+    });
   } catch (e) {
     ctx.checks.push({ name: 'bench ran to completion', ok: false, detail: String((e as Error).stack ?? e) });
     console.error(e);
@@ -307,11 +326,24 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
   };
   ctx.info.data =
     corpus === 'topics'
-      ? { spans: N, corpus, topics: TOPIC_COUNT, detail: 'every span generated about one of the topics (bench/data.ts topicGenerator); questions generated from one topic each (topicQuestions)' }
+      ? {
+          spans: N,
+          corpus,
+          topics: TOPIC_COUNT,
+          detail: 'every span generated about one of the topics (bench/data.ts topicGenerator); questions generated from one topic each (topicQuestions)',
+        }
       : corpus === 'repeat'
-      ? { spans: N, corpus, real: realTexts.length, detail: `${realTexts.length} real pieces repeated to ${N}, each copy with a distinct suffix word`, sources: data.sources.filter((x) => x !== 'generator') }
-      : { spans: N, corpus, real: data.real, generated: N - data.real, sources: [...data.sources, ...(N > BASE ? ['generator chunks'] : [])] };
-  ctx.log(`vectors: ${N} (${corpus === 'topics' ? `topical spans over ${TOPIC_COUNT} topics` : corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : `${data.real} real turns' pieces, the rest generated`}), ${DIMS} dims`);
+        ? {
+            spans: N,
+            corpus,
+            real: realTexts.length,
+            detail: `${realTexts.length} real pieces repeated to ${N}, each copy with a distinct suffix word`,
+            sources: data.sources.filter((x) => x !== 'generator'),
+          }
+        : { spans: N, corpus, real: data.real, generated: N - data.real, sources: [...data.sources, ...(N > BASE ? ['generator chunks'] : [])] };
+  ctx.log(
+    `vectors: ${N} (${corpus === 'topics' ? `topical spans over ${TOPIC_COUNT} topics` : corpus === 'repeat' ? 'real turns repeated with distinct suffixes' : `${data.real} real turns' pieces, the rest generated`}), ${DIMS} dims`,
+  );
 
   // ---- the unpartitioned base index: built (embed on two workers, add in chunks) or reopened ---
   const base = cache ?? ctx.tmp('vec-base');
@@ -370,13 +402,16 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
     quoteTexts.push(t.slice(s, s + len));
   }
   const nq = path.resolve(packageRoot, '..', 'shared', 'data', 'natural-questions', 'questions.jsonl');
-  const questionTexts = corpus === 'topics' ? topicQuestions(Q, 0x9e57) : fs.existsSync(nq)
-    ? fs
-        .readFileSync(nq, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as { question: string }).question)
-    : [];
+  const questionTexts =
+    corpus === 'topics'
+      ? topicQuestions(Q, 0x9e57)
+      : fs.existsSync(nq)
+        ? fs
+            .readFileSync(nq, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => (JSON.parse(l) as { question: string }).question)
+        : [];
   const embedder = new native.Embedder(DIMS);
   const toRows = (ts: string[]) => {
     const m = embedder.embed(ts);
@@ -427,9 +462,18 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
       value: pct(gap100, 0.5),
       unit: 'cosine distance',
       better: 'higher',
-      note: `10th neighbour's distance: median ${pct(t.map((x) => x.d[9]!), 0.5).toFixed(4)}; 90th percentile of rows within ${EPS}: ${pct(within, 0.9)}`,
+      note: `10th neighbour's distance: median ${pct(
+        t.map((x) => x.d[9]!),
+        0.5,
+      ).toFixed(4)}; 90th percentile of rows within ${EPS}: ${pct(within, 0.9)}`,
     });
-    ctx.info[`gap.${set.key}`] = { gap11Median: pct(gap11, 0.5), gap100Median: pct(gap100, 0.5), tiedShare: tied, withinMedian: pct(within, 0.5), withinP90: pct(within, 0.9) };
+    ctx.info[`gap.${set.key}`] = {
+      gap11Median: pct(gap11, 0.5),
+      gap100Median: pct(gap100, 0.5),
+      tiedShare: tied,
+      withinMedian: pct(within, 0.5),
+      withinP90: pct(within, 0.9),
+    };
   }
 
   progress();
@@ -491,8 +535,20 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
       better: 'lower',
       note: `target at 10^7: p50 ≤ 10 ms at recall@10 ≥ 0.95; probed per query: ${probed}`,
     });
-    check(ctx, `partitioned strict recall@10 vs the exact scan, ${set.name} (≥ 0.95)`, ivf.recall >= 0.95, `r = ${ivf.recall.toFixed(4)}, ra = ${ivf.recallAnn.toFixed(4)} over ${set.qs.length} queries`, set.key === 'questions');
-    check(ctx, `partitioned ann-benchmarks recall@10, ${set.name} (≥ 0.95)`, ivf.recallAnn >= 0.95, `ra = ${ivf.recallAnn.toFixed(4)} over ${set.qs.length} queries`, set.key === 'questions');
+    check(
+      ctx,
+      `partitioned strict recall@10 vs the exact scan, ${set.name} (≥ 0.95)`,
+      ivf.recall >= 0.95,
+      `r = ${ivf.recall.toFixed(4)}, ra = ${ivf.recallAnn.toFixed(4)} over ${set.qs.length} queries`,
+      set.key === 'questions',
+    );
+    check(
+      ctx,
+      `partitioned ann-benchmarks recall@10, ${set.name} (≥ 0.95)`,
+      ivf.recallAnn >= 0.95,
+      `ra = ${ivf.recallAnn.toFixed(4)} over ${set.qs.length} queries`,
+      set.key === 'questions',
+    );
     if (N >= 1e7) check(ctx, `partitioned p50 at 10^7 ≤ 10 ms, ${set.name}`, ivf.p50 <= 10_000, `p50 ${(ivf.p50 / 1000).toFixed(2)} ms`);
   }
   const memory = Number(ix.stats().memoryBytes);
@@ -538,7 +594,18 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
     better: 'lower',
   });
   ix.close();
-  ctx.info.vectorScale = { lists: st.listsRaw, distinct, partitionMs, saveMs, openMs, vectorsBin, snapshot: snap, memoryBytes: memory, options: STORE_OPTS, cache };
+  ctx.info.vectorScale = {
+    lists: st.listsRaw,
+    distinct,
+    partitionMs,
+    saveMs,
+    openMs,
+    vectorsBin,
+    snapshot: snap,
+    memoryBytes: memory,
+    options: STORE_OPTS,
+    cache,
+  };
   progress();
 
   // ---- --margins: the partitioned search with other probeMargin and caps (one reopen each) ----
@@ -590,14 +657,7 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
 }
 
 /** Embeds spans [0, N) on two workers and adds them in order in chunks; returns µs per vector added. */
-async function build(
-  ctx: Ctx,
-  ix: NativeVectorIndex,
-  N: number,
-  corpus: Corpus,
-  baseTexts: string[],
-  repeatText: (i: number) => string,
-): Promise<number> {
+async function build(ctx: Ctx, ix: NativeVectorIndex, N: number, corpus: Corpus, baseTexts: string[], repeatText: (i: number) => string): Promise<number> {
   const workers = [0, 1].map(() => new Worker(fileURLToPath(import.meta.url)));
   const pending = new Map<number, Float32Array>();
   let waiting: (() => void) | null = null;
@@ -614,7 +674,13 @@ async function build(
     if (sent >= ranges.length) return;
     const [from, to] = ranges[sent]!;
     const texts =
-      corpus === 'topics' ? undefined : corpus === 'repeat' ? Array.from({ length: to - from }, (_, j) => repeatText(from + j)) : from < BASE ? baseTexts.slice(from, to) : undefined;
+      corpus === 'topics'
+        ? undefined
+        : corpus === 'repeat'
+          ? Array.from({ length: to - from }, (_, j) => repeatText(from + j))
+          : from < BASE
+            ? baseTexts.slice(from, to)
+            : undefined;
     workers[sent % 2]!.postMessage({ from, to, ...(texts ? { texts } : {}), ...(corpus === 'topics' ? { topics: true } : {}) });
     sent++;
   };
