@@ -90,9 +90,9 @@ function chunkTexts(k: number): string[] {
 }
 
 /** Texts of topical spans [k·CHUNK, (k+1)·CHUNK): chunk k has its own seed (bench/data.ts topicGenerator). */
-function topicChunkTexts(k: number): string[] {
+function topicChunkTexts(k: number, upTo = CHUNK): string[] {
   const gen = topicGenerator(0x70c5 + k);
-  return Array.from({ length: CHUNK }, () => gen().text);
+  return Array.from({ length: upTo }, () => gen().text);
 }
 
 type Corpus = 'gen' | 'repeat' | 'topics';
@@ -389,7 +389,8 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
     if (corpus === 'repeat') t = repeatText(i);
     else if (corpus === 'topics') {
       const k = Math.floor(i / CHUNK);
-      if (k !== chunk) (texts = topicChunkTexts(k)), (chunk = k);
+      // Only as far into the chunk as its last pick: generating a whole chunk takes seconds.
+      if (k !== chunk) (texts = topicChunkTexts(k, 1 + Math.max(...picks.filter((x) => Math.floor(x / CHUNK) === k).map((x) => x % CHUNK)))), (chunk = k);
       t = texts[i % CHUNK]!;
     } else if (i < BASE) t = baseTexts[i]!;
     else {
