@@ -244,3 +244,128 @@ export function naturalQuestions(): { question: string; category: string }[] {
       return w >= 5 && w <= 20;
     });
 }
+
+// ------------------------------------------------------------------ topical generator
+
+/**
+ * A generated corpus with the structure real text has: sessions are about something. The
+ * uniform generator above draws every word from one small vocabulary, so any two of its
+ * spans are about equally far apart: the adversarial case for any index that groups rows
+ * (a coarse partition, a graph). Here each span is about one of TOPIC_COUNT topics, each
+ * with its own vocabulary of TOPIC_VOCAB made-up phrases of 1–3 words (random letters, so
+ * two topics share no word by design):
+ *   - about 30% of a span's words are common function words (Zipf over COMMON), shared by
+ *     every topic;
+ *   - of the rest, 90% come from the span's topic, 10% from a second topic drawn for the
+ *     span (the way a session strays into a neighbouring subject);
+ *   - a topic's phrases are drawn Zipf (exponent TOPIC_ZIPF) over its vocabulary, half of
+ *     them from the top of it (what every span of the topic shares), half from one of
+ *     SUBTOPICS offsets into it (what the spans of one subtopic share besides);
+ *   - topics and subtopics are drawn uniformly.
+ * Through the built-in embedder (256 dims, feature hashing), two spans of one subtopic lie
+ * at a median cosine similarity of about 0.5, of one topic 0.3, of two topics 0.05 (standard
+ * deviation 0.067: the hashing's noise floor at 256 dims). A weaker topic signal (a flatter
+ * Zipf, 40% function words) left same-topic pairs inside the noise of 10⁶ others, which is no
+ * structure at the top-10. Deterministic: everything comes from the seed.
+ */
+export const TOPIC_COUNT = 2000;
+const TOPIC_VOCAB = 200;
+const SUBTOPICS = 8;
+/** Zipf exponent of a topic's words: its most frequent phrase is about 38% of its words in a span. */
+const TOPIC_ZIPF = 1.5;
+const COMMON =
+  'the a of to in and is for that this with on as it be by we from are at or was not but should will can has have you our its into than then there their them they these what which when where how why also only just more some any all each other out about over after before while'.split(
+    ' ',
+  );
+const LETTERS = [...'abcdefghijklmnopqrstuvwxyz'];
+
+/** Cumulative Zipf (s = 1) weights over n ranks, normalized to 1. */
+function zipfCdf(n: number, exponent = 1): Float64Array {
+  const c = new Float64Array(n);
+  let s = 0;
+  for (let k = 0; k < n; k++) c[k] = s += (k + 1) ** -exponent;
+  for (let k = 0; k < n; k++) c[k]! /= s;
+  return c;
+}
+const ZIPF_TOPIC = zipfCdf(TOPIC_VOCAB, TOPIC_ZIPF);
+const ZIPF_COMMON = zipfCdf(COMMON.length);
+
+function zipfRank(cdf: Float64Array, u: number): number {
+  let lo = 0;
+  let hi = cdf.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cdf[mid]! < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const vocabs = new Map<number, string[]>();
+/** Topic t's vocabulary: TOPIC_VOCAB made-up words of 2–4 syllables, from a hash of (t, rank). */
+function topicVocab(t: number): string[] {
+  let v = vocabs.get(t);
+  if (v) return v;
+  const r = rng(0x70b1c000 + t * 7919);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const word = () => {
+    let w = '';
+    const n = 4 + Math.floor(r() * 6);
+    for (let i = 0; i < n; i++) w += pick(LETTERS);
+    return w;
+  };
+  v = Array.from({ length: TOPIC_VOCAB }, () => Array.from({ length: 1 + Math.floor(r() * 3) }, word).join(' '));
+  vocabs.set(t, v);
+  return v;
+}
+
+/** A word of topic t, subtopic sub: Zipf over the topic's vocabulary from the subtopic's offset. */
+function topicWord(t: number, sub: number, u: number): string {
+  const v = topicVocab(t);
+  if (u < 0.5) return v[zipfRank(ZIPF_TOPIC, 2 * u)]!;
+  return v[(zipfRank(ZIPF_TOPIC, 2 * u - 1) + sub * Math.floor(TOPIC_VOCAB / SUBTOPICS)) % TOPIC_VOCAB]!;
+}
+
+/** Deterministic topical spans (300–520 characters of sentences); see TOPIC_COUNT. */
+export function topicGenerator(seed: number): () => { topic: number; sub: number; text: string } {
+  const r = rng(seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  return () => {
+    const t = int(0, TOPIC_COUNT - 1);
+    const sub = int(0, SUBTOPICS - 1);
+    const t2 = int(0, TOPIC_COUNT - 1);
+    const sub2 = int(0, SUBTOPICS - 1);
+    const word = () => {
+      if (r() < 0.3) return COMMON[zipfRank(ZIPF_COMMON, r())]!;
+      return r() < 0.9 ? topicWord(t, sub, r()) : topicWord(t2, sub2, r());
+    };
+    const target = int(300, 480);
+    let text = '';
+    while (text.length < target) {
+      const w = Array.from({ length: int(8, 18) }, word);
+      w[0] = w[0]!.charAt(0).toUpperCase() + w[0]!.slice(1);
+      text += `${text ? ' ' : ''}${w.join(' ')}.`;
+    }
+    return { topic: t, sub, text: text.slice(0, target + 40) };
+  };
+}
+
+/**
+ * Questions about the topical corpus, shaped like natural ones (5–20 words): 2–5 distinct
+ * words of one topic and subtopic (drawn as the spans draw them) set in a template of common
+ * words. Not substrings of any span: the topic words come without the span's order or
+ * neighbours.
+ */
+export function topicQuestions(n: number, seed: number): string[] {
+  const r = rng(seed);
+  const out: string[] = [];
+  while (out.length < n) {
+    const t = Math.floor(r() * TOPIC_COUNT);
+    const sub = Math.floor(r() * SUBTOPICS);
+    const k = 2 + Math.floor(r() * 4);
+    const words = new Set<string>();
+    for (let guard = 0; words.size < k && guard < 50; guard++) words.add(topicWord(t, sub, r()));
+    out.push(TEMPLATES[Math.floor(r() * TEMPLATES.length)]!([...words]));
+  }
+  return out;
+}

@@ -313,10 +313,15 @@ export interface NativeVectorIndexOptions {
    * nearest lists (default Infinity: never — on the bench's generated vectors the nearest lists to 1/16 of the rows hold 0.81 of a query's exact top-10 at 10⁶, against the full scan's 0.99). See docs/VECTOR_FORMAT.md, "Partitions".
    */
   partitionAbove?: number;
-  /** Partitioned: a query takes the nearest lists until it has at least this many rows (default 16,384) ... */
+  /** Partitioned: a query takes the nearest lists up to a cap of this many rows (default 16,384) ... */
   probeMin?: number;
-  /** ... and this share of the namespace (default 1/16). */
+  /** ... or this share of the namespace, whichever is more (default 1/16). */
   probeShare?: number;
+  /**
+   * Partitioned: past the nearest list, a list is taken only while its centroid lies within
+   * this cosine distance of the nearest centroid's (default Infinity: up to the cap).
+   */
+  probeMargin?: number;
   /** Partitioned: candidates reranked exactly per query (default 4,096), whatever the namespace's size. */
   probeRerank?: number;
   /** HNSW parameters (defaults 16 / 128 / 64). */

@@ -147,6 +147,12 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         if (!(x >= 0 && x <= 1)) Invalid(env, "VectorIndex: probeShare must be a number in [0, 1]");
         opts.probe_share = x;
       }
+      Napi::Value probe_margin = o.Get("probeMargin");
+      if (!probe_margin.IsUndefined()) {
+        double x = probe_margin.IsNumber() ? probe_margin.As<Napi::Number>().DoubleValue() : -1;
+        if (!(x >= 0)) Invalid(env, "VectorIndex: probeMargin must be a number >= 0 (or Infinity)");
+        opts.probe_margin = x;
+      }
       size_opt("probeRerank", &opts.probe_rerank, 1, 1e9);
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
@@ -697,6 +703,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("probeMin", Napi::Number::New(env, static_cast<double>(ix.options().probe_min)));
       s.Set("probeShare", Napi::Number::New(env, ix.options().probe_share));
       s.Set("probeRerank", Napi::Number::New(env, static_cast<double>(ix.options().probe_rerank)));
+      s.Set("probeMargin", Napi::Number::New(env, ix.options().probe_margin));
+      const VectorIndex::ProbeCounts probes = ix.probe_counts();
+      s.Set("probedQueries", Napi::Number::New(env, static_cast<double>(probes.queries)));
+      s.Set("probedLists", Napi::Number::New(env, static_cast<double>(probes.lists)));
+      s.Set("probedRows", Napi::Number::New(env, static_cast<double>(probes.rows)));
       s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
       s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
       s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));

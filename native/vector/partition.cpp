@@ -284,16 +284,21 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
   std::nth_element(list_order_.begin(), list_order_.begin() + sorted, list_order_.end());
   std::sort(list_order_.begin(), list_order_.begin() + sorted);
 
-  // Hamming distances of the taken lists' rows.
+  // Hamming distances of the taken lists' rows: the nearest list, then the next ones while
+  // their centroid lies within probe_margin of the nearest's and the cap is not reached.
   size_t probed = 0;
+  size_t taken = 0;
+  const double reach = static_cast<double>(list_order_[0].first) + options_.probe_margin;
   for (size_t i = 0; i < p.lists && probed < probe; ++i) {
     if (i == sorted) {
       std::sort(list_order_.begin() + sorted, list_order_.end());
       sorted = p.lists;
     }
+    if (static_cast<double>(list_order_[i].first) > reach) break;
     const uint32_t l = list_order_[i].second;
     const auto& rows = p.rows[l];
     if (rows.empty()) continue;
+    ++taken;
     const size_t nb = (rows.size() + 7) / 8;
     if (hamming_.size() < probed + nb * 8) hamming_.resize(std::max(probed + nb * 8, hamming_.size() * 2));
     if (cand_.size() < probed + nb * 8) cand_.resize(std::max(probed + nb * 8, cand_.size() * 2));
@@ -302,6 +307,9 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
     std::memcpy(cand_.data() + probed, rows.data(), rows.size() * 4);
     probed += rows.size();
   }
+  ++probe_counts_.queries;
+  probe_counts_.lists += taken;
+  probe_counts_.rows += probed;
 
   // The pool: the `probe_rerank` smallest Hamming distances, ties at the cut by row order. Not
   // a share of the namespace: the rows probed are a share of it already, and the rerank's

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -72,6 +73,12 @@ struct VectorIndexOptions {
   /// by Hamming distance exactly (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
   size_t probe_min = 16384;
   double probe_share = 1.0 / 16;
+  /// binary, partitioned: past the nearest list, a list is taken only while its centroid
+  /// lies within this cosine distance of the nearest centroid's (and the rows taken are
+  /// under the cap above). A query inside a cluster takes the few lists around it; a query
+  /// between clusters, or on data with none, takes more, up to the cap. Infinity: the cap
+  /// alone decides.
+  double probe_margin = std::numeric_limits<double>::infinity();
   /// binary, partitioned: the pool reranked per query, whatever the namespace's size: the
   /// rerank reads one row at random per candidate, so a pool that grows with the namespace
   /// makes the search linear again (at 10^7, size / 128 is 78,125 random rows a query).
@@ -238,6 +245,13 @@ class VectorIndex {
   /// Bytes of rows held in anonymous memory (0 when they are read from the mapped file).
   size_t rows_heap_bytes() const noexcept { return raw_.flat.rows.capacity() + summary_.flat.rows.capacity(); }
   const char* isa_name() const noexcept { return metric_.isa_name(); }
+  /// Partitioned searches since the open, and the lists and rows they probed in all.
+  struct ProbeCounts {
+    uint64_t queries = 0;
+    uint64_t lists = 0;
+    uint64_t rows = 0;
+  };
+  ProbeCounts probe_counts() const noexcept { return probe_counts_; }
 
  private:
   std::string dir_;
@@ -285,6 +299,7 @@ class VectorIndex {
   mutable std::vector<std::pair<float, uint32_t>> heap_;
   mutable std::vector<std::pair<float, uint32_t>> list_order_;
   mutable std::vector<uint32_t> scan_scratch_;
+  mutable ProbeCounts probe_counts_;
   std::vector<uint64_t> fresh_codes_;  ///< index_rows: signatures of the fresh rows (partitioned)
   std::vector<uint32_t> fresh_lists_;  ///< index_rows: their lists
   /// Held by a search for its length and by a checkpoint while it swaps a new partition in:

@@ -13,7 +13,7 @@ const dims = 32;
 const N = 6000;
 /** 6,000 rows: 64 lists. */
 const base = { dims, scalar: 'f16' as const, exactBelow: 0, ann: 'binary' as const, partitionAbove: 4096, rerankMin: 128 };
-type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; probeRerank?: number; rerankShare?: number; readOnly?: boolean };
+type Opts = Partial<typeof base> & { probeMin?: number; probeShare?: number; probeMargin?: number; probeRerank?: number; rerankShare?: number; readOnly?: boolean };
 
 const open = (dir: string, o: Opts = {}): NativeVectorIndex => new native.VectorIndex(dir, { ...base, probeMin: 256, probeShare: 0.08, ...o });
 
@@ -96,6 +96,77 @@ describe('partitions: a query scans only the nearest lists, and keeps recall@10 
     const all = open(dir, { probeMin: 1, probeShare: 1, probeRerank: 1e7 });
     expect(recallVsExact(all, nearQueries(m, dims, 50, 0.1, 6), 50)).toBe(1);
     all.close();
+  });
+});
+
+/** Mean lists and rows a partitioned index probed per query over `count` queries of `queries`. */
+function probedPerQuery(ix: NativeVectorIndex, queries: Float32Array, count: number): { lists: number; rows: number } {
+  const before = ix.stats();
+  for (let q = 0; q < count; q++) ix.search(row(queries, q, dims), 10, RAW);
+  const after = ix.stats();
+  const n = Number(after.probedQueries) - Number(before.probedQueries);
+  expect(n).toBe(count);
+  return { lists: (Number(after.probedLists) - Number(before.probedLists)) / n, rows: (Number(after.probedRows) - Number(before.probedRows)) / n };
+}
+
+/** `count` unit vectors in directions drawn uniformly: near no cluster in particular. */
+function spreadQueries(count: number, seed: number): Float32Array {
+  const g = gaussian(rng(seed));
+  const out = new Float32Array(count * dims);
+  for (let q = 0; q < count; q++) {
+    let norm = 0;
+    for (let d = 0; d < dims; d++) norm += (out[q * dims + d] = g()) ** 2;
+    for (let d = 0; d < dims; d++) out[q * dims + d]! /= Math.sqrt(norm);
+  }
+  return out;
+}
+
+describe('partitions: lists past the nearest are probed only within probeMargin of it, up to the cap', () => {
+  it('probeMargin 0 with a cap of every row: one list a query, the answers of probing one list', () => {
+    const { dir, m, ix } = built();
+    ix.save();
+    ix.close();
+    const qs = nearQueries(m, dims, 100, 0.1, 7);
+    const margin0 = open(dir, { probeMin: 1, probeShare: 1, probeMargin: 0, probeRerank: 1e7, readOnly: true });
+    const one = open(dir, { probeMin: 1, probeShare: 0, probeRerank: 1e7, readOnly: true });
+    expect(margin0.stats()).toMatchObject({ listsRaw: 64, probeMargin: 0 });
+    expect(probedPerQuery(margin0, qs, 100).lists).toBe(1);
+    expect(differing(margin0, one, qs, 100)).toBe(0);
+    margin0.close();
+    one.close();
+  });
+
+  it('a query inside a cluster probes few lists, one between clusters more, both under the cap', () => {
+    const { dir, m, ix } = built();
+    ix.save();
+    ix.close();
+    const ranged = open(dir, { probeMin: 1, probeShare: 1, probeMargin: 0.15, readOnly: true });
+    const inside = probedPerQuery(ranged, nearQueries(m, dims, 100, 0.1, 8), 100);
+    const spread = probedPerQuery(ranged, spreadQueries(100, 9), 100);
+    expect(inside.lists).toBeLessThan(16); // of 64
+    expect(spread.lists).toBeGreaterThan(1.5 * inside.lists);
+    // Within the margin are the lists that hold a clustered query's neighbours.
+    expect(recallVsExact(ranged, nearQueries(m, dims, 200, 0.1, 5), 200)).toBeGreaterThanOrEqual(0.95);
+    ranged.close();
+    // The cap still bounds what a wide margin takes.
+    const capped = open(dir, { probeMin: 1, probeShare: 0.05, probeMargin: 0.15, readOnly: true });
+    expect(probedPerQuery(capped, spreadQueries(100, 9), 100).rows).toBeLessThan(0.05 * N + N / 16);
+    capped.close();
+  });
+
+  it('without probeMargin the cap alone decides (every row when it is every row); a negative margin is INVALID_ARGUMENT', () => {
+    const { dir, ix } = built();
+    ix.save();
+    ix.close();
+    const all = open(dir, { probeMin: 1, probeShare: 1, readOnly: true });
+    expect(all.stats().probeMargin).toBe(Number.POSITIVE_INFINITY);
+    const every = probedPerQuery(all, spreadQueries(20, 10), 20);
+    expect(every.rows).toBe(N); // every list that holds a row
+    expect(every.lists).toBeGreaterThan(48);
+    all.close();
+    for (const bad of [{ probeMargin: -0.1 }, { probeMargin: Number.NaN }]) {
+      expect(() => open(tmpDir('part-margin-args'), bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
   });
 });
 
