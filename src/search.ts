@@ -45,6 +45,8 @@ export interface SearchContext {
    * cannot be released). Without it the reads are not tracked.
    */
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
+  /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
+  syncPostings?: number;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -76,6 +78,16 @@ export function analyzedPart(query: string): string {
  * past the budget the search says so (`exactPartial`), and `findExact` still reads them all.
  */
 export const EXACT_SCAN_BYTES = 4 << 20;
+
+/**
+ * Postings (the documents a BM25 query's terms hold, summed over the terms query-term
+ * selection keeps) up to which the lookup runs on the JS thread rather than as a pool job.
+ * The sum bounds the walk before it starts; a pool job costs a hand-over to a pool thread and
+ * a turn of the loop back (tens to hundreds of microseconds on a busy machine), which is more
+ * than a walk this short: on the 10^5-span real-turn store, most natural questions and quotes
+ * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
+ */
+export const SYNC_BM25_POSTINGS = 1 << 16;
 
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
@@ -288,8 +300,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // The heavy index work runs on the thread pool while the event loop turns. Every namespace's
   // vector search starts here, so the signature scans overlap the query's analysis and the
   // exact-phrase lookups (which read the log, and so run on this thread) and the BM25 searches
-  // after them. Each settles with what the same synchronous call returns.
+  // after them (on this thread too when their postings are few: SYNC_BM25_POSTINGS). Each
+  // settles with what the same synchronous call returns.
   const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
+  // A BM25 lookup whose postings are few runs here (the same hits as the pool's).
+  const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
+  const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
+    ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
   const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
   // A rejection is taken where its job is awaited, below; one left unawaited by a failure
   // before that point is not an unhandled rejection.
@@ -334,13 +351,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       for (const id of quoted.ids) touch(id, kind).quoted = true;
     }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
-    const lex = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, tmin, tmax));
+    const lex = await bm25Search(bm25, kind, tmin, tmax);
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
     if (timeTurns) {
       const lo = Number.isNaN(tmin) ? timeTurns[0] : Math.max(tmin, timeTurns[0]);
       const hi = Number.isNaN(tmax) ? timeTurns[1] : Math.min(tmax, timeTurns[1]);
       if (lo <= hi) {
-        const t = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, lo, hi));
+        const t = await bm25Search(bm25, kind, lo, hi);
         ranks(t.ids, t.scores, (c, r) => (c.time = Math.min(c.time, r)), kind);
       }
     }
