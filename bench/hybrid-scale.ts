@@ -31,9 +31,10 @@
  * longest's CPU time to the shortest's (a cost linear in the length is at most 4×; a WARN above).
  *
  * `--stages`: after the timed calls, one more pass over each query set with the store's native
- * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25, the frame checks' one-hit lexical lookups, the
- * vector search's begin and end — its scan overlaps the query analysis and the lexical lookups,
- * so this is the wait left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
+ * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25 (on this thread, or a pool
+ * job until it settles), the frame checks' one-hit lexical lookups, the vector search's pool job
+ * — its scan overlaps the query analysis and the lexical lookups, so this is the queueing and
+ * the wait left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
  * the call on what the call read: query analysis, and support judging of the fetched candidates
  * (toSpan + supportOf). What is left of the call's wall time (fusion, sorting, the
  * miss decision, yields to the event loop) is `rest`. Printed per set (mean and p50 per stage)
@@ -156,7 +157,10 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   let fetched: (NativeSpan | undefined)[] = [];
   let exactIds = new Set<number>();
   const restore: (() => void)[] = [];
-  const wrap = (obj: object, method: string, stage: (args: unknown[]) => Stage, seen?: (args: unknown[], out: unknown) => void) => {
+  // When the last wrapped call on this thread returned: a pool job's result that arrives
+  // later is waited for from then on (see `pool`).
+  let lastReturn = 0;
+  const wrap = (obj: object, method: string, stage: (args: unknown[]) => Stage, seen?: (args: unknown[], out: unknown) => void, pool?: 'wait' | 'whole') => {
     const o = obj as Record<string, (...a: unknown[]) => unknown>;
     const orig = o[method]!;
     // An own property over the prototype's (a native class's methods are read-only there).
@@ -165,8 +169,22 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
       value(...a: unknown[]) {
         const t0 = performance.now();
         const out = orig.apply(obj, a);
-        cur[stage(a)] += (performance.now() - t0) * 1000;
+        lastReturn = performance.now();
+        cur[stage(a)] += (lastReturn - t0) * 1000;
         seen?.(a, out);
+        // A pool job (its promise): `whole` adds the time until it settles (a lookup awaited
+        // as soon as it is queued), `wait` only what is left after the last call this thread
+        // made in the meantime (a lookup that overlaps the thread's other work).
+        if (pool !== undefined && out instanceof Promise) {
+          const row = cur;
+          const st = stage(a);
+          const settled = () => {
+            const end = performance.now();
+            row[st] += Math.max(0, end - (pool === 'whole' ? lastReturn : Math.max(lastReturn, t0))) * 1000;
+            lastReturn = end;
+          };
+          out.then(settled, settled);
+        }
         return out;
       },
     });
@@ -184,11 +202,16 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   });
   // Frame checks (rules 1b and 6 of src/support.ts) ask for one hit over a turn range.
   wrap(lexical, 'search', (a) => (a[1] === 1 ? 'frame' : 'bm25'));
-  // The vector search is begun on the index's helper thread and collected after the lexical
-  // lookups: its stage is what the JS thread spends in the two calls (the wait for the
-  // overlapped scan to finish, or the scan itself when the helper had not started).
-  wrap(vector, 'searchBegin', () => 'vector');
-  wrap(vector, 'searchEnd', () => 'vector');
+  // BM25 runs on this thread when its postings are few (searchWithin), else on the pool
+  // (searchAsync, awaited as soon as it is queued: the whole wait is its stage).
+  wrap(lexical, 'searchWithin', () => 'bm25');
+  wrap(lexical, 'searchAsync', () => 'bm25', undefined, 'whole');
+  // The vector search is queued on the pool before the query's analysis and collected after
+  // the lexical lookups: its stage is the queueing and the wait left over once this thread's
+  // other calls are done (the scan itself when the pool had not run it meanwhile).
+  wrap(vector, 'searchAsync', () => 'vector', undefined, 'wait');
+  // With every core taken, a small namespace is searched on this thread instead.
+  wrap(vector, 'search', () => 'vector');
   wrap(internals.log, 'getMany', () => 'fetch', (_a, out) => (fetched = out as (NativeSpan | undefined)[]));
   wrap(internals.log, 'get', () => 'time');
   wrap(internals.log, 'scanIds', () => 'time');

@@ -89,7 +89,7 @@ export function attributeStalls(targets: Record<string, object>): { stop: () => 
   };
   // An async method is timed for what it runs on this thread: its arguments and, for a
   // catch-up, the copy of its slice out of the log.
-  wrap('LexicalIndex', ['catchUp', 'catchUpAsync', 'add', 'search', 'searchAsync', 'phrase', 'phraseWithin', 'phraseHas', 'highWater', 'ids', 'stats', 'saveAsync']);
+  wrap('LexicalIndex', ['catchUp', 'catchUpAsync', 'add', 'search', 'searchAsync', 'searchWithin', 'phrase', 'phraseWithin', 'phraseHas', 'highWater', 'ids', 'stats', 'saveAsync']);
   wrap('VectorIndex', ['catchUp', 'catchUpAsync', 'add', 'search', 'searchAsync', 'searchBegin', 'searchEnd', 'highWater', 'ids', 'stats', 'saveAsync', 'close']);
   wrap('Embedder', ['embed']);
   wrap('SpanLog', ['append', 'get', 'getMany', 'scan', 'flush', 'releaseResident']);

@@ -243,6 +243,13 @@ export interface NativeLexicalIndex {
    * INVALID_ARGUMENT until it settles.
    */
   searchAsync(query: string, k: number, kind: number, turnMin: number, turnMax: number): Promise<LexicalHits>;
+  /**
+   * `search` on this thread when the query's terms (those query-term selection keeps) hold at
+   * most `maxPostings` postings in all (an integer ≥ 0), else null with nothing searched: the
+   * sum bounds the walk's cost before it starts, so a caller runs the small searches here and
+   * sends the rest to `searchAsync`. The same hits as `search` whenever it answers.
+   */
+  searchWithin(query: string, k: number, kind: number, turnMin: number, turnMax: number, maxPostings: number): LexicalHits | null;
   /** Ids (ascending) of every span of `kind` whose text contains `phrase` verbatim (checked against the source's text); limit ≥ 1 or Infinity. */
   phrase(log: NativeSpanLog | LexicalTextSource, phrase: string, kind: number, limit: number): Float64Array;
   /**

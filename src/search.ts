@@ -13,7 +13,8 @@
  * 3. The miss decision (src/support.ts) from the query's specific content; a query that is
  *    not a miss returns its best evidence even when its words differ from it.
  */
-import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
+import os from 'node:os';
+import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex, type VectorHits } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, settleCutQuote, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
@@ -45,6 +46,13 @@ export interface SearchContext {
    * cannot be released). Without it the reads are not tracked.
    */
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
+  /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
+  syncPostings?: number;
+  /**
+   * Whether a vector search over a namespace of `rows()` vectors runs on this thread rather
+   * than as a pool job (default vectorOnThread: a small namespace while every core is taken).
+   */
+  vectorOnThread?: (rows: () => number) => boolean;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -76,6 +84,52 @@ export function analyzedPart(query: string): string {
  * past the budget the search says so (`exactPartial`), and `findExact` still reads them all.
  */
 export const EXACT_SCAN_BYTES = 4 << 20;
+
+/**
+ * Postings (the documents a BM25 query's terms hold, summed over the terms query-term
+ * selection keeps) up to which the lookup runs on the JS thread rather than as a pool job.
+ * The sum bounds the walk before it starts; a pool job costs a hand-over to a pool thread and
+ * a turn of the loop back (tens to hundreds of microseconds on a busy machine), which is more
+ * than a walk this short: on the 10^5-span real-turn store, most natural questions and quotes
+ * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
+ */
+export const SYNC_BM25_POSTINGS = 1 << 16;
+
+/**
+ * Vectors (of the namespace searched) up to which a vector search may run on the JS thread:
+ * its scan and rerank cost about a quarter of a millisecond at 10^5 vectors on this
+ * machine's cores, a bounded stall of the event loop.
+ */
+export const SYNC_VECTOR_ROWS = 1 << 17;
+
+/**
+ * The vector search runs on the JS thread when its namespace is small (SYNC_VECTOR_ROWS) and
+ * the machine has no idle core: the load average (one minute) at least the cores. A pool job
+ * overlaps the query's analysis and BM25 only when a core is free to run it; with every core
+ * taken it waits its turn behind the other runnable threads, and the search with it (at 10^5
+ * spans under a load of 16 on two cores, the wait was most of a search's wall time). On an
+ * idle machine the job runs beside this thread's work, which a search on this thread would
+ * give up. The answers are the same either way.
+ */
+export function vectorOnThread(rows: () => number, load: number = loadAverage(), cores: number = os.availableParallelism()): boolean {
+  return load >= cores && rows() <= SYNC_VECTOR_ROWS;
+}
+
+/** The one-minute load average (0 where the system keeps none): a system call of about a microsecond. */
+const loadAverage = (): number => os.loadavg()[0] ?? 0;
+
+/** Vectors per namespace, read from the index's stats again only when its high water moves. */
+const vectorRows = new WeakMap<NativeVectorIndex, { highWater: number; raw: number; summary: number }>();
+function rowsOf(index: NativeVectorIndex, kind: number): number {
+  const highWater = index.highWater();
+  let rows = vectorRows.get(index);
+  if (!rows || rows.highWater !== highWater) {
+    const st = index.stats();
+    rows = { highWater, raw: Number(st.countRaw ?? 0), summary: Number(st.countSummary ?? 0) };
+    vectorRows.set(index, rows);
+  }
+  return kind === RecordKind.raw ? rows.raw : rows.summary;
+}
 
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
@@ -288,12 +342,24 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // The heavy index work runs on the thread pool while the event loop turns. Every namespace's
   // vector search starts here, so the signature scans overlap the query's analysis and the
   // exact-phrase lookups (which read the log, and so run on this thread) and the BM25 searches
-  // after them. Each settles with what the same synchronous call returns.
+  // after them (on this thread too when their postings are few: SYNC_BM25_POSTINGS). Each
+  // settles with what the same synchronous call returns.
   const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
-  const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
+  // A BM25 lookup whose postings are few runs here (the same hits as the pool's).
+  const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
+  const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
+    ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
+  // A vector search on this thread (vectorOnThread) runs where its hits are taken, below.
+  const onThread = ctx.vectorOnThread ?? vectorOnThread;
+  const vecJobs = kinds.map((name): Promise<VectorHits> | (() => VectorHits) | null => {
+    if (qv === null) return null;
+    const kind = RecordKind[name];
+    if (onThread(() => rowsOf(ctx.vector, kind))) return () => ctx.vector.search(qv, depth, kind);
+    return pooled(ctx.vector.searchAsync(qv, depth, kind));
+  });
   // A rejection is taken where its job is awaited, below; one left unawaited by a failure
   // before that point is not an unhandled rejection.
-  for (const job of vecJobs) job?.catch(() => {});
+  for (const job of vecJobs) if (job instanceof Promise) job.catch(() => {});
   const a = analyzeQuery(analyzed);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
@@ -334,18 +400,18 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       for (const id of quoted.ids) touch(id, kind).quoted = true;
     }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
-    const lex = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, tmin, tmax));
+    const lex = await bm25Search(bm25, kind, tmin, tmax);
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
     if (timeTurns) {
       const lo = Number.isNaN(tmin) ? timeTurns[0] : Math.max(tmin, timeTurns[0]);
       const hi = Number.isNaN(tmax) ? timeTurns[1] : Math.min(tmax, timeTurns[1]);
       if (lo <= hi) {
-        const t = await pooled(ctx.lexical.searchAsync(bm25, depth, kind, lo, hi));
+        const t = await bm25Search(bm25, kind, lo, hi);
         ranks(t.ids, t.scores, (c, r) => (c.time = Math.min(c.time, r)), kind);
       }
     }
     if (vecHits !== null) {
-      const vec = await vecHits;
+      const vec = typeof vecHits === 'function' ? vecHits() : await vecHits;
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }
   }

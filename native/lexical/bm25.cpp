@@ -123,13 +123,13 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
   std::sort_heap(heap.begin(), heap.end(), Worse);
 }
 
-void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
-                          std::vector<LexicalHit>* hits) {
+bool LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+                          std::vector<LexicalHit>* hits, uint64_t max_postings) {
   hits->clear();
   Scratch& sc = *scratch_;
   Namespace& n = ns(kind);
   const uint32_t docs = n.doc_count();
-  if (docs == 0 || k == 0) return;
+  if (docs == 0 || k == 0) return true;
 
   // Distinct query terms that exist in this namespace (a missing term scores nothing). Each
   // token is looked up by its normal form, which every document holding the token, or
@@ -144,8 +144,13 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   }
   std::sort(sc.query_terms.begin(), sc.query_terms.end());
   sc.query_terms.erase(std::unique(sc.query_terms.begin(), sc.query_terms.end()), sc.query_terms.end());
-  if (sc.query_terms.empty()) return;
+  if (sc.query_terms.empty()) return true;
   SelectTerms(n, &sc.query_terms);
+  if (max_postings != UINT64_MAX) {
+    uint64_t postings = 0;
+    for (uint32_t id : sc.query_terms) postings += n.terms[id].df;
+    if (postings > max_postings) return false;
+  }
 
   const float avgdl = static_cast<float>(double(n.total_tokens) / double(docs));
   const float norm_a = kK1 * (1 - kB);
@@ -234,7 +239,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
   if (PreferAccumulate(n, sc, first_essential)) {
     ++bm25_accumulated_;
     Accumulate(n, sc, k, norm_a, norm_b, turn_min, turn_max, hits);
-    return;
+    return true;
   }
 
   for (;;) {
@@ -319,6 +324,7 @@ void LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     }
   }
   std::sort_heap(heap.begin(), heap.end(), Worse);
+  return true;
 }
 
 }  // namespace spanguard

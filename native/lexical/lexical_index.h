@@ -129,8 +129,12 @@ class LexicalIndex {
   /// distinct terms leaves out the terms held by more than 1/16 of the documents when a rarer
   /// term remains (docs/LEXICAL_FORMAT.md, "Query-term selection").
   /// Hits are by descending score, ties by ascending span id.
-  void Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
-              std::vector<LexicalHit>* hits);
+  /// With `max_postings` set, a query whose terms (those the selection keeps) hold more
+  /// postings than that in all is not searched: returns false with `hits` empty. The sum is
+  /// the most documents the walk can decode, so it bounds the call's cost before it starts
+  /// (a caller on the JS thread runs the small ones there and sends the rest to the pool).
+  bool Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
+              std::vector<LexicalHit>* hits, uint64_t max_postings = UINT64_MAX);
 
   /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
   /// `limit`. Candidates come from the index; each is verified against source's text.

@@ -115,6 +115,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::CatchUpAsync>("catchUpAsync"),
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::SearchAsync>("searchAsync"),
+                           InstanceMethod<&LexicalIndexWrap::SearchWithin>("searchWithin"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
                            InstanceMethod<&LexicalIndexWrap::PhraseWithin>("phraseWithin"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
@@ -318,6 +319,27 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       const SearchArgs a = ParseSearch(env, info);
       auto held = lock_.JsThread();
       Live(env).Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_);
+      return HitsObject(env, hits_);
+    });
+  }
+
+  // searchWithin(query, k, kind, turnMin, turnMax, maxPostings) → { ids, scores } | null:
+  // search on this thread when the query's terms (those the selection keeps) hold at most
+  // `maxPostings` postings in all (an integer ≥ 0), else null with nothing searched. The bound
+  // caps the walk before it starts: a caller runs a small search here, where a pool job would
+  // cost more in hand-overs than the walk, and sends the rest to searchAsync.
+  Napi::Value SearchWithin(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      const SearchArgs a = ParseSearch(env, info);
+      const double bound = info.Length() >= 6 && info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : -1;
+      if (!(bound >= 0 && bound <= kMaxSafeInteger) || std::floor(bound) != bound) {
+        ThrowTyped(env, "INVALID_ARGUMENT", "searchWithin: maxPostings must be an integer in [0, 2^53)");
+      }
+      auto held = lock_.JsThread();
+      if (!Live(env).Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_, static_cast<uint64_t>(bound))) {
+        return env.Null();
+      }
       return HitsObject(env, hits_);
     });
   }

@@ -40,6 +40,7 @@ async function withBlindIndexes(store: SpanStore, run: () => Promise<unknown>): 
   store.lexical = blind(lexical, {
     search: () => ({ ids: new Float64Array(0), scores: new Float32Array(0) }),
     searchAsync: async () => ({ ids: new Float64Array(0), scores: new Float32Array(0) }),
+    searchWithin: () => ({ ids: new Float64Array(0), scores: new Float32Array(0) }),
     phrase: () => new Float64Array(0),
     phraseWithin: () => ({ ids: new Float64Array(0), complete: true }),
     phraseHas: (_l: never, _p: never, ids: Float64Array) => new Uint8Array(ids.length),
