@@ -89,12 +89,12 @@ export interface CatchUpControl {
   stop?: () => boolean;
   /** Awaited before every round when not null: an index save in flight (an index being saved cannot change). */
   gate?: () => Promise<void> | null;
-  /** Told of every round of pool jobs as it starts (a save waits for it: an index being caught up cannot be saved). */
+  /** Told of every round of write-lane jobs as it starts (a save waits for it: an index being caught up cannot be saved). */
   round?: (jobs: Promise<unknown>) => void;
 }
 
 /**
- * Runs rounds of pool jobs until both indexes reach the log's next id (read afresh after
+ * Runs rounds of write-lane jobs until both indexes reach the log's next id (read afresh after
  * every round, so appends made meanwhile are caught up too), or `stop()` says to stop. A
  * round starts one job per index that is behind; the two run side by side. Throws what a
  * job rejects with (the lexical index's failure first); the indexes keep every job indexed

@@ -62,13 +62,13 @@ export class Indexes {
   private catching: Promise<void> | null = null;
   /** The catch-up that starts in the next check phase for the appends staged in this turn (catchUpStaged), or null. */
   private staged: Promise<void> | null = null;
-  /** Set by stop(): a running catch-up ends after its current job (on the thread pool). */
+  /** Set by stop(): a running catch-up ends after its current job (on the addon's write lane). */
   private stopped = false;
   /** The index saves running on the thread pool, or null: catch-up rounds wait for them. */
   private saving: Promise<void> | null = null;
   /**
-   * The round of catch-up jobs running on the thread pool, or null: an index being caught up
-   * there can be neither saved nor closed until its job settles (saves and replace wait).
+   * The round of catch-up jobs running on the addon's write lane, or null: an index being caught
+   * up there can be neither saved nor closed until its job settles (saves and replace wait).
    */
   private round: Promise<unknown> | null = null;
   /**
@@ -261,7 +261,7 @@ export class Indexes {
     await old.closeAsync();
   }
 
-  /** Waits until no save, no catch-up job and no agreement check's read runs on the thread pool. */
+  /** Waits until no save, no catch-up job and no agreement check's read runs off the JS thread. */
   private async settled(): Promise<void> {
     while (this.saving !== null || this.round !== null || this.reading.size > 0) {
       if (this.saving !== null) await this.saving.catch(() => {});
@@ -295,7 +295,7 @@ export class Indexes {
 
   /**
    * Brings both indexes up to the end of the log (the only way anything gets indexed), by
-   * jobs on the thread pool (src/catchup.ts): the event loop runs meanwhile. Never throws: the spans are in the
+   * jobs on the addon's write lane (src/catchup.ts): the event loop runs meanwhile. Never throws: the spans are in the
    * log already, so a failure (a full disk, a host embedder that throws) leaves the index
    * behind, recorded in `lag` — the verdict and `stats().indexLag` say so — and the next
    * append, search or `catchUp()` tries again. While an open's catch-up runs in the
@@ -310,7 +310,7 @@ export class Indexes {
    * The catch-up of the appends staged in this turn: one join, started in the next check
    * phase, when every append of the burst is staged (`nextId()` counts a staged record at
    * once) — the same check phase in which group commit starts the burst's fdatasync, so the
-   * indexing jobs run on the pool beside the flush instead of after it, and one round covers
+   * indexing jobs run on the write lane beside the flush instead of after it, and one round covers
    * the whole burst. Every caller in the turn shares it. Returns at once while an open's
    * catch-up runs in the background (as `catchUp`).
    */
@@ -436,7 +436,7 @@ export class Indexes {
   /**
    * A reader catches the lexical index up in memory; its vector index stays at what the
    * writer persisted (the exact and BM25 paths still cover the newest spans). The lexical
-   * index and the built-in embedder's path go by pool jobs; a host embedder is awaited per batch.
+   * index and the built-in embedder's path go by write-lane jobs; a host embedder is awaited per batch.
    */
   private async catchUpOrThrow(): Promise<void> {
     const o = this.options;
