@@ -210,8 +210,6 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   // the lexical lookups: its stage is the queueing and the wait left over once this thread's
   // other calls are done (the scan itself when the pool had not run it meanwhile).
   wrap(vector, 'searchAsync', () => 'vector', undefined, 'wait');
-  // With every core taken, a small namespace is searched on this thread instead.
-  wrap(vector, 'search', () => 'vector');
   wrap(internals.log, 'getMany', () => 'fetch', (_a, out) => (fetched = out as (NativeSpan | undefined)[]));
   wrap(internals.log, 'get', () => 'time');
   wrap(internals.log, 'scanIds', () => 'time');

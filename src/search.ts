@@ -13,8 +13,7 @@
  * 3. The miss decision (src/support.ts) from the query's specific content; a query that is
  *    not a miss returns its best evidence even when its words differ from it.
  */
-import os from 'node:os';
-import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex, type VectorHits } from './native.js';
+import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVectorIndex } from './native.js';
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, settleCutQuote, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
@@ -48,11 +47,6 @@ export interface SearchContext {
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
   /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
   syncPostings?: number;
-  /**
-   * Whether a vector search over a namespace of `rows()` vectors runs on this thread rather
-   * than as a pool job (default vectorOnThread: a small namespace while every core is taken).
-   */
-  vectorOnThread?: (rows: () => number) => boolean;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -94,42 +88,6 @@ export const EXACT_SCAN_BYTES = 4 << 20;
  * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
  */
 export const SYNC_BM25_POSTINGS = 1 << 16;
-
-/**
- * Vectors (of the namespace searched) up to which a vector search may run on the JS thread:
- * its scan and rerank cost about a quarter of a millisecond at 10^5 vectors on this
- * machine's cores, a bounded stall of the event loop.
- */
-export const SYNC_VECTOR_ROWS = 1 << 17;
-
-/**
- * The vector search runs on the JS thread when its namespace is small (SYNC_VECTOR_ROWS) and
- * the machine has no idle core: the load average (one minute) at least the cores. A pool job
- * overlaps the query's analysis and BM25 only when a core is free to run it; with every core
- * taken it waits its turn behind the other runnable threads, and the search with it (at 10^5
- * spans under a load of 16 on two cores, the wait was most of a search's wall time). On an
- * idle machine the job runs beside this thread's work, which a search on this thread would
- * give up. The answers are the same either way.
- */
-export function vectorOnThread(rows: () => number, load: number = loadAverage(), cores: number = os.availableParallelism()): boolean {
-  return load >= cores && rows() <= SYNC_VECTOR_ROWS;
-}
-
-/** The one-minute load average (0 where the system keeps none): a system call of about a microsecond. */
-const loadAverage = (): number => os.loadavg()[0] ?? 0;
-
-/** Vectors per namespace, read from the index's stats again only when its high water moves. */
-const vectorRows = new WeakMap<NativeVectorIndex, { highWater: number; raw: number; summary: number }>();
-function rowsOf(index: NativeVectorIndex, kind: number): number {
-  const highWater = index.highWater();
-  let rows = vectorRows.get(index);
-  if (!rows || rows.highWater !== highWater) {
-    const st = index.stats();
-    rows = { highWater, raw: Number(st.countRaw ?? 0), summary: Number(st.countSummary ?? 0) };
-    vectorRows.set(index, rows);
-  }
-  return kind === RecordKind.raw ? rows.raw : rows.summary;
-}
 
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
@@ -349,17 +307,10 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
   const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
     ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
-  // A vector search on this thread (vectorOnThread) runs where its hits are taken, below.
-  const onThread = ctx.vectorOnThread ?? vectorOnThread;
-  const vecJobs = kinds.map((name): Promise<VectorHits> | (() => VectorHits) | null => {
-    if (qv === null) return null;
-    const kind = RecordKind[name];
-    if (onThread(() => rowsOf(ctx.vector, kind))) return () => ctx.vector.search(qv, depth, kind);
-    return pooled(ctx.vector.searchAsync(qv, depth, kind));
-  });
+  const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
   // A rejection is taken where its job is awaited, below; one left unawaited by a failure
   // before that point is not an unhandled rejection.
-  for (const job of vecJobs) if (job instanceof Promise) job.catch(() => {});
+  for (const job of vecJobs) job?.catch(() => {});
   const a = analyzeQuery(analyzed);
   const cands = new Map<number, Cand>();
   const touch = (id: number, kind: number): Cand => {
@@ -411,7 +362,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       }
     }
     if (vecHits !== null) {
-      const vec = typeof vecHits === 'function' ? vecHits() : await vecHits;
+      const vec = await vecHits;
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }
   }

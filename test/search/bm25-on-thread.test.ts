@@ -3,23 +3,17 @@
 // within the bound, answering exactly what `search` answers; otherwise it answers null and
 // searches nothing, and store.search sends the lookup to the pool (`searchAsync`). Pool jobs
 // are counted, not timed.
-import os from 'node:os';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { addon, RecordKind } from '../../src/native.js';
-import { search, SYNC_BM25_POSTINGS, SYNC_VECTOR_ROWS, vectorOnThread } from '../../src/search.js';
+import { search, SYNC_BM25_POSTINGS } from '../../src/search.js';
 import { searchContextOf, type EngineContext } from '../../src/store/context.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
 const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
 
 const open: SpanStore[] = [];
-// An idle machine unless a test says otherwise: the vector lookup is a pool job.
-beforeEach(() => {
-  vi.spyOn(os, 'loadavg').mockReturnValue([0, 0, 0]);
-});
 afterEach(async () => {
-  vi.restoreAllMocks();
   for (const s of open.splice(0)) await s.close().catch(() => {});
 });
 
@@ -75,9 +69,8 @@ describe('LexicalIndex searchWithin: search on this thread within a bound on its
   });
 });
 
-const queries = ['which file did the agent edit first?', 'what did the tests print after the fix', 'def main python', 'error'];
-
 describe('store.search: BM25 on this thread when its postings are few, on the pool otherwise', () => {
+  const queries = ['which file did the agent edit first?', 'what did the tests print after the fix', 'def main python', 'error'];
 
   it('a search whose BM25 postings are within SYNC_BM25_POSTINGS queues only its vector lookup; with a bound of 0 the BM25 goes to the pool too; the answers are the same', async () => {
     const store = await filledStore(1500);
@@ -124,47 +117,4 @@ describe('store.search: BM25 on this thread when its postings are few, on the po
     expect(testing.background().jobs - before).toBe(3);
     expect(onThread.hits.map((h) => [h.spanId, h.score])).toEqual(pooled.hits.map((h) => [h.spanId, h.score]));
   });
-});
-
-describe('the vector lookup: a pool job, unless the namespace is small and every core is taken', () => {
-  it('vectorOnThread: on this thread only with the load average at least the cores and at most SYNC_VECTOR_ROWS vectors', () => {
-    expect(vectorOnThread(() => 1000, 2, 2)).toBe(true);
-    expect(vectorOnThread(() => SYNC_VECTOR_ROWS, 7.5, 2)).toBe(true);
-    expect(vectorOnThread(() => SYNC_VECTOR_ROWS + 1, 7.5, 2)).toBe(false);
-    expect(vectorOnThread(() => 1000, 1.99, 2)).toBe(false);
-    expect(vectorOnThread(() => 1000, 3, 4)).toBe(false);
-    // An idle machine never reads the namespace's size (the index's stats).
-    let read = 0;
-    expect(vectorOnThread(() => ++read, 0.5, 2)).toBe(false);
-    expect(read).toBe(0);
-  });
-
-  it('on this thread a search queues no pool job; on the pool one; the answers are the same', async () => {
-    const store = await filledStore(1500);
-    const engine = (store as unknown as { engine: EngineContext }).engine;
-    const base = searchContextOf(engine, () => store.verdict().state);
-    for (const q of queries) {
-      let before = testing.background().jobs;
-      const here = await search({ ...base, vectorOnThread: () => true }, q, { k: 10 });
-      expect(testing.background().jobs - before).toBe(0);
-      before = testing.background().jobs;
-      const pooled = await search({ ...base, vectorOnThread: () => false }, q, { k: 10 });
-      expect(testing.background().jobs - before).toBe(1);
-      expect(here.hits.map((h) => [h.spanId, h.score, h.via])).toEqual(pooled.hits.map((h) => [h.spanId, h.score, h.via]));
-      expect([here.miss, here.missReason]).toEqual([pooled.miss, pooled.missReason]);
-    }
-  }, 60_000);
-
-  it("the store's search reads the load average: with every core taken its small namespace's vector lookup runs on this thread", async () => {
-    const store = await filledStore(1500);
-    const q = queries[0]!;
-    let before = testing.background().jobs;
-    const idle = await store.search(q, { k: 10 });
-    expect(testing.background().jobs - before).toBe(1);
-    vi.spyOn(os, 'loadavg').mockReturnValue([os.availableParallelism(), 0, 0]);
-    before = testing.background().jobs;
-    const busy = await store.search(q, { k: 10 });
-    expect(testing.background().jobs - before).toBe(0);
-    expect(busy.hits.map((h) => [h.spanId, h.score])).toEqual(idle.hits.map((h) => [h.spanId, h.score]));
-  }, 60_000);
 });

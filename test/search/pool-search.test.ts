@@ -3,8 +3,7 @@
 // vector search (VectorIndex `searchAsync`) under each index's lock, while the event loop turns. They answer what the synchronous calls answer on the same
 // index; searches in flight at once each get their own answers; a store closes while one is
 // in flight (the close waits for its pool reads). Turns of the loop are counted, not timed.
-import os from 'node:os';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { addon, RecordKind } from '../../src/native.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
@@ -12,13 +11,7 @@ import { realTurns, tmpDir } from '../helpers/data.js';
 const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
 
 const open: SpanStore[] = [];
-// An idle machine: a search's vector lookup is a pool job (on a machine with every core taken
-// it runs on the JS thread: test/search/bm25-on-thread.test.ts).
-beforeEach(() => {
-  vi.spyOn(os, 'loadavg').mockReturnValue([0, 0, 0]);
-});
 afterEach(async () => {
-  vi.restoreAllMocks();
   for (const s of open.splice(0)) await s.close().catch(() => {});
 });
 
