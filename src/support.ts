@@ -110,7 +110,6 @@ export interface SupportSpan {
   meta: Record<string, unknown> | null;
 }
 
-const L = '\\p{L}\\p{N}_';
 const TERM_SCAN_CHARS = 16_384;
 /** A hyphenated compound a yes/no question claims (claimCompounds): held in any spelling its test allows. */
 const COMPOUND = /^\p{L}+(?:-\p{L}+)+$/u;
@@ -120,7 +119,6 @@ const COMPOUND = /^\p{L}+(?:-\p{L}+)+$/u;
  * must not hold `redirect`).
  */
 const SUFFIX_LIST = ['e', 's', 'es', 'ed', 'd', 'ing', 'ings', 'er', 'ers', 'est', 'ly', 'y', 'ies', 'ied', 'ion', 'ions', 'ation', 'ations', 'al', 'ally', 'ment', 'ments', 'ness', 'ity', 'ities', 'ive', 'able', 'ably', 'ise', 'ize', 'ised', 'ized', 'ising', 'izing', 'ful', 'less'];
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** Field text, lower-cased, numbers without leading zeros (`day-012.md` holds day 12). */
 export function fieldText(span: SupportSpan): string {
