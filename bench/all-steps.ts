@@ -65,6 +65,12 @@ export function planSteps(o: { cache: string; stallSpans: number }): Step[] {
       writes: ['bench-1e5-retrieval.json'],
     },
     {
+      name: '1e5-hybrid',
+      what: '10^5 spans (real turns repeated): hybrid store.search per query set, with the time of each stage of a call (--stages)',
+      argv: [...NODE, dist('bench/hybrid-scale.js'), '100000', 'repeat', o.cache, '--stages'],
+      writes: ['bench-1e5-hybrid.json'],
+    },
+    {
       name: '1e6-ingest',
       what: '10^6 spans: ingest, memory and disk, then the store open and its event-loop stalls',
       argv: [...NODE, dist('bench/run.js'), '--scale', '1e6', '--only', 'ingest,open'],
@@ -99,6 +105,24 @@ export function planSteps(o: { cache: string; stallSpans: number }): Step[] {
       what: '10^7 vectors (generated): the vector tier, with the probe sweep',
       argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e7', '--sweep', '--shares', '32', '--cache', o.cache],
       writes: ['bench-vector-1e7.json'],
+    },
+    {
+      name: 'vector-1e6-margins',
+      what: '10^6 vectors (real turns, then the generator): the partitioned search with probeMargin and its caps',
+      argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e6', '--margins', '0.15:16,0.2:8,0.3:8,0.3:4,inf:8:16384,0.2:8:16384', '--cache', o.cache],
+      writes: ['bench-vector-1e6-margins.json'],
+    },
+    {
+      name: 'vector-1e6-topics',
+      what: '10^6 vectors (spans about one of 2,000 generated topics): the partitioned search with probeMargin and its caps',
+      argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e6', '--margins', '0.1:16,0.15:16,0.2:16,0.2:8,0.3:8,0.3:4,inf:16:16384,0.2:8:16384,inf:8:16384', '--corpus', 'topics', '--cache', o.cache],
+      writes: ['bench-vector-1e6-topics-margins.json'],
+    },
+    {
+      name: 'vector-1e7-topics',
+      what: '10^7 vectors (topical corpus): the partitioned search with probeMargin, 100 queries per set',
+      argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e7', '--queries', '100', '--margins', '0.2:8,0.3:4,inf:8', '--corpus', 'topics', '--cache', o.cache],
+      writes: ['bench-vector-1e7-topics-margins.json'],
     },
     {
       name: 'quality',

@@ -45,7 +45,7 @@
  * returned in place of one of the exact top-10 as a miss; the gap figures say how often that
  * happens (the 11th…100th exact neighbours' distance above the 10th's).
  *
- * Writes bench/results/bench-vector-<scale>[-repeat].json (the runner's shape) and regenerates
+ * Writes bench/results/bench-vector-<scale>[-<corpus>][-margins].json (the runner's shape) and regenerates
  * bench/RESULTS.md from every JSON there.
  */
 import fs from 'node:fs';
@@ -137,7 +137,8 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const native = addon();
   const rssBefore = process.memoryUsage().rss;
-  const tag = `${N.toExponential(0).replace('+', '')}${corpus === 'gen' ? '' : `-${corpus}`}`;
+  // A margin sweep is a run of its own: it does not overwrite the corpus's plain run.
+  const tag = `${N.toExponential(0).replace('+', '')}${corpus === 'gen' ? '' : `-${corpus}`}${values.margins ? '-margins' : ''}`;
   const dir = path.join(packageRoot, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `bench-vector-${tag}.json`);
