@@ -207,6 +207,26 @@ const TEMPLATES: ((w: string[]) => string)[] = [
 ];
 
 /**
+ * `n` quotes of 60–200 characters cut from texts of at least 220 characters (seeded), each
+ * starting at a word when a space lies within its first 20 characters: what an agent quotes
+ * back from its transcript.
+ */
+export function wordQuotes(texts: readonly string[], n: number, r: () => number = rng(7)): string[] {
+  const out: string[] = [];
+  const long = texts.filter((t) => t.length >= 220);
+  while (out.length < n && long.length > 0) {
+    const t = long[Math.floor(r() * long.length)]!;
+    const len = 60 + Math.floor(r() * 141);
+    let s = Math.floor(r() * (t.length - len));
+    const ws = t.indexOf(' ', s);
+    if (ws >= 0 && ws < s + 20) s = ws + 1;
+    const q = t.slice(s, s + len).trim();
+    if (q.length >= 60) out.push(q);
+  }
+  return out;
+}
+
+/**
  * Questions shaped like an agent's or a person's (5–20 words), generated from the spans: 2–5
  * content words of one span (letters, digits, _ ; not stop words), shuffled, set in a
  * template. Not substrings: the words come out of order, among words the span lacks.

@@ -53,8 +53,8 @@ import { analyzedPart, MAX_QUERY_CHARS } from '../src/search.js';
 import { toSpan } from '../src/store/spans.js';
 import { supportOf } from '../src/support.js';
 import type { NativeSpan } from '../src/native.js';
-import { loadData, naturalQuestions, type BenchSpan } from './data.js';
-import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, rng, runRecord, status, table, withLoopDelay, type Ctx } from './lib.js';
+import { loadData, naturalQuestions, wordQuotes, type BenchSpan } from './data.js';
+import { check, figure, fmtValue, machine, makeCtx, cleanup, pct, runRecord, status, table, withLoopDelay, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
 const QUOTES = 400;
@@ -101,23 +101,6 @@ async function storeOf(ctx: Pick<Ctx, 'log'>, corpus: 'repeat' | 'auto', spans: 
   fs.writeFileSync(done, '');
   ctx.log(`${corpus}: ingested ${spans.length} spans in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return store;
-}
-
-/** 60–200-character quotes cut at word boundaries from spans of at least 220 characters. */
-function quotesOf(spans: BenchSpan[]): string[] {
-  const r = rng(7);
-  const out: string[] = [];
-  while (out.length < QUOTES) {
-    const t = spans[Math.floor(r() * spans.length)]!.text;
-    if (t.length < 220) continue;
-    const len = 60 + Math.floor(r() * 141);
-    let s = Math.floor(r() * (t.length - len));
-    const ws = t.indexOf(' ', s);
-    if (ws >= 0 && ws < s + 20) s = ws + 1;
-    const q = t.slice(s, s + len).trim();
-    if (q.length >= 60) out.push(q);
-  }
-  return out;
 }
 
 /** Lengths of the long-query sets: a quarter, a half and all of the documented maximum (src/search.ts MAX_QUERY_CHARS). */
@@ -284,7 +267,7 @@ async function main(): Promise<void> {
       (ctx.info.corpora as Record<string, string>)[corpus] = detail;
       ctx.log(`${corpus}: ${detail}`);
       const store = await storeOf(ctx, corpus, spans, cacheRoot);
-      const quotes = quotesOf(spans);
+      const quotes = wordQuotes(spans.map((x) => x.text), QUOTES);
       for (const [key, what, qs] of [
         ['natural', 'natural questions (5–20 words)', questions],
         ['paraphrase', 'paraphrase questions (the natural-questions file, 5–20 words)', paraphrases],

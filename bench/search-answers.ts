@@ -21,7 +21,7 @@
 import fs from 'node:fs';
 import { SpanStore } from '../src/index.js';
 import type { SearchResult } from '../src/store/types.js';
-import { generatedQuestions, naturalQuestions } from './data.js';
+import { generatedQuestions, naturalQuestions, wordQuotes } from './data.js';
 import { pct, rng } from './lib.js';
 
 const args = process.argv.slice(2);
@@ -33,23 +33,6 @@ const opt = (name: string) => {
 };
 const answersFile = opt('--answers');
 const rounds = Number(opt('--rounds') ?? 3);
-
-/** 60–200-character quotes cut at word boundaries from texts of at least 220 characters. */
-function quotesOf(texts: string[], n: number): string[] {
-  const r = rng(7);
-  const out: string[] = [];
-  const long = texts.filter((t) => t.length >= 220);
-  while (out.length < n && long.length > 0) {
-    const t = long[Math.floor(r() * long.length)]!;
-    const len = 60 + Math.floor(r() * 141);
-    let s = Math.floor(r() * (t.length - len));
-    const ws = t.indexOf(' ', s);
-    if (ws >= 0 && ws < s + 20) s = ws + 1;
-    const q = t.slice(s, s + len).trim();
-    if (q.length >= 60) out.push(q);
-  }
-  return out;
-}
 
 /** An answer without the hits' texts (the spans are the store's): what two builds must agree on. */
 function answerOf(res: SearchResult): unknown {
@@ -72,7 +55,7 @@ try {
   }
   const sets: [string, string[]][] = [
     ['natural', naturalQuestions().map((q) => q.question)],
-    ['quotes', quotesOf(texts, 400)],
+    ['quotes', wordQuotes(texts, 400)],
     ['generated', generatedQuestions(texts, 400, rng(1234))],
   ];
   if (answersFile) {
