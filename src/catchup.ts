@@ -179,8 +179,15 @@ const MAX_SCAN_IDS = 1 << 20;
 export class ScanSlicer {
   private ranSince = performance.now();
 
-  /** `ids`: the first slice, in ids (the cost of a read is not measured yet). */
-  constructor(private ids = 8192) {}
+  /**
+   * `ids`: the first slice, in ids (the cost of a read is not measured yet); `minIds`: the
+   * fewest one slice reads (a read whose unit costs far more than a record header's, such
+   * as a phrase lookup, needs a lower floor than a scan).
+   */
+  constructor(
+    private ids = 8192,
+    private readonly minIds = MIN_SCAN_IDS,
+  ) {}
 
   /**
    * Calls `read(from, count)` over [from, to) in slices, in order; between slices, once
@@ -195,7 +202,7 @@ export class ScanSlicer {
       at += count;
       if (count === this.ids) {
         const scale = Math.min(4, Math.max(0.25, SLICE_MS / Math.max(ms, 0.05)));
-        this.ids = Math.min(MAX_SCAN_IDS, Math.max(MIN_SCAN_IDS, Math.round(this.ids * scale)));
+        this.ids = Math.min(MAX_SCAN_IDS, Math.max(this.minIds, Math.round(this.ids * scale)));
       }
       await this.pause();
     }
