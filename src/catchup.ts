@@ -24,8 +24,13 @@ export const COPY_MS = 2;
 export const SLICE_MS = 8;
 /** Fewest bytes of text one job is given (it always indexes at least one record). */
 export const MIN_SLICE_BYTES = 4 << 10;
-/** Most bytes of text one job is given. */
-export const MAX_SLICE_BYTES = 4 << 20;
+/**
+ * Most bytes of text one job is given. A copy that takes about COPY_MS on an idle machine
+ * takes ten times that when the cores are busy and the copy's fresh pages fault in under
+ * contention: at 4 MiB, copies of 20-50 ms were seen in a 10^6-span rebuild; at 1 MiB the
+ * same spike stays near the loop's budget, and a job still indexes thousands of records.
+ */
+export const MAX_SLICE_BYTES = 1 << 20;
 /**
  * A round whose lexical backlog is longer than this many ids copies the vector index's slice in
  * a turn of the loop of its own. A shorter one (a burst of appends: at most a few hundred
@@ -49,6 +54,16 @@ export interface CatchUpProgress {
 /** Lets the event loop run: timers, I/O callbacks and immediates queued before it. */
 export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Lets the event loop run a whole turn, timers included. A setImmediate queued from an I/O
+ * callback (a write-lane job settling) runs in the same turn's check phase, before the
+ * timers: two stretches of work either side of yieldToLoop() then run with no timer between
+ * them. The second immediate, queued from the first, runs only after the next timers phase.
+ */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
@@ -150,7 +165,7 @@ export async function catchUpInSlices(
     const round = (async () => {
       if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
       if (vecFrom < next) {
-        if (jobs.length > 0 && next - lexFrom > SEPARATE_COPIES_ABOVE) await yieldToLoop();
+        if (jobs.length > 0 && next - lexFrom > SEPARATE_COPIES_ABOVE) await yieldTurn();
         start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
       }
       return Promise.allSettled(jobs);
@@ -208,10 +223,10 @@ export class ScanSlicer {
     }
   }
 
-  /** Lets the loop run when SLICE_MS of work has gone by since it last ran. */
+  /** Lets the loop run, timers included (yieldTurn), when SLICE_MS of work has gone by since it last ran. */
   async pause(): Promise<void> {
     if (performance.now() - this.ranSince < SLICE_MS) return;
-    await yieldToLoop();
+    await yieldTurn();
     this.ranSince = performance.now();
   }
 }
