@@ -224,7 +224,7 @@ describe("an audit's fact checks let the event loop run", () => {
         return typeof v === 'function' ? v.bind(target) : v;
       },
     }) as unknown as EngineContext;
-    let found;
+    let found: Awaited<ReturnType<typeof agentFinds>>;
     try {
       found = await agentFinds(ctx, facts);
     } finally {
