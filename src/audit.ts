@@ -13,6 +13,10 @@ import { prng } from './prng.js';
 import { anchorFact, distinctiveLine } from './anchors.js';
 import type { EngineContext } from './store/context.js';
 import { RECALL_K } from './search.js';
+import { ScanSlicer } from './catchup.js';
+
+/** Facts in the first slice of an audit's phrase memberships (the cost of one is not measured yet). */
+const FIRST_PHRASE_SLICE = 64;
 
 export interface PinnedFact {
   fact: string;
@@ -188,9 +192,19 @@ export async function agentFinds(store: EngineContext, facts: readonly { fact: s
     ids.push(facts[i]!.spanId);
   }
   const held = new Uint8Array(n);
+  // Each membership seeks the phrase's postings and reads the span from the log (its CRC
+  // checked): tens of µs a fact, so a full audit's hundreds of facts in one crossing held the
+  // event loop for 30-75 ms at 10^6 spans. They are asked in slices of about SLICE_MS, the
+  // loop let run between them (src/catchup.ts ScanSlicer); up to FIRST_PHRASE_SLICE facts
+  // (a pass's probes) stay one call.
+  const slicer = new ScanSlicer(FIRST_PHRASE_SLICE, 1);
   if (phrased.length > 0) {
-    const has = store.lexical.phraseHas(store.log, phrases, new Float64Array(ids), RecordKind.raw);
-    for (let j = 0; j < phrased.length; j++) if (has[j] === 1) held[phrased[j]!] = 1;
+    const spanIds = new Float64Array(ids);
+    await slicer.run(0, phrased.length, (at, count) => {
+      // Read at every slice: a repair may replace the index between two of them.
+      const has = store.lexical.phraseHas(store.log, phrases.slice(at, at + count), spanIds.subarray(at, at + count), RecordKind.raw);
+      for (let j = 0; j < count; j++) if (has[j] === 1) held[phrased[at + j]!] = 1;
+    });
   }
   const out: AgentFind[] = [];
   for (let i = 0; i < n; i++) {
@@ -200,6 +214,8 @@ export async function agentFinds(store: EngineContext, facts: readonly { fact: s
       out.push({ found: true, topId: spanId, topHolds: true });
       continue;
     }
+    // The long way is a phrase walk per fact (and a search): the loop is let run between them.
+    await slicer.pause();
     if (fact.length >= 3) {
       const ids = store.lexical.phrase(store.log, fact, RecordKind.raw, RECALL_K + 1);
       if (ids.length <= RECALL_K && ids.includes(spanId)) {

@@ -24,8 +24,13 @@ export const COPY_MS = 2;
 export const SLICE_MS = 8;
 /** Fewest bytes of text one job is given (it always indexes at least one record). */
 export const MIN_SLICE_BYTES = 4 << 10;
-/** Most bytes of text one job is given. */
-export const MAX_SLICE_BYTES = 4 << 20;
+/**
+ * Most bytes of text one job is given. A copy that takes about COPY_MS on an idle machine
+ * takes ten times that when the cores are busy and the copy's fresh pages fault in under
+ * contention: at 4 MiB, copies of 20-50 ms were seen in a 10^6-span rebuild; at 1 MiB the
+ * same spike stays near the loop's budget, and a job still indexes thousands of records.
+ */
+export const MAX_SLICE_BYTES = 1 << 20;
 /**
  * A round whose lexical backlog is longer than this many ids copies the vector index's slice in
  * a turn of the loop of its own. A shorter one (a burst of appends: at most a few hundred
@@ -49,6 +54,16 @@ export interface CatchUpProgress {
 /** Lets the event loop run: timers, I/O callbacks and immediates queued before it. */
 export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Lets the event loop run a whole turn, timers included. A setImmediate queued from an I/O
+ * callback (a write-lane job settling) runs in the same turn's check phase, before the
+ * timers: two stretches of work either side of yieldToLoop() then run with no timer between
+ * them. The second immediate, queued from the first, runs only after the next timers phase.
+ */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
@@ -150,7 +165,7 @@ export async function catchUpInSlices(
     const round = (async () => {
       if (lexFrom < next) start('lexical', lexFrom, (bytes) => lexical.catchUpAsync(log, Infinity, bytes), () => lexical.highWater());
       if (vecFrom < next) {
-        if (jobs.length > 0 && next - lexFrom > SEPARATE_COPIES_ABOVE) await yieldToLoop();
+        if (jobs.length > 0 && next - lexFrom > SEPARATE_COPIES_ABOVE) await yieldTurn();
         start('vector', vecFrom, (bytes) => vector!.catchUpAsync(log, embedder, Infinity, bytes), () => vector!.highWater());
       }
       return Promise.allSettled(jobs);
@@ -163,6 +178,15 @@ export async function catchUpInSlices(
     if (!settled.some((r) => r.status === 'fulfilled' && r.value.moved)) return;
   }
 }
+
+/**
+ * When a slicer last let the loop run, shared by every slicer: one pass often follows
+ * another in the same turn (a repair's audit samples its facts, checks them, then the
+ * agreement check scans the log), and a slicer with a clock of its own let each of them
+ * run SLICE_MS before its first pause: 25-30 ms with no turn of the loop. A slicer that
+ * starts long after the last pause lets the loop run at its first one: one turn more.
+ */
+let loopRanAt = performance.now();
 
 /** Fewest ids one slice of a log scan reads. */
 const MIN_SCAN_IDS = 256;
@@ -177,10 +201,15 @@ const MAX_SCAN_IDS = 1 << 20;
  * that much work has gone by.
  */
 export class ScanSlicer {
-  private ranSince = performance.now();
-
-  /** `ids`: the first slice, in ids (the cost of a read is not measured yet). */
-  constructor(private ids = 8192) {}
+  /**
+   * `ids`: the first slice, in ids (the cost of a read is not measured yet); `minIds`: the
+   * fewest one slice reads (a read whose unit costs far more than a record header's, such
+   * as a phrase lookup, needs a lower floor than a scan).
+   */
+  constructor(
+    private ids = 8192,
+    private readonly minIds = MIN_SCAN_IDS,
+  ) {}
 
   /**
    * Calls `read(from, count)` over [from, to) in slices, in order; between slices, once
@@ -195,16 +224,16 @@ export class ScanSlicer {
       at += count;
       if (count === this.ids) {
         const scale = Math.min(4, Math.max(0.25, SLICE_MS / Math.max(ms, 0.05)));
-        this.ids = Math.min(MAX_SCAN_IDS, Math.max(MIN_SCAN_IDS, Math.round(this.ids * scale)));
+        this.ids = Math.min(MAX_SCAN_IDS, Math.max(this.minIds, Math.round(this.ids * scale)));
       }
       await this.pause();
     }
   }
 
-  /** Lets the loop run when SLICE_MS of work has gone by since it last ran. */
+  /** Lets the loop run, timers included (yieldTurn), when SLICE_MS of work has gone by since it last ran. */
   async pause(): Promise<void> {
-    if (performance.now() - this.ranSince < SLICE_MS) return;
-    await yieldToLoop();
-    this.ranSince = performance.now();
+    if (performance.now() - loopRanAt < SLICE_MS) return;
+    await yieldTurn();
+    loopRanAt = performance.now();
   }
 }

@@ -265,7 +265,7 @@ export interface NativeLexicalIndex {
   /** Persist crash-safely (temp + fsync + rename + dir fsync). */
   save(): void;
   /**
-   * `save()` on the thread pool. Until it settles the index can be read but not changed:
+   * `save()` on the addon's write lane (below the JS thread's priority). Until it settles the index can be read but not changed:
    * add, catchUp and save throw INVALID_ARGUMENT.
    */
   saveAsync(): Promise<void>;
@@ -381,7 +381,7 @@ export interface NativeVectorIndex {
    */
   searchAsync(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): Promise<VectorHits>;
   save(): void;
-  /** `save()` on the thread pool; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
+  /** `save()` on the addon's write lane; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
   saveAsync(): Promise<void>;
   stats(): Record<string, number | string>;
   /** Releases the vectors file's writer lock and the memory, without saving. Idempotent; later calls throw CLOSED. */

@@ -2,6 +2,14 @@
 
 #include <map>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#endif
+
 namespace spanguard {
 
 BackgroundCounters& Background() {
@@ -17,6 +25,27 @@ std::mutex lanes_mu;
 std::map<napi_env, WriteLane*>& Lanes() {
   static auto* lanes = new std::map<napi_env, WriteLane*>();
   return *lanes;
+}
+
+// How far below the thread that made it a lane thread runs (nice steps): about a ninth of
+// the JS thread's CPU weight.
+constexpr int kLaneNiceSteps = 10;
+
+// Lowers the calling thread's scheduling priority (Linux: a thread's nice value is its own,
+// set through its tid). A catch-up keeps a lane thread busy for seconds, and on a machine
+// whose cores are all busy (two cores: the two indexes' jobs, or one of them and another
+// process) the JS thread woke for its timers and waited behind them for a core: the loop ran
+// 40-80 ms late though the JS thread had nothing to do. At a lower priority the lane's threads
+// take what the JS thread leaves. Threads they start (the vector index's build threads)
+// inherit it. Best effort: elsewhere, or if the call fails, the lane runs as it did.
+void LowerLaneThreadPriority() {
+#if defined(__linux__)
+  const auto tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);
+  if (now == -1 && errno != 0) return;
+  (void)setpriority(PRIO_PROCESS, tid, std::min(19, now + kLaneNiceSteps));
+#endif
 }
 
 }  // namespace
@@ -58,6 +87,7 @@ void WriteLane::Submit(std::unique_ptr<Task> task) {
 }
 
 void WriteLane::Loop() {
+  LowerLaneThreadPriority();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     ++idle_;

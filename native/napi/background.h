@@ -43,15 +43,18 @@ BackgroundCounters& Background();
 
 /// Where a background job runs.
 enum class Lane {
-  /// The libuv thread pool: opens, loads, saves, and the reads of searches and audits.
+  /// The libuv thread pool: opens, loads, and the reads of searches and audits.
   kPool,
   /// The write lane (WriteLane): the jobs an append waits for, group commit's fdatasync and
-  /// the indexes' catch-up.
+  /// the indexes' catch-up; and the indexes' saves (a catch-up waits for them).
   kWrite,
 };
 
 /// Threads of the addon's own, one set per JS environment, that run only the jobs an append
-/// waits for: group commit's fdatasync and the indexes' catch-up. On the libuv pool (four
+/// waits for: group commit's fdatasync, the indexes' catch-up, and the indexes' saves (a
+/// catch-up waits for a save). The threads run below the JS thread's scheduling priority
+/// (background.cpp): their jobs are long and CPU-bound, the JS thread's are short and late
+/// timers are what a host sees. On the libuv pool (four
 /// threads unless the host set UV_THREADPOOL_SIZE, first come first served) those queued
 /// behind whatever else the pool was given: a searcher's vector and BM25 lookups, whose cost
 /// grows with the store, so the appends' cycle grew with it (a burst's sync and catch-up each
@@ -76,7 +79,7 @@ class WriteLane {
   };
 
   /// Most threads a lane makes (a store keeps at most three jobs in it at once: its log's sync
-  /// and its two indexes' catch-up).
+  /// and its two indexes' catch-up or save).
   static constexpr size_t kMaxThreads = 4;
 
   /// The environment's lane, made on the first call (on the JS thread).

@@ -496,7 +496,9 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
     });
   }
 
-  // saveAsync() → Promise<void>: Save on the thread pool. Until it settles the index may be
+  // saveAsync() → Promise<void>: Save on the write lane (its threads yield the CPU to the JS
+  // thread: writing hundreds of MB at 10^6 spans kept a pool thread busy at the JS thread's
+  // priority, and on two cores the loop ran late behind it). Until it settles the index may be
   // read (search, phrase, stats) but not changed: add, catchUp and save throw
   // INVALID_ARGUMENT, so the file written is the index as it stood at the call.
   Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
@@ -505,7 +507,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       LexicalIndex* index = &Writable(env);
       saving_ = true;
       return BackgroundJob::Queue(
-          env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
+          env, "spanguard:saveLexical", [index]() { index->Save(); }, nullptr, [this]() { saving_ = false; }, Value(),
+          Lane::kWrite);
     });
   }
 
@@ -623,7 +626,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   std::unique_ptr<LexicalIndex> index_;
   std::vector<LexicalHit> hits_;
-  bool saving_ = false;    ///< a saveAsync is running on the pool
+  bool saving_ = false;    ///< a saveAsync is running (on the write lane)
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool

@@ -282,7 +282,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     helper_.join();
   }
 
-  bool saving_ = false;    ///< a saveAsync is running on the pool
+  bool saving_ = false;    ///< a saveAsync is running (on the write lane)
   bool catching_ = false;  ///< a catchUpAsync is running on the pool
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
@@ -652,15 +652,16 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
-  // saveAsync() → Promise<void>: Save on the thread pool. Until it settles the index may be
-  // searched but not changed or closed (add, catchUp, save, close throw INVALID_ARGUMENT).
+  // saveAsync() → Promise<void>: Save on the write lane (as the lexical index's saveAsync).
+  // Until it settles the index may be searched but not changed or closed (add, catchUp, save, close throw INVALID_ARGUMENT).
   Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       VectorIndex* ix = &writable(env);
       saving_ = true;
       return BackgroundJob::Queue(
-          env, "spanguard:saveVector", [ix]() { ix->Save(); }, nullptr, [this]() { saving_ = false; }, Value());
+          env, "spanguard:saveVector", [ix]() { ix->Save(); }, nullptr, [this]() { saving_ = false; }, Value(),
+          Lane::kWrite);
     });
   }
 

@@ -258,7 +258,7 @@ export async function indexAgreement(
     const skip = (id: number) => id >= end && id < now;
     // Each index is compared over the ids it says it covers (below its high water): a
     // reader's vector index stays where the writer last saved it.
-    const inLog = concat(chunks[kind]!);
+    const inLog = await concat(chunks[kind]!, slicer);
     const below = (hw: number) => inLog.subarray(0, upperBound(inLog, hw));
     const lex = await diffIds(below(lexical.highWater()), lexIds, skip, slicer);
     if (lex.missing.length > 0) out.push(`lexical index lacks ${lex.missing.length} ${name} span(s) of the log (first ${lex.missing.slice(0, 5).join(', ')})`);
@@ -271,13 +271,18 @@ export async function indexAgreement(
   return out;
 }
 
-/** The chunks end to end, in one array. */
-function concat(chunks: readonly Float64Array[]): Float64Array {
+/**
+ * The chunks end to end, in one array. A pause is offered to `slicer` between chunks: at
+ * 10^6 spans the array is 8 MB of fresh pages, faulted in and zeroed as the copy reaches
+ * them, which on a busy machine is tens of ms when taken in one stretch.
+ */
+async function concat(chunks: readonly Float64Array[], slicer: ScanSlicer): Promise<Float64Array> {
   const out = new Float64Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const c of chunks) {
     out.set(c, at);
     at += c.length;
+    await slicer.pause();
   }
   return out;
 }
@@ -311,13 +316,18 @@ function upperBound(ids: Float64Array, hw: number): number {
   return lo;
 }
 
-/** Ids the agreement check compares between two turns of the event loop. */
-export const DIFF_SLICE = 1 << 16;
+/**
+ * Ids the agreement check compares between two offers of a pause (the slicer lets the loop
+ * run only once SLICE_MS of work has gone by, so an offer is cheap). Small: the comparison
+ * runs in V8's lower tiers when the check is rare (a repair, a verify), where 2^16 steps
+ * were over 10 ms on a busy machine.
+ */
+export const DIFF_SLICE = 1 << 12;
 
 /**
  * @internal Ids of `want` not in `have`, and of `have` not in `want`; both ascending; ids of `have`
  * that `skip` says were appended meanwhile are left out. A pause is offered to `slicer`
- * every DIFF_SLICE ids (10^6 ids are tens of ms of comparisons).
+ * every DIFF_SLICE steps (10^6 ids are tens of ms of comparisons).
  */
 export async function diffIds(want: ArrayLike<number>, have: ArrayLike<number>, skip: (id: number) => boolean, slicer: ScanSlicer): Promise<{ missing: number[]; extra: number[] }> {
   const missing: number[] = [];

@@ -64,7 +64,7 @@ export class Indexes {
   private staged: Promise<void> | null = null;
   /** Set by stop(): a running catch-up ends after its current job (on the addon's write lane). */
   private stopped = false;
-  /** The index saves running on the thread pool, or null: catch-up rounds wait for them. */
+  /** The index saves running on the write lane, or null: catch-up rounds wait for them. */
   private saving: Promise<void> | null = null;
   /**
    * The round of catch-up jobs running on the addon's write lane, or null: an index being caught
@@ -530,7 +530,7 @@ export class Indexes {
   }
 
   /**
-   * Saves both indexes on the thread pool (NativeLexicalIndex/NativeVectorIndex `saveAsync`:
+   * Saves both indexes on the write lane (NativeLexicalIndex/NativeVectorIndex `saveAsync`:
    * searches go on meanwhile; it waits for a catch-up job in flight, and the next waits for it), then their identity next to them
    * (no identity before the store has an id; written on the thread pool too). Rejects with the first failure once both settled.
    */

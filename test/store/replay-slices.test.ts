@@ -11,6 +11,8 @@ import { catchUpInSlices, SEPARATE_COPIES_ABOVE, ScanSlicer, SliceSizer } from '
 import { addon, openVectorIndex, type NativeSpanLog } from '../../src/native.js';
 import { newGuardState, readTrailInSlices, restoreSpans } from '../../src/store/trail.js';
 import { DIFF_SLICE, diffIds, indexAgreement } from '../../src/store/identity.js';
+import { agentFinds } from '../../src/audit.js';
+import type { EngineContext } from '../../src/store/context.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
 const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
@@ -191,6 +193,46 @@ describe("the agreement check's reads of the indexes and its comparison leave th
     await indexes.releaseAsync();
     expect(await verified).toEqual([]);
     expect(() => store.lexical.highWater()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
+  }, 120_000);
+});
+
+describe("an audit's fact checks let the event loop run", () => {
+  it("agentFinds asks the phrase memberships in slices with the loop run between them, and finds every fact", async () => {
+    const store = await filledStore();
+    // Every 50th span states "we keep the okapi ledger <i>": one fact each.
+    const facts = Array.from({ length: SPANS / 50 }, (_, j) => ({ fact: `we keep the okapi ledger ${j * 50}`, spanId: j * 50 + 1 }));
+    const loop = loopTurns();
+    const seen: number[] = [];
+    // phraseHas made slow (0.2 ms a phrase: a slice of the first 64 outlasts SLICE_MS), the
+    // loop's turn count recorded at each call.
+    const slowLexical = new Proxy(store.lexical, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (prop !== 'phraseHas') return typeof v === 'function' ? v.bind(target) : v;
+        return (source: NativeSpanLog, phrases: string[], ids: Float64Array, kind: number) => {
+          seen.push(loop.count());
+          const until = performance.now() + phrases.length * 0.2;
+          while (performance.now() < until);
+          return target.phraseHas(source, phrases, ids, kind);
+        };
+      },
+    });
+    const ctx = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'lexical') return slowLexical;
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as unknown as EngineContext;
+    let found: Awaited<ReturnType<typeof agentFinds>>;
+    try {
+      found = await agentFinds(ctx, facts);
+    } finally {
+      loop.stop();
+    }
+    expect(found.every((f) => f.found)).toBe(true);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(turnsBetween(seen)).toBeGreaterThan(0);
   }, 120_000);
 });
 
