@@ -442,16 +442,9 @@ export class SpanStore {
     this.assertWritable();
     reportProgress(this.options, 'repair', 'start');
     try {
-      // Between catch-up rounds and saves, never inside one; the rebuild goes by pool jobs too.
+      // Between catch-up rounds and saves, never inside one.
       await this.indexes.idle();
-      this.indexes.repairing = true;
-      try {
-        await this.indexes.replace('lexical');
-        await this.indexes.replace('vector');
-        await this.indexes.join();
-      } finally {
-        this.indexes.repairing = false;
-      }
+      await this.indexes.repairAll();
       reportProgress(this.options, 'repair', 'audit');
       // The monitor's probes were measured against the old indexes: measure them afresh.
       this.guard.resetProbes();

@@ -99,9 +99,9 @@ void WriteLane::Loop() {
     lock.unlock();
     task->Run();
     // To the JS thread; the queue is unbounded, so the call does not block. It fails only once
-    // the environment is going away, and the job with it.
-    Task* done = task.release();
-    if (napi_call_threadsafe_function(tsfn_, done, napi_tsfn_nonblocking) != napi_ok) (void)done;
+    // the environment is going away: the job is then dropped with it, unsettled (its
+    // destructor would touch handles of the environment being torn down).
+    (void)napi_call_threadsafe_function(tsfn_, task.release(), napi_tsfn_nonblocking);
     lock.lock();
   }
 }

@@ -627,7 +627,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   std::unique_ptr<LexicalIndex> index_;
   std::vector<LexicalHit> hits_;
   bool saving_ = false;    ///< a saveAsync is running (on the write lane)
-  bool catching_ = false;  ///< a catchUpAsync is running on the pool
+  bool catching_ = false;  ///< a catchUpAsync is running (on the write lane)
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
   /// The index's high water, kept by every call that moves it (add, catchUp, a catchUpAsync

@@ -283,7 +283,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   }
 
   bool saving_ = false;    ///< a saveAsync is running (on the write lane)
-  bool catching_ = false;  ///< a catchUpAsync is running on the pool
+  bool catching_ = false;  ///< a catchUpAsync is running (on the write lane)
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
   /// The embedder a catchUpAsync embeds with, kept alive until it settles.

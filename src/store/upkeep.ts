@@ -83,8 +83,8 @@ export class Indexes {
    * log's end: their jobs are reported as `rebuild` progress (onProgress), then its `end`.
    */
   private readonly rebuilding = new Set<IndexName>();
-  /** Set by a repair while it rebuilds both indexes: catch-up jobs meanwhile are reported as `repair` progress. */
-  repairing = false;
+  /** Set while repairAll() rebuilds both indexes: catch-up jobs meanwhile are reported as `repair` progress. */
+  private repairing = false;
   /** Slice sizes learnt per index (src/catchup.ts). */
   private readonly sizers = { lexical: new SliceSizer(), vector: new SliceSizer() };
   /**
@@ -223,6 +223,22 @@ export class Indexes {
     } else {
       this.release();
       ({ index: this.vector, privateDir: this.privateVectorDir } = freshVector(this.indexDir, this.options));
+    }
+  }
+
+  /**
+   * A repair's rebuild: both indexes replaced by empty ones, then caught up from the log's
+   * first id (write-lane jobs, reported as `repair` progress). Call it between catch-up rounds
+   * and saves (idle()).
+   */
+  async repairAll(): Promise<void> {
+    this.repairing = true;
+    try {
+      await this.replace('lexical');
+      await this.replace('vector');
+      await this.join();
+    } finally {
+      this.repairing = false;
     }
   }
 
