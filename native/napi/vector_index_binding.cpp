@@ -653,7 +653,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   }
 
   // saveAsync() → Promise<void>: Save on the write lane (as the lexical index's saveAsync).
-  // Until it settles the index may be searched but not changed or closed (add, catchUp, save, close throw INVALID_ARGUMENT).
+  // Until it settles the index may be searched but not changed or closed (add, catchUp, save, close throw
+  // INVALID_ARGUMENT).
   Napi::Value SaveAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
