@@ -41,7 +41,7 @@ const POINTS = (process.env.VEC_BENCH_POINTS ?? '1000,2000,5000,10000,20000,5000
 const SCALARS = (process.env.VEC_BENCH_SCALARS ?? 'f32,f16,i8').split(',') as Scalar[];
 const QUERIES = 300;
 const ANN = (process.env.VEC_BENCH_ANN ?? 'binary') as 'binary' | 'hnsw';
-const ANN_OPTS = { ann: ANN, rerankMin: 1024, rerankShare: 1 / 128 };
+const ANN_OPTS = { ann: ANN, rerankMin: 512, rerankShare: 1 / 512 };
 
 const tmp = (tag: string) => fs.mkdtempSync(path.join(os.tmpdir(), `spanguard-vbench-${tag}-`));
 const mb = (b: number) => (b / 1048576).toFixed(1);

@@ -304,15 +304,15 @@ export interface NativeVectorIndexOptions {
   mapRows?: boolean;
   /**
    * Strategy at and above `exactBelow` (default 'binary'): 'binary' scans 512-bit SimHash
-   * signatures (of every vector, or of the nearest lists once partitioned) and reranks the
-   * nearest `max(rerankMin, size * rerankShare)` (partitioned: `probeRerank`) exactly; 'hnsw'
-   * walks a usearch graph.
+   * signatures (of every vector, or of the nearest lists once partitioned) with the query's
+   * rotated coordinates at 4 bits, and reranks the nearest `max(rerankMin, size * rerankShare)`
+   * (partitioned: `probeRerank`) by that estimate exactly; 'hnsw' walks a usearch graph.
    * See docs/VECTOR_FORMAT.md.
    */
   ann?: 'binary' | 'hnsw';
-  /** binary, unpartitioned: candidates reranked exactly per query, at least (default 1024) ... */
+  /** binary, unpartitioned: candidates reranked exactly per query, at least (default 512) ... */
   rerankMin?: number;
-  /** ... and this share of the namespace (default 1/128). */
+  /** ... and this share of the namespace (default 1/512). */
   rerankShare?: number;
   /**
    * binary: a namespace of at least this many rows is split into coarse lists (an inverted

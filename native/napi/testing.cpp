@@ -1,6 +1,6 @@
 // The explicitly test-named `_testing` export: I/O fault injection (io_seam.h explains why it
 // ships in the default build), the CRC32C implementations one by one, a read through the
-// SpanSource interface the indexes use, and a way to make the error guard meet each kind of
+// SpanSource interface the indexes use, the vector scan's kernels one by one, and a way to make the error guard meet each kind of
 // C++ exception.
 #include <napi.h>
 
@@ -21,6 +21,7 @@
 #include "napi/bindings.h"
 #include "napi/convert.h"
 #include "napi/guard.h"
+#include "vector/vector_internal.h"
 
 namespace spanguard {
 
@@ -210,6 +211,44 @@ Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   });
 }
 
+// vectorScan(blocks: BigUint64Array, words, query: BigUint64Array, impl, asymmetric, bias, tau)
+// → { dist: Uint16Array, cand: Uint32Array } | null: one signature-scan kernel by name
+// (native/vector/binary_scan.cpp) over blocks of 8 signatures; null when the CPU lacks it.
+Napi::Value VectorScanJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guard(env, [&]() -> Napi::Value {
+    if (info.Length() < 7 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array || !info[1].IsNumber() ||
+        !info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array ||
+        !info[3].IsString() || !info[5].IsNumber() || !info[6].IsNumber()) {
+      throw NativeError("INVALID_ARGUMENT", "vectorScan expects (BigUint64Array, words, BigUint64Array, impl, asymmetric, bias, tau)");
+    }
+    auto blocks = info[0].As<Napi::BigUint64Array>();
+    const size_t words = info[1].As<Napi::Number>().Uint32Value();
+    auto q = info[2].As<Napi::BigUint64Array>();
+    const bool asym = info[4].ToBoolean().Value();
+    if (words == 0 || words > 64 || blocks.ElementLength() % (words * 8) != 0 ||
+        q.ElementLength() != (asym ? vector_detail::kQueryPlanes * words : words)) {
+      throw NativeError("INVALID_ARGUMENT", "vectorScan: blocks of 8 x words, and a query of words (x planes)");
+    }
+    const size_t nb = blocks.ElementLength() / (words * 8);
+    auto dist = Napi::Uint16Array::New(env, nb * 8);
+    std::vector<uint32_t> cand(nb * 8);
+    size_t found = 0;
+    if (!vector_detail::ScanWith(info[3].As<Napi::String>().Utf8Value(), asym, blocks.Data(), nb, words, q.Data(),
+                                 info[5].As<Napi::Number>().Uint32Value(), dist.Data(),
+                                 info[6].As<Napi::Number>().Uint32Value(), cand.data(), &found)) {
+      return env.Null();
+    }
+    auto out = Napi::Uint32Array::New(env, found);
+    if (found) std::memcpy(out.Data(), cand.data(), found * 4);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("dist", dist);
+    o.Set("cand", out);
+    return o;
+  });
+}
+
 }  // namespace
 
 void InitTesting(Napi::Env env, Napi::Object exports) {
@@ -224,6 +263,7 @@ void InitTesting(Napi::Env env, Napi::Object exports) {
   testing.Set("throwInGuard", Napi::Function::New(env, ThrowInGuardJs, "throwInGuard"));
   testing.Set("throwInGuardAsync", Napi::Function::New(env, ThrowInGuardAsyncJs, "throwInGuardAsync"));
   testing.Set("background", Napi::Function::New(env, BackgroundJs, "background"));
+  testing.Set("vectorScan", Napi::Function::New(env, VectorScanJs, "vectorScan"));
   exports.Set("_testing", testing);
 }
 

@@ -1,5 +1,6 @@
 // The binary strategy and the exact scan: vectors' SimHash signatures (a randomized Hadamard
-// rotation), the Hamming scan over them with its SIMD kernels, and the exact rerank.
+// rotation), the scans over them with their SIMD kernels (Hamming between two signatures, and
+// the asymmetric estimate a query scans with), and the exact rerank.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #if defined(__x86_64__)
@@ -26,7 +28,7 @@ using namespace vector_detail;
 
 namespace {
 
-// ---- the signature scan -------------------------------------------------------------------
+// ---- the Hamming scan (a row's nearest centroids, partition.cpp) -----------------------------
 // Codes are blocks of 8 rows x `words` u64, word-major. Each kernel writes the Hamming
 // distance of all 8 * nb rows to `dist` and appends to `cand` (ascending) every row whose
 // distance is <= tau; returns how many it appended. Rows past the real count are zero
@@ -88,6 +90,105 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Scan
 }
 #endif
 
+
+// ---- the asymmetric scan ------------------------------------------------------------------
+// The query keeps its rotated coordinates as signed integers of `B` bits (B bit planes of
+// their two's complement, word-major like a signature); a row keeps its signs. The estimate
+// of <q, x> is sum_i q_i * s_i with s_i = +-1, that is 2 * sum_{bit i set} q_i - sum_i q_i, and
+// the last sum is the query's own: rows are ranked by S = sum_{bit i set} v_i, which the
+// planes give as sum_{k<B-1} 2^k popcount(x & plane_k) - 2^(B-1) popcount(x & plane_(B-1)).
+// The distance written is bias - S with bias = (2^(B-1) - 1) * bits: at least 0, at most
+// (2^B - 1) * bits, which fits the u16 distances for the largest signature (4,096 bits). Only the
+// query is quantized, so the order is much nearer the true one than the Hamming distance
+// between two signatures, for the same bytes read.
+
+template <int B>
+__attribute__((always_inline)) inline size_t AsymBody(const uint64_t* blocks, size_t nb, size_t words,
+                                                      const uint64_t* planes, uint32_t bias, uint16_t* dist,
+                                                      uint32_t tau, uint32_t* cand) noexcept {
+  size_t found = 0;
+  for (size_t b = 0; b < nb; ++b) {
+    const uint64_t* p = blocks + b * words * 8;
+    for (size_t lane = 0; lane < 8; ++lane) {
+      int32_t s = 0;
+      for (size_t w = 0; w < words; ++w) {
+        const uint64_t x = p[w * 8 + lane];
+        for (int k = 0; k < B - 1; ++k) s += __builtin_popcountll(x & planes[k * words + w]) << k;
+        s -= __builtin_popcountll(x & planes[(B - 1) * words + w]) << (B - 1);
+      }
+      const uint32_t d = static_cast<uint32_t>(static_cast<int32_t>(bias) - s);
+      dist[b * 8 + lane] = static_cast<uint16_t>(d);
+      if (d <= tau) cand[found++] = static_cast<uint32_t>(b * 8 + lane);
+    }
+  }
+  return found;
+}
+
+size_t AsymPortable(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, uint32_t bias,
+                    uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
+  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, bias, dist, tau, cand);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) size_t AsymPopcnt(const uint64_t* blocks, size_t nb, size_t words,
+                                                    const uint64_t* planes, uint32_t bias, uint16_t* dist,
+                                                    uint32_t tau, uint32_t* cand) noexcept {
+  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, bias, dist, tau, cand);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t AsymAvx512(
+    const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, uint32_t bias, uint16_t* dist,
+    uint32_t tau, uint32_t* cand) noexcept {
+  constexpr int B = static_cast<int>(kQueryPlanes);
+  size_t found = 0;
+  const __m512i tau_v = _mm512_set1_epi64(tau);
+  const __m512i bias_v = _mm512_set1_epi64(bias);
+  __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i eight = _mm256_set1_epi32(8);
+  for (size_t b = 0; b < nb; ++b) {
+    const uint64_t* p = blocks + b * words * 8;
+    __m512i acc[B];
+    for (int k = 0; k < B; ++k) acc[k] = _mm512_setzero_si512();
+    for (size_t w = 0; w < words; ++w) {
+      const __m512i x = _mm512_loadu_si512(p + w * 8);
+      for (int k = 0; k < B; ++k) {
+        const __m512i plane = _mm512_set1_epi64(static_cast<long long>(planes[k * words + w]));
+        acc[k] = _mm512_add_epi64(acc[k], _mm512_popcnt_epi64(_mm512_and_si512(x, plane)));
+      }
+    }
+    __m512i s = acc[0];
+    for (int k = 1; k < B - 1; ++k) s = _mm512_add_epi64(s, _mm512_slli_epi64(acc[k], k));
+    s = _mm512_sub_epi64(s, _mm512_slli_epi64(acc[B - 1], B - 1));
+    const __m512i d = _mm512_sub_epi64(bias_v, s);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dist + b * 8), _mm512_cvtepi64_epi16(d));
+    __mmask8 m = _mm512_cmple_epu64_mask(d, tau_v);
+    if (m) {
+      _mm256_mask_compressstoreu_epi32(cand + found, m, idx);
+      found += static_cast<size_t>(__builtin_popcount(m));
+    }
+    idx = _mm256_add_epi32(idx, eight);
+  }
+  return found;
+}
+#endif
+
+using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint32_t, uint16_t*, uint32_t,
+                          uint32_t*) noexcept;
+
+AsymFn PickAsym() noexcept {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512vpopcntdq")) {
+    return &AsymAvx512;
+  }
+  if (__builtin_cpu_supports("popcnt")) return &AsymPopcnt;
+#endif
+  return &AsymPortable;
+}
+
+const AsymFn kAsym = PickAsym();
+
 using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
 
 ScanFn PickScan() noexcept {
@@ -111,6 +212,37 @@ size_t vector_detail::ScanCodes(const uint64_t* blocks, size_t nb, size_t words,
   return kScan(blocks, nb, words, q, dist, tau, cand);
 }
 
+size_t vector_detail::ScanQuery::Scan(const uint64_t* blocks, size_t nb, size_t words, uint16_t* dist, uint32_t tau,
+                                      uint32_t* cand) const noexcept {
+  return kAsym(blocks, nb, words, planes, bias, dist, tau, cand);
+}
+
+bool vector_detail::ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
+                             const uint64_t* q, uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand,
+                             size_t* found) noexcept {
+  ScanFn ham = nullptr;
+  AsymFn asym = nullptr;
+  if (impl == "portable") {
+    ham = &ScanPortable;
+    asym = &AsymPortable;
+  }
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (impl == "popcnt" && __builtin_cpu_supports("popcnt")) {
+    ham = &ScanPopcnt;
+    asym = &AsymPopcnt;
+  }
+  if (impl == "avx512" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vpopcntdq")) {
+    ham = &ScanAvx512;
+    asym = &AsymAvx512;
+  }
+#endif
+  if (!ham) return false;
+  *found = asymmetric ? asym(blocks, nb, words, q, bias, dist, tau, cand) : ham(blocks, nb, words, q, dist, tau, cand);
+  return true;
+}
+
 void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
   const size_t dims = options_.dims;
   for (size_t r = 0; r < rotations_; ++r) {
@@ -125,6 +257,37 @@ void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
       o[w] = bits;
     }
   }
+}
+
+ScanQuery VectorIndex::EncodeQuery(const float* unit_query) const {
+  const size_t words = code_words_;
+  const size_t bits = words * 64;
+  const size_t dims = options_.dims;
+  // The rotations' outputs, as Encode computes them, kept whole.
+  std::vector<float>& t = query_coords_;
+  t.resize(rotations_ * pad_);
+  for (size_t r = 0; r < rotations_; ++r) {
+    const float* sign = rht_signs_.data() + r * pad_;
+    float* o = t.data() + r * pad_;
+    for (size_t d = 0; d < dims; ++d) o[d] = unit_query[d] * sign[d];
+    for (size_t d = dims; d < pad_; ++d) o[d] = 0.0f;
+    Fwht(o, pad_);
+  }
+  // Each coordinate as a signed integer in [-kHigh - 1, kHigh], scaled by the largest.
+  float top = 0.0f;
+  for (float v : t) top = std::max(top, std::fabs(v));
+  constexpr long kHigh = (1L << (kQueryPlanes - 1)) - 1;
+  query_planes_.assign(kQueryPlanes * words, 0);
+  for (size_t i = 0; i < bits; ++i) {
+    const long v = top > 0.0f ? std::clamp<long>(std::lround(t[i] / top * kHigh), -kHigh - 1, kHigh) : 0;
+    const auto twos = static_cast<uint64_t>(v);  // two's complement: plane k holds bit k
+    for (size_t k = 0; k < kQueryPlanes; ++k) query_planes_[k * words + i / 64] |= ((twos >> k) & 1) << (i % 64);
+  }
+  ScanQuery q;
+  q.planes = query_planes_.data();
+  q.bias = static_cast<uint32_t>(kHigh * bits);
+  q.max_dist = static_cast<uint32_t>((2 * kHigh + 1) * bits);
+  return q;
 }
 
 void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors) {
@@ -207,12 +370,7 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
                        reinterpret_cast<byte_t*>(query_row_.data()))) {
     std::memcpy(query_row_.data(), unit_query, row_bytes_);
   }
-  if (!exact && f.part) {
-    query_code_.resize(code_words_);
-    query_rht_.resize(pad_);
-    Encode(unit_query, query_code_.data(), query_rht_.data());
-    return SearchPartitioned(f, wanted);
-  }
+  if (!exact && f.part) return SearchPartitioned(f, EncodeQuery(unit_query), wanted);
 
   // Candidates: every row (exact), or the `pool` nearest by signature.
   const uint32_t* cand = nullptr;
@@ -223,51 +381,50 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
   if (!exact && pool < n) {
     const size_t words = code_words_;
     const size_t nb = (n + 7) / 8;
-    const size_t bits = words * 64;
-    query_code_.resize(words);
-    query_rht_.resize(pad_);
-    Encode(unit_query, query_code_.data(), query_rht_.data());
-    hamming_.resize(nb * 8);
+    const ScanQuery query = EncodeQuery(unit_query);
+    const size_t top = query.max_dist;
+    scan_dist_.resize(nb * 8);
     cand_.resize(nb * 8);
     const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());
-    // Threshold from a sample of about 2,048 blocks spread over the namespace: its Hamming
-    // histogram, scaled up, says at which distance ~1.5 x pool rows will pass. The full
+    // Threshold from a sample of about 2,048 blocks spread over the namespace: the histogram
+    // of its distances, scaled up, says at which distance ~1.5 x pool rows will pass. The full
     // scan then collects the passing rows as it goes; if the estimate fell short, the exact
     // threshold comes from the full histogram (one more pass over the distances).
-    uint32_t tau = static_cast<uint32_t>(bits);
-    std::vector<uint32_t> hist(bits + 1);
+    uint32_t tau = static_cast<uint32_t>(top);
+    std::vector<uint32_t>& hist = scan_hist_;
+    hist.assign(top + 1, 0);
     const size_t stride = nb / 2048;
     if (stride >= 2) {
       size_t sampled = 0;
       uint16_t d8[8];
       uint32_t c8[8];
       for (size_t b = 0; b < nb; b += stride) {
-        kScan(codes + b * words * 8, 1, words, query_code_.data(), d8, 0, c8);
+        query.Scan(codes + b * words * 8, 1, words, d8, 0, c8);
         for (size_t l = 0; l < 8 && b * 8 + l < n; ++l, ++sampled) ++hist[d8[l]];
       }
       const double want = 1.5 * static_cast<double>(pool) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
       double cum = 0;
-      for (tau = 0; tau < bits; ++tau) {
+      for (tau = 0; tau < top; ++tau) {
         cum += hist[tau];
         if (cum >= want) break;
       }
     }
-    size_t found = kScan(codes, nb, words, query_code_.data(), hamming_.data(), tau, cand_.data());
+    size_t found = query.Scan(codes, nb, words, scan_dist_.data(), tau, cand_.data());
     while (found > 0 && cand_[found - 1] >= n) --found;  // padding lanes of the last block
     std::fill(hist.begin(), hist.end(), 0);
     if (found < pool) {
-      for (size_t i = 0; i < n; ++i) ++hist[hamming_[i]];
+      for (size_t i = 0; i < n; ++i) ++hist[scan_dist_[i]];
     } else {
-      for (size_t j = 0; j < found; ++j) ++hist[hamming_[cand_[j]]];
+      for (size_t j = 0; j < found; ++j) ++hist[scan_dist_[cand_[j]]];
     }
     // Keep exactly `pool`: every row below distance t, then rows at t in row order.
     size_t below = 0;
     uint32_t t = 0;
-    while (t < bits && below + hist[t] < pool) below += hist[t++];
+    while (t < top && below + hist[t] < pool) below += hist[t++];
     size_t room = pool - below;
     size_t kept = 0;
     auto keep = [&](uint32_t i) {
-      uint16_t d = hamming_[i];
+      uint16_t d = scan_dist_[i];
       if (d < t || (d == t && room > 0)) {
         if (d == t) --room;
         cand_[kept++] = i;

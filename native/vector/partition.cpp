@@ -261,11 +261,11 @@ void VectorIndex::Repartition(Namespace& ns) {
   // `old` and `old_codes` are freed here, outside the lock.
 }
 
-size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
+size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, size_t wanted) const {
   const Partition& p = *f.part;
   const size_t n = f.size();
   const size_t words = code_words_;
-  const size_t bits = words * 64;
+  const size_t top = query.max_dist;
   const unsigned char* qrow = query_row_.data();
   const size_t probe = std::max<size_t>(options_.probe_min,
                                         static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.probe_share)));
@@ -284,7 +284,7 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
   std::nth_element(list_order_.begin(), list_order_.begin() + sorted, list_order_.end());
   std::sort(list_order_.begin(), list_order_.begin() + sorted);
 
-  // Hamming distances of the taken lists' rows: the nearest list, then the next ones while
+  // Estimated distances of the taken lists' rows: the nearest list, then the next ones while
   // their centroid lies within probe_margin of the nearest's and the cap is not reached.
   size_t probed = 0;
   size_t taken = 0;
@@ -300,10 +300,10 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
     if (rows.empty()) continue;
     ++taken;
     const size_t nb = (rows.size() + 7) / 8;
-    if (hamming_.size() < probed + nb * 8) hamming_.resize(std::max(probed + nb * 8, hamming_.size() * 2));
+    if (scan_dist_.size() < probed + nb * 8) scan_dist_.resize(std::max(probed + nb * 8, scan_dist_.size() * 2));
     if (cand_.size() < probed + nb * 8) cand_.resize(std::max(probed + nb * 8, cand_.size() * 2));
     if (scan_scratch_.size() < nb * 8) scan_scratch_.resize(nb * 8);
-    ScanCodes(p.codes[l].data(), nb, words, query_code_.data(), hamming_.data() + probed, 0, scan_scratch_.data());
+    query.Scan(p.codes[l].data(), nb, words, scan_dist_.data() + probed, 0, scan_scratch_.data());
     std::memcpy(cand_.data() + probed, rows.data(), rows.size() * 4);
     probed += rows.size();
   }
@@ -318,17 +318,17 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, size_t wanted) const {
   size_t kept = probed;
   if (pool < probed) {
     std::vector<uint32_t>& hist = scan_scratch_;
-    hist.assign(bits + 1, 0);
-    for (size_t j = 0; j < probed; ++j) ++hist[hamming_[j]];
+    hist.assign(top + 1, 0);
+    for (size_t j = 0; j < probed; ++j) ++hist[scan_dist_[j]];
     size_t below = 0;
     uint32_t t = 0;
-    while (t < bits && below + hist[t] < pool) below += hist[t++];
+    while (t < top && below + hist[t] < pool) below += hist[t++];
     size_t room = pool - below;
     kept = 0;
     size_t ties = probed;  // ties at t are moved to the end of cand_ (past `probed`)
     if (cand_.size() < probed * 2) cand_.resize(probed * 2);
     for (size_t j = 0; j < probed; ++j) {
-      const uint16_t d = hamming_[j];
+      const uint16_t d = scan_dist_[j];
       if (d < t) cand_[kept++] = cand_[j];  // in place: kept <= j
       else if (d == t) cand_[ties++] = cand_[j];
     }

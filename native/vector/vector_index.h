@@ -10,10 +10,13 @@
 //       exact   below `exact_below` vectors: the NumKong kernel over every stored vector,
 //               which at that size is both faster than any index and exact;
 //       binary  (the default above it): every vector also keeps a 512-bit signature, the
-//               signs of two randomized Hadamard rotations of it (SimHash). A query scans
-//               all signatures by popcount (64 bytes a vector: 64 MB at 10^6, a few ms),
-//               keeps the `max(rerank_min, size * rerank_share)` nearest in Hamming
-//               distance, and reranks them exactly with the stored vectors. Inserting is
+//               signs of two randomized Hadamard rotations of it (SimHash). A query is
+//               rotated the same way, its coordinates kept at 4 bits, and scans all
+//               signatures by popcount (64 bytes a vector: 64 MB at 10^6, a few ms) for an
+//               estimate of its distance to each row (asymmetric: the query is not reduced
+//               to signs, so the estimate orders rows far better than the Hamming distance
+//               between signatures), keeps the `max(rerank_min, size * rerank_share)`
+//               nearest by it, and reranks them exactly with the stored vectors. Inserting is
 //               O(1) (a rotation and a copy), results are deterministic. Measured on real-turn
 //               embeddings (bench/README.md): recall@10 0.98 at 10^6 where HNSW at ef 512
 //               gave 0.68, and ingest is not dominated by graph inserts. From
@@ -48,6 +51,9 @@ namespace spanguard {
 
 class Embedder;
 class SpanSource;
+namespace vector_detail {
+struct ScanQuery;
+}
 
 enum class VectorScalar : uint8_t { kF32 = 1, kF16 = 2, kI8 = 3 };
 /// The strategy above `exact_below` (the value is the snapshot header's byte 18).
@@ -60,8 +66,8 @@ struct VectorIndexOptions {
   uint64_t exact_below = 0;
   VectorAnn ann = VectorAnn::kBinary;
   /// binary: candidates reranked exactly per query = max(rerank_min, size * rerank_share).
-  size_t rerank_min = 1024;
-  double rerank_share = 1.0 / 128;
+  size_t rerank_min = 512;
+  double rerank_share = 1.0 / 512;
   /// binary: namespaces of at least this many rows are partitioned (an inverted file).
   /// Default: never. On the bench's generated vectors the nearest lists to 1/16 of the rows
   /// hold 0.81 of a query's exact top-10 at 10^6 (a quarter: 0.971 for quotes, 0.926 for
@@ -70,7 +76,7 @@ struct VectorIndexOptions {
   uint64_t partition_above = ~0ull;
   /// binary, partitioned: a query scans the nearest lists until it has taken
   /// max(probe_min, size * probe_share) rows, and reranks the `probe_rerank` of them nearest
-  /// by Hamming distance exactly (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
+  /// by the estimated distance exactly (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
   size_t probe_min = 16384;
   double probe_share = 1.0 / 16;
   /// binary, partitioned: past the nearest list, a list is taken only while its centroid
@@ -291,11 +297,12 @@ class VectorIndex {
   size_t code_words_ = 0;
   std::vector<float> rht_signs_;    ///< rotations_ x pad_, +1 / -1
   std::vector<float> rht_scratch_;  ///< pad_ per build thread, then one for queries
-  mutable std::vector<uint16_t> hamming_;
+  mutable std::vector<uint16_t> scan_dist_;   ///< a search's estimated distances (ScanQuery)
+  mutable std::vector<uint32_t> scan_hist_;   ///< their histogram
   mutable std::vector<uint32_t> cand_;
   mutable std::vector<unsigned char> query_row_;
-  mutable std::vector<uint64_t> query_code_;
-  mutable std::vector<float> query_rht_;
+  mutable std::vector<uint64_t> query_planes_;
+  mutable std::vector<float> query_coords_;  ///< kQueryPlanes x code_words_ (asymmetric scan)
   mutable std::vector<std::pair<float, uint32_t>> heap_;
   mutable std::vector<std::pair<float, uint32_t>> list_order_;
   mutable std::vector<uint32_t> scan_scratch_;
@@ -314,6 +321,9 @@ class VectorIndex {
   void ResetNamespace(Namespace& ns);
   /// Writes the signature of unit vector `v` (code_words_ words) using `scratch` (pad_ floats).
   void Encode(const float* v, uint64_t* out, float* scratch) const;
+  /// Encodes the unit query for the signature scan: its rotations' coordinates into
+  /// query_coords_, quantized as bit planes into query_planes_.
+  vector_detail::ScanQuery EncodeQuery(const float* unit_query) const;
   void IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors);
   /// Best `wanted` rows of the binary namespace, ascending by distance, into hits_*.
   size_t SearchFlat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
@@ -334,7 +344,7 @@ class VectorIndex {
                        uint32_t* scratch) const;
   /// Appends row `r` with signature `code` to list `l`.
   static void AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code, size_t words);
-  size_t SearchPartitioned(const Flat& f, size_t wanted) const;
+  size_t SearchPartitioned(const Flat& f, const vector_detail::ScanQuery& query, size_t wanted) const;
   /// Exact distances of the candidate rows (all rows when `cand` is null) to query_row_; the
   /// best `wanted`, ascending by (distance, row), into hits_*.
   size_t Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted) const;

@@ -61,6 +61,28 @@ constexpr size_t kCatchUpBytes = 16u << 20;
 size_t ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist, uint32_t tau,
                  uint32_t* cand) noexcept;
 
+/// One scan kernel by name ("portable", "popcnt", "avx512"), Hamming or asymmetric (`q` is
+/// then the kQueryPlanes planes), for tests that hold every kernel to the same answers;
+/// false when the CPU lacks it.
+bool ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
+              const uint64_t* q, uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand, size_t* found) noexcept;
+
+/// Bit planes of the query's quantized coordinates in the asymmetric scan (4 bits each).
+constexpr size_t kQueryPlanes = 4;
+
+/// A query as the signature scan compares it with the rows' signatures (binary_scan.cpp):
+/// its rotated coordinates, quantized to kQueryPlanes-bit signed integers, as bit planes.
+/// The distance it gives a row is an estimate of the row's cosine distance (smaller is
+/// nearer), an integer in [0, max_dist].
+struct ScanQuery {
+  const uint64_t* planes = nullptr;  ///< kQueryPlanes x words, plane k = bit k of each coordinate
+  uint32_t bias = 0;                 ///< (2^(kQueryPlanes-1) - 1) * bits
+  uint32_t max_dist = 0;             ///< (2^kQueryPlanes - 1) * bits
+  /// The scan of blocks of 8 signatures (as ScanCodes) against this query.
+  size_t Scan(const uint64_t* blocks, size_t nb, size_t words, uint16_t* dist, uint32_t tau,
+              uint32_t* cand) const noexcept;
+};
+
 inline scalar_kind_t ToUsearch(VectorScalar s) {
   switch (s) {
     case VectorScalar::kF32:

@@ -119,15 +119,16 @@ export function checkRetention(o: Resolved): void {
 
 /**
  * The vector index's options: an exact SIMD scan below 2,500 vectors per namespace, the
- * binary-signature scan with an exact rerank of the nearest max(1,024, 1/128 of the
- * namespace) above. bench/vector-crossover.bench.ts (real turns, f16, top-10 p50): the
- * binary strategy overtakes the scan between 2,000 and 3,000 vectors (3,000: 48 vs 60 µs;
- * 16,000: 85 vs 298 µs) at recall@10 0.999–1.000 against it. On the bench's vectors
- * (bench/README.md) recall@10 against brute force is ≥ 0.99 at 10^4 and 0.988 at 10^5 and
- * 10^6 (p50 ≈ 0.4 / 3.3 ms), where HNSW at ef 256 gave 0.950 / 0.590; inserts are O(1)
- * (≈ 7 µs a vector at 10^6, where HNSW inserts took ≈ 300 µs).
+ * binary-signature scan with an exact rerank of the nearest max(512, 1/512 of the namespace)
+ * above, nearest by the query's 4-bit coordinates against each signature. bench/vector-crossover.bench.ts
+ * (real turns, f16, top-10 p50): the binary strategy overtakes the scan between 2,000 and
+ * 3,000 vectors. At 10^5 real turns recall@10 against brute force is 0.999 for quotes with
+ * a pool of 512 (`npm run bench -- --scale 1e5 --only retrieval`); on 10^6 generated
+ * vectors 0.992–0.995 with N/512 (bench/vector-scale.bench.ts), where HNSW at ef 256 gave
+ * 0.950 / 0.590 at 10^5 / 10^6; inserts are O(1) (≈ 7 µs a vector at 10^6, where HNSW
+ * inserts took ≈ 300 µs).
  */
 export function vectorOptions(o: Resolved) {
-  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 1024, rerankShare: 1 / 128, readOnly: o.readOnly };
+  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 512, rerankShare: 1 / 512, readOnly: o.readOnly };
 }
 
