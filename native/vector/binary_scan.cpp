@@ -189,6 +189,57 @@ AsymFn PickAsym() noexcept {
 
 const AsymFn kAsym = PickAsym();
 
+// ---- the second pass: the tail words of the rows the first kept ---------------------------
+// For each row of `rows` (its tail words row-major in `tails`, `tail` of them), completes
+// the estimate the first pass began over its lead words: S = (lead_bias - lead_dist[row])
+// plus the tail words' share with the query's planes (`planes` + k * stride for plane k, at
+// the tail's words), and writes (distance << 32 | row) with distance = full_bias - S.
+
+__attribute__((always_inline)) inline void FinishBody(const uint64_t* tails, size_t tail, const uint64_t* planes,
+                                                      size_t stride, const uint32_t* rows, size_t n,
+                                                      const uint16_t* lead_dist, int32_t lead_bias,
+                                                      int32_t full_bias, uint64_t* out) noexcept {
+  constexpr size_t kAhead = 8;
+  for (size_t j = 0; j < n; ++j) {
+    if (j + kAhead < n) __builtin_prefetch(tails + static_cast<size_t>(rows[j + kAhead]) * tail);
+    const uint32_t r = rows[j];
+    const uint64_t* x = tails + static_cast<size_t>(r) * tail;
+    int32_t score = lead_bias - static_cast<int32_t>(lead_dist[r]);
+    for (size_t w = 0; w < tail; ++w) {
+      for (size_t k = 0; k + 1 < kQueryPlanes; ++k) score += __builtin_popcountll(x[w] & planes[k * stride + w]) << k;
+      score -= __builtin_popcountll(x[w] & planes[(kQueryPlanes - 1) * stride + w]) << (kQueryPlanes - 1);
+    }
+    out[j] = static_cast<uint64_t>(static_cast<uint32_t>(full_bias - score)) << 32 | r;
+  }
+}
+
+void FinishPortable(const uint64_t* tails, size_t tail, const uint64_t* planes, size_t stride, const uint32_t* rows,
+                    size_t n, const uint16_t* lead_dist, int32_t lead_bias, int32_t full_bias, uint64_t* out) noexcept {
+  FinishBody(tails, tail, planes, stride, rows, n, lead_dist, lead_bias, full_bias, out);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) void FinishPopcnt(const uint64_t* tails, size_t tail, const uint64_t* planes,
+                                                    size_t stride, const uint32_t* rows, size_t n,
+                                                    const uint16_t* lead_dist, int32_t lead_bias, int32_t full_bias,
+                                                    uint64_t* out) noexcept {
+  FinishBody(tails, tail, planes, stride, rows, n, lead_dist, lead_bias, full_bias, out);
+}
+#endif
+
+using FinishFn = void (*)(const uint64_t*, size_t, const uint64_t*, size_t, const uint32_t*, size_t, const uint16_t*,
+                          int32_t, int32_t, uint64_t*) noexcept;
+
+FinishFn PickFinish() noexcept {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("popcnt")) return &FinishPopcnt;
+#endif
+  return &FinishPortable;
+}
+
+const FinishFn kFinish = PickFinish();
+
 using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
 
 ScanFn PickScan() noexcept {
@@ -290,6 +341,43 @@ ScanQuery VectorIndex::EncodeQuery(const float* unit_query) const {
   return q;
 }
 
+void VectorIndex::SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) const {
+  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
+  const size_t nb = (rows + 7) / 8;
+  f.codes.resize(nb * lead * 64);
+  f.tails.resize(rows * tail * 8);
+  unsigned char* codes = f.codes.data();
+  auto* tails = reinterpret_cast<uint64_t*>(f.tails.data());
+  for (size_t b = 0; b < nb; ++b) {
+    const unsigned char* in = blocks + b * words * 64;  // a file's bytes: read without alignment
+    std::memcpy(codes + b * lead * 64, in, lead * 64);
+    for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
+      for (size_t w = 0; w < tail; ++w) std::memcpy(&tails[(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
+  }
+}
+
+void VectorIndex::JoinCodes(const Flat& f, size_t b0, size_t nb, uint64_t* out) const {
+  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
+  const size_t rows = f.size();
+  const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());
+  const auto* tails = reinterpret_cast<const uint64_t*>(f.tails.data());
+  for (size_t b = b0; b < b0 + nb; ++b) {
+    uint64_t* o = out + (b - b0) * words * 8;
+    std::memcpy(o, codes + b * lead * 8, lead * 64);
+    for (size_t w = 0; w < tail; ++w)
+      for (size_t lane = 0; lane < 8; ++lane) {
+        const size_t r = b * 8 + lane;
+        o[(lead + w) * 8 + lane] = r < rows ? tails[r * tail + w] : 0;  // lanes past the last row: zero
+      }
+  }
+}
+
+void VectorIndex::RowCode(const Flat& f, size_t r, uint64_t* out) const {
+  const auto* block = reinterpret_cast<const uint64_t*>(f.codes.data()) + (r / 8) * lead_words_ * 8 + (r % 8);
+  for (size_t w = 0; w < lead_words_; ++w) out[w] = block[w * 8];
+  std::memcpy(out + lead_words_, f.tails.data() + r * tail_words_ * 8, tail_words_ * 8);
+}
+
 void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors) {
   const size_t dims = options_.dims;
   const size_t m = fresh_.size();
@@ -315,11 +403,14 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
     fresh_codes_.resize(m * words);
     fresh_lists_.resize(m);
   } else {
-    f.codes.resize((n1 + 7) / 8 * code_words_ * 64);
+    f.codes.resize((n1 + 7) / 8 * lead_words_ * 64);
+    f.tails.resize(n1 * tail_words_ * 8);
   }
   if (unit_rows_.size() < kBuildThreads * dims) unit_rows_.resize(kBuildThreads * dims);
   const auto cast = casts_.from.f32;
   auto* codes = reinterpret_cast<uint64_t*>(f.codes.data());
+  auto* tails = reinterpret_cast<uint64_t*>(f.tails.data());
+  const size_t lead = lead_words_, tail = tail_words_;
   ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
     float* unit = unit_rows_.data() + thread * dims;
     float* scratch = rht_scratch_.data() + thread * pad_;
@@ -345,8 +436,9 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
         std::memcpy(fresh_codes_.data() + j * words, code, words * 8);
         fresh_lists_[j] = NearestList(*part, row, code, ham.data(), cand.data());
       } else {
-        uint64_t* block = codes + (r / 8) * words * 8 + (r % 8);
-        for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
+        uint64_t* block = codes + (r / 8) * lead * 8 + (r % 8);
+        for (size_t w = 0; w < lead; ++w) block[w * 8] = code[w];
+        std::memcpy(tails + r * tail, code + lead, tail * 8);
       }
       f.keys[r] = ids[i];
       f.nth[r] = static_cast<uint32_t>(ns.covered + i);
@@ -372,24 +464,37 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
   }
   if (!exact && f.part) return SearchPartitioned(f, EncodeQuery(unit_query), wanted);
 
-  // Candidates: every row (exact), or the `pool` nearest by signature.
+  // Candidates: every row (exact), or the `pool` nearest by the estimate, in two passes.
   const uint32_t* cand = nullptr;
   size_t n_cand = n;
   size_t pool = std::max<size_t>(options_.rerank_min,
                                  static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.rerank_share)));
   pool = std::max(pool, wanted);
   if (!exact && pool < n) {
-    const size_t words = code_words_;
+    const ScanQuery full = EncodeQuery(unit_query);
+    const size_t words = code_words_, lead = lead_words_;
+    // The first pass: every row's lead words (half the bytes: the scan is bound by memory),
+    // with the query's planes at those words.
+    lead_planes_.resize(kQueryPlanes * lead);
+    for (size_t k = 0; k < kQueryPlanes; ++k)
+      std::memcpy(lead_planes_.data() + k * lead, query_planes_.data() + k * words, lead * 8);
+    constexpr uint32_t kHigh = (1u << (kQueryPlanes - 1)) - 1;
+    ScanQuery query;
+    query.planes = lead_planes_.data();
+    query.bias = static_cast<uint32_t>(kHigh * lead * 64);
+    query.max_dist = static_cast<uint32_t>((2 * kHigh + 1) * lead * 64);
+    // It keeps kLeadShortlist x pool rows: half a signature orders rows less well, and the
+    // second pass, over few rows, restores the whole signature's order.
+    const size_t target = std::min(n, pool * kLeadShortlist);
     const size_t nb = (n + 7) / 8;
-    const ScanQuery query = EncodeQuery(unit_query);
     const size_t top = query.max_dist;
     scan_dist_.resize(nb * 8);
     cand_.resize(nb * 8);
     const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());
     // Threshold from a sample of about 2,048 blocks spread over the namespace: the histogram
-    // of its distances, scaled up, says at which distance ~1.5 x pool rows will pass. The full
-    // scan then collects the passing rows as it goes; if the estimate fell short, the exact
-    // threshold comes from the full histogram (one more pass over the distances).
+    // of its distances, scaled up, says at which distance ~1.5 x target rows will pass. The
+    // full scan then collects the passing rows as it goes; if the estimate fell short, the
+    // exact threshold comes from the full histogram (one more pass over the distances).
     uint32_t tau = static_cast<uint32_t>(top);
     std::vector<uint32_t>& hist = scan_hist_;
     hist.assign(top + 1, 0);
@@ -399,29 +504,30 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
       uint16_t d8[8];
       uint32_t c8[8];
       for (size_t b = 0; b < nb; b += stride) {
-        query.Scan(codes + b * words * 8, 1, words, d8, 0, c8);
+        query.Scan(codes + b * lead * 8, 1, lead, d8, 0, c8);
         for (size_t l = 0; l < 8 && b * 8 + l < n; ++l, ++sampled) ++hist[d8[l]];
       }
-      const double want = 1.5 * static_cast<double>(pool) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
+      const double want =
+          1.5 * static_cast<double>(target) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
       double cum = 0;
       for (tau = 0; tau < top; ++tau) {
         cum += hist[tau];
         if (cum >= want) break;
       }
     }
-    size_t found = query.Scan(codes, nb, words, scan_dist_.data(), tau, cand_.data());
+    size_t found = query.Scan(codes, nb, lead, scan_dist_.data(), tau, cand_.data());
     while (found > 0 && cand_[found - 1] >= n) --found;  // padding lanes of the last block
     std::fill(hist.begin(), hist.end(), 0);
-    if (found < pool) {
+    if (found < target) {
       for (size_t i = 0; i < n; ++i) ++hist[scan_dist_[i]];
     } else {
       for (size_t j = 0; j < found; ++j) ++hist[scan_dist_[cand_[j]]];
     }
-    // Keep exactly `pool`: every row below distance t, then rows at t in row order.
+    // Keep exactly `target`: every row below distance t, then rows at t in row order.
     size_t below = 0;
     uint32_t t = 0;
-    while (t < top && below + hist[t] < pool) below += hist[t++];
-    size_t room = pool - below;
+    while (t < top && below + hist[t] < target) below += hist[t++];
+    size_t room = target - below;
     size_t kept = 0;
     auto keep = [&](uint32_t i) {
       uint16_t d = scan_dist_[i];
@@ -430,13 +536,23 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
         cand_[kept++] = i;
       }
     };
-    if (found < pool) {
+    if (found < target) {
       for (size_t i = 0; i < n; ++i) keep(static_cast<uint32_t>(i));
     } else {
       for (size_t j = 0; j < found; ++j) keep(cand_[j]);  // in place: kept <= j
     }
+    // The second pass: the kept rows' tail words complete their estimates; the `pool` best
+    // by (estimate, row) go to the rerank in row order (its reads then walk memory forward).
+    shortlist_.resize(kept);
+    kFinish(reinterpret_cast<const uint64_t*>(f.tails.data()), tail_words_, query_planes_.data() + lead, words,
+            cand_.data(), kept, scan_dist_.data(), static_cast<int32_t>(query.bias), static_cast<int32_t>(full.bias),
+            shortlist_.data());
+    const size_t take = std::min(pool, kept);
+    if (take < kept) std::nth_element(shortlist_.begin(), shortlist_.begin() + take, shortlist_.end());
+    for (size_t j = 0; j < take; ++j) cand_[j] = static_cast<uint32_t>(shortlist_[j]);
+    std::sort(cand_.begin(), cand_.begin() + take);
     cand = cand_.data();
-    n_cand = kept;
+    n_cand = take;
   }
 
   return Rerank(f, cand, n_cand, wanted);

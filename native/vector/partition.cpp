@@ -192,7 +192,6 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   // Every row to its nearest list, reading its signature where it is kept now.
   std::vector<uint32_t> row_list(n);
   const Partition* old = f.part.get();
-  const auto* global = reinterpret_cast<const uint64_t*>(f.codes.data());
   auto gather = [&](const uint64_t* blocks, size_t pos, uint64_t* code) {
     const uint64_t* block = blocks + (pos / 8) * words * 8 + (pos % 8);
     for (size_t w = 0; w < words; ++w) code[w] = block[w * 8];
@@ -203,7 +202,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
     uint64_t code[kMaxCodeWords];
     if (!old) {
       for (size_t r = b; r < e; ++r) {
-        gather(global, r, code);
+        RowCode(f, r, code);
         row_list[r] = NearestList(*p, Row(f, r), code, ham.data(), scratch.data());
       }
       return;
@@ -230,7 +229,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   uint64_t code[kMaxCodeWords];
   if (!old) {
     for (size_t r = 0; r < n; ++r) {
-      gather(global, r, code);
+      RowCode(f, r, code);
       AppendToList(*p, row_list[r], static_cast<uint32_t>(r), code, words);
     }
   } else {
@@ -250,15 +249,16 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
 void VectorIndex::Repartition(Namespace& ns) {
   std::unique_ptr<Partition> fresh = BuildPartition(ns);
   std::unique_ptr<Partition> old;
-  RowBuffer old_codes;
+  RowBuffer old_codes, old_tails;
   {
     std::lock_guard<std::mutex> lock(part_mu_);
     old = std::move(ns.flat.part);
     ns.flat.part = std::move(fresh);
     old_codes = std::move(ns.flat.codes);  // the lists hold the signatures now
+    old_tails = std::move(ns.flat.tails);
   }
   ns.dirty = true;
-  // `old` and `old_codes` are freed here, outside the lock.
+  // `old`, `old_codes` and `old_tails` are freed here, outside the lock.
 }
 
 size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, size_t wanted) const {

@@ -186,8 +186,7 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     loaded.rows.resize(rows * row_bytes_);
     if (rows) std::memcpy(loaded.rows.data(), p, rows * row_bytes_);
     p += rows * row_bytes_;
-    loaded.codes.resize(code_bytes);
-    if (code_bytes) std::memcpy(loaded.codes.data(), p, code_bytes);
+    SplitCodes(loaded, p, rows);
     // The ordinals the next (version-3) save writes.
     std::string why;
     if (!RecoverOrdinals(ns, loaded, count, &why)) return reject(why);
@@ -227,8 +226,7 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
     if (lists == 0) {
       const uint64_t code_bytes = (rows + 7) / 8 * words * 64;
       if (static_cast<uint64_t>(end - p) != code_bytes) return reject("index part length disagrees with its row count");
-      loaded.codes.resize(code_bytes);
-      if (code_bytes) std::memcpy(loaded.codes.data(), p, code_bytes);
+      SplitCodes(loaded, p, rows);
     } else {
       auto part = std::make_unique<Partition>();
       part->lists = lists;
@@ -441,7 +439,17 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
     const uint64_t largest = p ? p->built_largest : 0;
     ok = writer.Write(f.nth.data(), rows * 4) && writer.Write(&lists, 4) && writer.Write(&zero, 4) &&
          writer.Write(&built, 8) && writer.Write(&largest, 8);
-    if (ok && !p) ok = writer.Write(f.codes.data(), (rows + 7) / 8 * code_words_ * 64);
+    if (ok && !p) {
+      // Whole signatures in blocks of 8, joined again from the two arrays a chunk at a time.
+      constexpr size_t kChunkBlocks = 1024;
+      std::vector<uint64_t> chunk(kChunkBlocks * code_words_ * 8);
+      const size_t nb = (rows + 7) / 8;
+      for (size_t b = 0; ok && b < nb; b += kChunkBlocks) {
+        const size_t m = std::min(kChunkBlocks, nb - b);
+        JoinCodes(f, b, m, chunk.data());
+        ok = writer.Write(chunk.data(), m * code_words_ * 64);
+      }
+    }
     if (ok && p) ok = writer.Write(p->centroids.data(), static_cast<size_t>(lists) * options_.dims * 4);
     for (uint32_t l = 0; ok && l < lists; ++l) {
       const uint64_t count = p->rows[l].size();

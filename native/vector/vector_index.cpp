@@ -129,6 +129,8 @@ VectorIndex::VectorIndex(std::string dir, const VectorIndexOptions& options) : d
   while (pad_ < options_.dims) pad_ <<= 1;
   rotations_ = std::max<size_t>(1, (kCodeBitsMin + pad_ - 1) / pad_);
   code_words_ = rotations_ * pad_ / 64;
+  lead_words_ = code_words_ / 2;
+  tail_words_ = code_words_ - lead_words_;
   rht_signs_.resize(rotations_ * pad_);
   uint64_t state = kRhtSeed;
   for (float& sign : rht_signs_) sign = (SplitMix64(state) >> 63) ? -1.0f : 1.0f;
@@ -178,6 +180,7 @@ void VectorIndex::ResetNamespace(Namespace& ns) {
   ns.flat.rec.clear();
   ns.flat.rec.shrink_to_fit();
   ns.flat.codes.clear();
+  ns.flat.tails.clear();
   ns.flat.part.reset();
   ns.covered = 0;
   ns.by_content.clear();
@@ -190,7 +193,7 @@ size_t VectorIndex::MemoryUsage() const {
   for (const Namespace* ns : {&raw_, &summary_}) {
     if (ns->hnsw) total += ns->index.memory_usage();
     total += ns->flat.keys.capacity() * 8 + ns->flat.nth.capacity() * 4 + ns->flat.rows.capacity() +
-             ns->flat.rec.capacity() * 4 + ns->flat.codes.capacity();
+             ns->flat.rec.capacity() * 4 + ns->flat.codes.capacity() + ns->flat.tails.capacity();
     if (const Partition* p = ns->flat.part.get()) {
       total += p->centroids.capacity() * 4 + p->centroid_rows.capacity() + p->centroid_codes.capacity() * 8;
       for (uint32_t l = 0; l < p->lists; ++l) total += p->rows[l].capacity() * 4 + p->codes[l].capacity() * 8;

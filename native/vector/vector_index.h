@@ -163,10 +163,15 @@ class VectorIndex {
     /// in place from the vectors file (rows_mapped_): then `rec` says where.
     RowBuffer rows;
     std::vector<uint32_t> rec;  ///< rows_mapped_: row -> record number in the vectors file
-    /// Signatures in blocks of 8 rows, word-major inside a block (word w of rows 0..7 is
-    /// contiguous), so one 512-bit load compares a query word against 8 rows. Empty while the
-    /// namespace is partitioned: the lists hold the signatures then.
+    /// Signatures, split so that the scan's first pass reads half their bytes: `codes` holds
+    /// each signature's first lead_words_ words in blocks of 8 rows, word-major inside a
+    /// block (word w of rows 0..7 is contiguous), so one 512-bit load compares a query word
+    /// against 8 rows; `tails` holds the other tail_words_ words row-major (a row's in one
+    /// cache line), read only for the rows the first pass keeps. A snapshot holds whole
+    /// signatures in blocks of 8 (docs/VECTOR_FORMAT.md): they are split on load and joined
+    /// on save. Both empty while the namespace is partitioned: the lists hold the signatures.
     RowBuffer codes;
+    RowBuffer tails;
     std::unique_ptr<Partition> part;  ///< null: not partitioned
     size_t size() const noexcept { return keys.size(); }
   };
@@ -295,14 +300,18 @@ class VectorIndex {
   size_t pad_ = 0;
   size_t rotations_ = 0;
   size_t code_words_ = 0;
+  size_t lead_words_ = 0;  ///< code_words_ / 2: the words of Flat::codes
+  size_t tail_words_ = 0;  ///< the rest: the words of Flat::tails
   std::vector<float> rht_signs_;    ///< rotations_ x pad_, +1 / -1
   std::vector<float> rht_scratch_;  ///< pad_ per build thread, then one for queries
   mutable std::vector<uint16_t> scan_dist_;   ///< a search's estimated distances (ScanQuery)
   mutable std::vector<uint32_t> scan_hist_;   ///< their histogram
   mutable std::vector<uint32_t> cand_;
   mutable std::vector<unsigned char> query_row_;
-  mutable std::vector<uint64_t> query_planes_;
-  mutable std::vector<float> query_coords_;  ///< kQueryPlanes x code_words_ (asymmetric scan)
+  mutable std::vector<uint64_t> query_planes_;  ///< kQueryPlanes x code_words_
+  mutable std::vector<uint64_t> lead_planes_;  ///< kQueryPlanes x lead_words_: the first pass's planes
+  mutable std::vector<uint64_t> shortlist_;    ///< (distance << 32 | row) of the rows the first pass kept
+  mutable std::vector<float> query_coords_;     ///< the query's rotated coordinates (EncodeQuery)
   mutable std::vector<std::pair<float, uint32_t>> heap_;
   mutable std::vector<std::pair<float, uint32_t>> list_order_;
   mutable std::vector<uint32_t> scan_scratch_;
@@ -325,6 +334,12 @@ class VectorIndex {
   /// query_coords_, quantized as bit planes into query_planes_.
   vector_detail::ScanQuery EncodeQuery(const float* unit_query) const;
   void IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors);
+  /// Splits `rows` whole signatures in blocks of 8 (the snapshot's layout) into f.codes and
+  /// f.tails; JoinCodes writes blocks [b0, b0 + nb) of that layout back from them; RowCode
+  /// gathers row r's whole signature.
+  void SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) const;
+  void JoinCodes(const Flat& f, size_t b0, size_t nb, uint64_t* out) const;
+  void RowCode(const Flat& f, size_t r, uint64_t* out) const;
   /// Best `wanted` rows of the binary namespace, ascending by distance, into hits_*.
   size_t SearchFlat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
   void EnsureCapacity(Namespace& ns, size_t extra);

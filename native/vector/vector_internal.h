@@ -67,6 +67,10 @@ size_t ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t
 bool ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
               const uint64_t* q, uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand, size_t* found) noexcept;
 
+/// The scan's first pass (lead words only) keeps this many times the rerank pool for the
+/// second (whole signatures): measured at 10^6 (docs/VECTOR_FORMAT.md).
+constexpr size_t kLeadShortlist = 4;
+
 /// Bit planes of the query's quantized coordinates in the asymmetric scan (4 bits each).
 constexpr size_t kQueryPlanes = 4;
 

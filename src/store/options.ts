@@ -124,7 +124,7 @@ export function checkRetention(o: Resolved): void {
  * (real turns, f16, top-10 p50): the binary strategy overtakes the scan between 2,000 and
  * 3,000 vectors. At 10^5 real turns recall@10 against brute force is 0.999 for quotes with
  * a pool of 512 (`npm run bench -- --scale 1e5 --only retrieval`); on 10^6 generated
- * vectors 0.992–0.995 with N/512 (bench/vector-scale.bench.ts), where HNSW at ef 256 gave
+ * vectors 0.987–0.993 with N/512 (bench/vector-scale.bench.ts), where HNSW at ef 256 gave
  * 0.950 / 0.590 at 10^5 / 10^6; inserts are O(1) (≈ 7 µs a vector at 10^6, where HNSW
  * inserts took ≈ 300 µs).
  */

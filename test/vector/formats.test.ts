@@ -137,6 +137,35 @@ describe('the version-3 .flat snapshot holds no rows: they are read back from ve
     again.close();
   });
 
+  it('signatures are split on load and joined on save: a reopened index writes back the bytes it loaded', () => {
+    const dims = 64; // 512-bit signatures: 8 words, so a block of 8 rows is 512 bytes
+    const dir = tmpDir('fmt-v3-split');
+    const n = 803; // the last block holds 3 rows and 5 zero lanes
+    const m = clustered(n + 5, dims, 10, 5);
+    const opts = { dims, scalar: 'f16' as const, ann: 'binary' as const, exactBelow: 0 };
+    const ix = openIndex(dir, opts);
+    ix.add(seq(n), new Uint8Array(n).fill(RAW), m.subarray(0, n * dims));
+    ix.save();
+    ix.close();
+    const signatures = (b: Buffer, rows: number) => b.subarray(64 + rows * 4 + 24, 64 + rows * 4 + 24 + Math.ceil(rows / 8) * 512);
+    const first = signatures(fs.readFileSync(snapshotFile(dir, 'binary')), n);
+    expect(first.length).toBe(101 * 512);
+    for (let w = 0; w < 8; w++) expect(first.subarray(100 * 512 + w * 64 + 3 * 8, 100 * 512 + w * 64 + 64).every((x) => x === 0)).toBe(true);
+    const again = openIndex(dir, opts);
+    expect(again.stats()).toMatchObject({ loadedFromRaw: 'file' });
+    again.add(seq(5, n), new Uint8Array(5).fill(RAW), m.subarray(n * dims));
+    again.save();
+    again.close();
+    const second = signatures(fs.readFileSync(snapshotFile(dir, 'binary')), n + 5);
+    expect(second.subarray(0, 100 * 512).equals(first.subarray(0, 100 * 512))).toBe(true);
+    // The last block: the first three lanes of every word as before, the new rows after them.
+    for (let w = 0; w < 8; w++) {
+      const at = 100 * 512 + w * 64;
+      expect(second.subarray(at, at + 24).equals(first.subarray(at, at + 24))).toBe(true);
+      expect(second.subarray(at + 24, at + 64).some((x) => x !== 0)).toBe(true);
+    }
+  });
+
   it('a snapshot naming rows the vectors file does not hold is not trusted: rebuilt', () => {
     const dims = 16;
     const dir = tmpDir('fmt-v3-ordinals');
