@@ -175,19 +175,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
 using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint32_t, uint16_t*, uint32_t,
                           uint32_t*) noexcept;
 
-AsymFn PickAsym() noexcept {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512vpopcntdq")) {
-    return &AsymAvx512;
-  }
-  if (__builtin_cpu_supports("popcnt")) return &AsymPopcnt;
-#endif
-  return &AsymPortable;
-}
-
-const AsymFn kAsym = PickAsym();
 
 // ---- the second pass: the tail words of the rows the first kept ---------------------------
 // For each row of `rows` (its tail words row-major in `tails`, `tail` of them), completes
@@ -230,31 +217,54 @@ __attribute__((target("popcnt"))) void FinishPopcnt(const uint64_t* tails, size_
 using FinishFn = void (*)(const uint64_t*, size_t, const uint64_t*, size_t, const uint32_t*, size_t, const uint16_t*,
                           int32_t, int32_t, uint64_t*) noexcept;
 
-FinishFn PickFinish() noexcept {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("popcnt")) return &FinishPopcnt;
-#endif
-  return &FinishPortable;
-}
-
-const FinishFn kFinish = PickFinish();
 
 using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
 
-ScanFn PickScan() noexcept {
+
+/// The kernels of one CPU level; the best this CPU has is picked once, at load.
+enum class Isa : uint8_t { kPortable, kPopcnt, kAvx512 };
+struct Kernels {
+  ScanFn hamming;
+  AsymFn asym;
+  FinishFn finish;
+};
+
+bool Supported(Isa isa) noexcept {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512vpopcntdq")) {
-    return &ScanAvx512;
+  switch (isa) {
+    case Isa::kPortable:
+      return true;
+    case Isa::kPopcnt:
+      return __builtin_cpu_supports("popcnt");
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vpopcntdq");
   }
-  if (__builtin_cpu_supports("popcnt")) return &ScanPopcnt;
+  return false;
+#else
+  return isa == Isa::kPortable;
 #endif
-  return &ScanPortable;
 }
 
-const ScanFn kScan = PickScan();
+Kernels KernelsOf(Isa isa) noexcept {
+#if defined(__x86_64__)
+  if (isa == Isa::kAvx512) return {&ScanAvx512, &AsymAvx512, &FinishPopcnt};
+  if (isa == Isa::kPopcnt) return {&ScanPopcnt, &AsymPopcnt, &FinishPopcnt};
+#endif
+  return {&ScanPortable, &AsymPortable, &FinishPortable};
+}
+
+Kernels Best() noexcept {
+  for (Isa isa : {Isa::kAvx512, Isa::kPopcnt})
+    if (Supported(isa)) return KernelsOf(isa);
+  return KernelsOf(Isa::kPortable);
+}
+
+const Kernels kBest = Best();
+const ScanFn kScan = kBest.hamming;
+const AsymFn kAsym = kBest.asym;
+const FinishFn kFinish = kBest.finish;
 
 }  // namespace
 
@@ -271,26 +281,10 @@ size_t vector_detail::ScanQuery::Scan(const uint64_t* blocks, size_t nb, size_t 
 bool vector_detail::ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
                              const uint64_t* q, uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand,
                              size_t* found) noexcept {
-  ScanFn ham = nullptr;
-  AsymFn asym = nullptr;
-  if (impl == "portable") {
-    ham = &ScanPortable;
-    asym = &AsymPortable;
-  }
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (impl == "popcnt" && __builtin_cpu_supports("popcnt")) {
-    ham = &ScanPopcnt;
-    asym = &AsymPopcnt;
-  }
-  if (impl == "avx512" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vpopcntdq")) {
-    ham = &ScanAvx512;
-    asym = &AsymAvx512;
-  }
-#endif
-  if (!ham) return false;
-  *found = asymmetric ? asym(blocks, nb, words, q, bias, dist, tau, cand) : ham(blocks, nb, words, q, dist, tau, cand);
+  const Isa isa = impl == "avx512" ? Isa::kAvx512 : impl == "popcnt" ? Isa::kPopcnt : Isa::kPortable;
+  if ((impl != "portable" && isa == Isa::kPortable) || !Supported(isa)) return false;
+  const Kernels k = KernelsOf(isa);
+  *found = asymmetric ? k.asym(blocks, nb, words, q, bias, dist, tau, cand) : k.hamming(blocks, nb, words, q, dist, tau, cand);
   return true;
 }
 
