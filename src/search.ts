@@ -47,14 +47,6 @@ export interface SearchContext {
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
   /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
   syncPostings?: number;
-  /**
-   * True while the store's appends are being indexed. A search then sends its BM25 lookup to
-   * the pool only once its vector lookups have settled: one pool job at a time, so a search
-   * under a write load holds at most one core beside the JS thread, however large the store
-   * (and its lookups) has grown, and the appends' indexing keeps the other. Without it (and
-   * when false) the lookups overlap.
-   */
-  writesPending?: () => boolean;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -313,13 +305,9 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
   // A BM25 lookup whose postings are few runs here (the same hits as the pool's).
   const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
+  const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
+    ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
   const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
-  const bm25Search = async (q: string, kind: number, lo: number, hi: number) => {
-    const here = ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings);
-    if (here) return here;
-    if (ctx.writesPending?.()) await Promise.allSettled(vecJobs);
-    return pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
-  };
   // A rejection is taken where its job is awaited, below; one left unawaited by a failure
   // before that point is not an unhandled rejection.
   for (const job of vecJobs) job?.catch(() => {});

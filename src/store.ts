@@ -351,7 +351,7 @@ export class SpanStore {
     this.assertOpen();
     // The store's verdict, not the trail's alone: while an index lacks spans (catching up in
     // the background, or behind after a failure) an answer cannot vouch for what it lacks.
-    return runSearch({ ...searchContextOf(this.engine, () => this.verdict().state), poolRead: (read) => this.indexes.read(read), writesPending: () => this.indexes.writing() }, query, options);
+    return runSearch({ ...searchContextOf(this.engine, () => this.verdict().state), poolRead: (read) => this.indexes.read(read) }, query, options);
   }
 
   /**

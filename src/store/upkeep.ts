@@ -110,11 +110,6 @@ export class Indexes {
     this.indexDir = path.join(dir, 'index');
   }
 
-  /** Whether appends are being indexed now: a catch-up runs or is staged for this turn's appends. */
-  writing(): boolean {
-    return this.catching !== null || this.staged !== null;
-  }
-
   /**
    * Opens both indexes of the store in `dir`, their files loaded on the thread pool (the event
    * loop runs meanwhile). vectors.bin is derived data too: one whose header fails its check
