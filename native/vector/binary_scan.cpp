@@ -61,6 +61,19 @@ __attribute__((target("popcnt"))) size_t ScanPopcnt(const uint64_t* blocks, size
   return ScanBody(blocks, nb, words, q, dist, tau, cand);
 }
 
+/// A block's 8 distances (`d`, u64 lanes) written as u16 to `dist`, and the rows whose
+/// distance is <= tau appended to `cand` (row numbers `idx`, which then move to the next block).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"), always_inline)) inline void EmitBlock(
+    __m512i d, __m512i tau_v, uint16_t* dist, uint32_t* cand, size_t* found, __m256i* idx) noexcept {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dist), _mm512_cvtepi64_epi16(d));
+  const __mmask8 m = _mm512_cmple_epu64_mask(d, tau_v);
+  if (m) {
+    _mm256_mask_compressstoreu_epi32(cand + *found, m, *idx);
+    *found += static_cast<size_t>(__builtin_popcount(m));
+  }
+  *idx = _mm256_add_epi32(*idx, _mm256_set1_epi32(8));
+}
+
 /// AVX-512 VPOPCNTDQ: one 512-bit load compares a query word with 8 rows.
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t ScanAvx512(const uint64_t* blocks,
                                                                                        size_t nb, size_t words,
@@ -70,7 +83,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Scan
   size_t found = 0;
   const __m512i tau_v = _mm512_set1_epi64(tau);
   __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i eight = _mm256_set1_epi32(8);
   for (size_t b = 0; b < nb; ++b) {
     const uint64_t* p = blocks + b * words * 8;
     __m512i acc = _mm512_setzero_si512();
@@ -78,13 +90,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Scan
       __m512i x = _mm512_xor_si512(_mm512_loadu_si512(p + w * 8), _mm512_set1_epi64(static_cast<long long>(q[w])));
       acc = _mm512_add_epi64(acc, _mm512_popcnt_epi64(x));
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dist + b * 8), _mm512_cvtepi64_epi16(acc));
-    __mmask8 m = _mm512_cmple_epu64_mask(acc, tau_v);
-    if (m) {
-      _mm256_mask_compressstoreu_epi32(cand + found, m, idx);
-      found += static_cast<size_t>(__builtin_popcount(m));
-    }
-    idx = _mm256_add_epi32(idx, eight);
+    EmitBlock(acc, tau_v, dist + b * 8, cand, &found, &idx);
   }
   return found;
 }
@@ -144,7 +150,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
   const __m512i tau_v = _mm512_set1_epi64(tau);
   const __m512i bias_v = _mm512_set1_epi64(bias);
   __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i eight = _mm256_set1_epi32(8);
   for (size_t b = 0; b < nb; ++b) {
     const uint64_t* p = blocks + b * words * 8;
     __m512i acc[B];
@@ -160,13 +165,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
     for (int k = 1; k < B - 1; ++k) s = _mm512_add_epi64(s, _mm512_slli_epi64(acc[k], k));
     s = _mm512_sub_epi64(s, _mm512_slli_epi64(acc[B - 1], B - 1));
     const __m512i d = _mm512_sub_epi64(bias_v, s);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dist + b * 8), _mm512_cvtepi64_epi16(d));
-    __mmask8 m = _mm512_cmple_epu64_mask(d, tau_v);
-    if (m) {
-      _mm256_mask_compressstoreu_epi32(cand + found, m, idx);
-      found += static_cast<size_t>(__builtin_popcount(m));
-    }
-    idx = _mm256_add_epi32(idx, eight);
+    EmitBlock(d, tau_v, dist + b * 8, cand, &found, &idx);
   }
   return found;
 }
