@@ -1,7 +1,7 @@
 // The explicitly test-named `_testing` export: I/O fault injection (io_seam.h explains why it
 // ships in the default build), the CRC32C implementations one by one, a read through the
-// SpanSource interface the indexes use, the vector scan's kernels one by one, and a way to make the error guard meet each kind of
-// C++ exception.
+// SpanSource interface the indexes use, the vector scan's kernels one by one, and a way to
+// make the error guard meet each kind of C++ exception.
 #include <napi.h>
 
 #include "napi/background.h"

@@ -110,8 +110,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Scan
 
 template <int B>
 __attribute__((always_inline)) inline size_t AsymBody(const uint64_t* blocks, size_t nb, size_t words,
-                                                      const uint64_t* planes, uint32_t bias, uint16_t* dist,
-                                                      uint32_t tau, uint32_t* cand) noexcept {
+                                                      const uint64_t* planes, size_t stride, uint32_t bias,
+                                                      uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
   size_t found = 0;
   for (size_t b = 0; b < nb; ++b) {
     const uint64_t* p = blocks + b * words * 8;
@@ -119,8 +119,8 @@ __attribute__((always_inline)) inline size_t AsymBody(const uint64_t* blocks, si
       int32_t s = 0;
       for (size_t w = 0; w < words; ++w) {
         const uint64_t x = p[w * 8 + lane];
-        for (int k = 0; k < B - 1; ++k) s += __builtin_popcountll(x & planes[k * words + w]) << k;
-        s -= __builtin_popcountll(x & planes[(B - 1) * words + w]) << (B - 1);
+        for (int k = 0; k < B - 1; ++k) s += __builtin_popcountll(x & planes[k * stride + w]) << k;
+        s -= __builtin_popcountll(x & planes[(B - 1) * stride + w]) << (B - 1);
       }
       const uint32_t d = static_cast<uint32_t>(static_cast<int32_t>(bias) - s);
       dist[b * 8 + lane] = static_cast<uint16_t>(d);
@@ -130,21 +130,21 @@ __attribute__((always_inline)) inline size_t AsymBody(const uint64_t* blocks, si
   return found;
 }
 
-size_t AsymPortable(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, uint32_t bias,
-                    uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
-  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, bias, dist, tau, cand);
+size_t AsymPortable(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, size_t stride,
+                    uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
+  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, stride, bias, dist, tau, cand);
 }
 
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) size_t AsymPopcnt(const uint64_t* blocks, size_t nb, size_t words,
-                                                    const uint64_t* planes, uint32_t bias, uint16_t* dist,
-                                                    uint32_t tau, uint32_t* cand) noexcept {
-  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, bias, dist, tau, cand);
+                                                    const uint64_t* planes, size_t stride, uint32_t bias,
+                                                    uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
+  return AsymBody<kQueryPlanes>(blocks, nb, words, planes, stride, bias, dist, tau, cand);
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t AsymAvx512(
-    const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, uint32_t bias, uint16_t* dist,
-    uint32_t tau, uint32_t* cand) noexcept {
+    const uint64_t* blocks, size_t nb, size_t words, const uint64_t* planes, size_t stride, uint32_t bias,
+    uint16_t* dist, uint32_t tau, uint32_t* cand) noexcept {
   constexpr int B = static_cast<int>(kQueryPlanes);
   size_t found = 0;
   const __m512i tau_v = _mm512_set1_epi64(tau);
@@ -157,7 +157,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
     for (size_t w = 0; w < words; ++w) {
       const __m512i x = _mm512_loadu_si512(p + w * 8);
       for (int k = 0; k < B; ++k) {
-        const __m512i plane = _mm512_set1_epi64(static_cast<long long>(planes[k * words + w]));
+        const __m512i plane = _mm512_set1_epi64(static_cast<long long>(planes[k * stride + w]));
         acc[k] = _mm512_add_epi64(acc[k], _mm512_popcnt_epi64(_mm512_and_si512(x, plane)));
       }
     }
@@ -171,7 +171,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
 }
 #endif
 
-using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint32_t, uint16_t*, uint32_t,
+using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, size_t, uint32_t, uint16_t*, uint32_t,
                           uint32_t*) noexcept;
 
 
@@ -261,20 +261,17 @@ Kernels Best() noexcept {
 }
 
 const Kernels kBest = Best();
-const ScanFn kScan = kBest.hamming;
-const AsymFn kAsym = kBest.asym;
-const FinishFn kFinish = kBest.finish;
 
 }  // namespace
 
 size_t vector_detail::ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist,
                                 uint32_t tau, uint32_t* cand) noexcept {
-  return kScan(blocks, nb, words, q, dist, tau, cand);
+  return kBest.hamming(blocks, nb, words, q, dist, tau, cand);
 }
 
 size_t vector_detail::ScanQuery::Scan(const uint64_t* blocks, size_t nb, size_t words, uint16_t* dist, uint32_t tau,
                                       uint32_t* cand) const noexcept {
-  return kAsym(blocks, nb, words, planes, bias, dist, tau, cand);
+  return kBest.asym(blocks, nb, words, planes, stride, bias, dist, tau, cand);
 }
 
 bool vector_detail::ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
@@ -283,17 +280,22 @@ bool vector_detail::ScanWith(const std::string& impl, bool asymmetric, const uin
   const Isa isa = impl == "avx512" ? Isa::kAvx512 : impl == "popcnt" ? Isa::kPopcnt : Isa::kPortable;
   if ((impl != "portable" && isa == Isa::kPortable) || !Supported(isa)) return false;
   const Kernels k = KernelsOf(isa);
-  *found = asymmetric ? k.asym(blocks, nb, words, q, bias, dist, tau, cand) : k.hamming(blocks, nb, words, q, dist, tau, cand);
+  *found = asymmetric ? k.asym(blocks, nb, words, q, words, bias, dist, tau, cand)
+                      : k.hamming(blocks, nb, words, q, dist, tau, cand);
   return true;
 }
 
-void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
+void VectorIndex::Rotate(const float* v, size_t r, float* t) const {
   const size_t dims = options_.dims;
+  const float* sign = rht_signs_.data() + r * pad_;
+  for (size_t d = 0; d < dims; ++d) t[d] = v[d] * sign[d];
+  for (size_t d = dims; d < pad_; ++d) t[d] = 0.0f;
+  Fwht(t, pad_);
+}
+
+void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
   for (size_t r = 0; r < rotations_; ++r) {
-    const float* sign = rht_signs_.data() + r * pad_;
-    for (size_t d = 0; d < dims; ++d) t[d] = v[d] * sign[d];
-    for (size_t d = dims; d < pad_; ++d) t[d] = 0.0f;
-    Fwht(t, pad_);
+    Rotate(v, r, t);
     uint64_t* o = out + r * (pad_ / 64);
     for (size_t w = 0; w < pad_ / 64; ++w) {
       uint64_t bits = 0;
@@ -306,17 +308,10 @@ void VectorIndex::Encode(const float* v, uint64_t* out, float* t) const {
 ScanQuery VectorIndex::EncodeQuery(const float* unit_query) const {
   const size_t words = code_words_;
   const size_t bits = words * 64;
-  const size_t dims = options_.dims;
   // The rotations' outputs, as Encode computes them, kept whole.
   std::vector<float>& t = query_coords_;
   t.resize(rotations_ * pad_);
-  for (size_t r = 0; r < rotations_; ++r) {
-    const float* sign = rht_signs_.data() + r * pad_;
-    float* o = t.data() + r * pad_;
-    for (size_t d = 0; d < dims; ++d) o[d] = unit_query[d] * sign[d];
-    for (size_t d = dims; d < pad_; ++d) o[d] = 0.0f;
-    Fwht(o, pad_);
-  }
+  for (size_t r = 0; r < rotations_; ++r) Rotate(unit_query, r, t.data() + r * pad_);
   // Each coordinate as a signed integer in [-kHigh - 1, kHigh], scaled by the largest.
   float top = 0.0f;
   for (float v : t) top = std::max(top, std::fabs(v));
@@ -327,11 +322,7 @@ ScanQuery VectorIndex::EncodeQuery(const float* unit_query) const {
     const auto twos = static_cast<uint64_t>(v);  // two's complement: plane k holds bit k
     for (size_t k = 0; k < kQueryPlanes; ++k) query_planes_[k * words + i / 64] |= ((twos >> k) & 1) << (i % 64);
   }
-  ScanQuery q;
-  q.planes = query_planes_.data();
-  q.bias = static_cast<uint32_t>(kHigh * bits);
-  q.max_dist = static_cast<uint32_t>((2 * kHigh + 1) * bits);
-  return q;
+  return ScanQuery::Over(query_planes_.data(), words, words);
 }
 
 void VectorIndex::SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) const {
@@ -467,15 +458,8 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
     const ScanQuery full = EncodeQuery(unit_query);
     const size_t words = code_words_, lead = lead_words_;
     // The first pass: every row's lead words (half the bytes: the scan is bound by memory),
-    // with the query's planes at those words.
-    lead_planes_.resize(kQueryPlanes * lead);
-    for (size_t k = 0; k < kQueryPlanes; ++k)
-      std::memcpy(lead_planes_.data() + k * lead, query_planes_.data() + k * words, lead * 8);
-    constexpr uint32_t kHigh = (1u << (kQueryPlanes - 1)) - 1;
-    ScanQuery query;
-    query.planes = lead_planes_.data();
-    query.bias = static_cast<uint32_t>(kHigh * lead * 64);
-    query.max_dist = static_cast<uint32_t>((2 * kHigh + 1) * lead * 64);
+    // against the query's planes at those words.
+    const ScanQuery query = ScanQuery::Over(query_planes_.data(), words, lead);
     // It keeps kLeadShortlist x pool rows: half a signature orders rows less well, and the
     // second pass, over few rows, restores the whole signature's order.
     const size_t target = std::min(n, pool * kLeadShortlist);
@@ -537,7 +521,7 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
     // The second pass: the kept rows' tail words complete their estimates; the `pool` best
     // by (estimate, row) go to the rerank in row order (its reads then walk memory forward).
     shortlist_.resize(kept);
-    kFinish(reinterpret_cast<const uint64_t*>(f.tails.data()), tail_words_, query_planes_.data() + lead, words,
+    kBest.finish(reinterpret_cast<const uint64_t*>(f.tails.data()), tail_words_, query_planes_.data() + lead, words,
             cand_.data(), kept, scan_dist_.data(), static_cast<int32_t>(query.bias), static_cast<int32_t>(full.bias),
             shortlist_.data());
     const size_t take = std::min(pool, kept);

@@ -309,7 +309,6 @@ class VectorIndex {
   mutable std::vector<uint32_t> cand_;
   mutable std::vector<unsigned char> query_row_;
   mutable std::vector<uint64_t> query_planes_;  ///< kQueryPlanes x code_words_
-  mutable std::vector<uint64_t> lead_planes_;  ///< kQueryPlanes x lead_words_: the first pass's planes
   mutable std::vector<uint64_t> shortlist_;    ///< (distance << 32 | row) of the rows the first pass kept
   mutable std::vector<float> query_coords_;     ///< the query's rotated coordinates (EncodeQuery)
   mutable std::vector<std::pair<float, uint32_t>> heap_;
@@ -328,6 +327,8 @@ class VectorIndex {
   index_t MakeIndex() const;
   bool TryLoadSnapshot(Namespace& ns);
   void ResetNamespace(Namespace& ns);
+  /// Writes rotation `r` of unit vector `v` to `out` (pad_ floats).
+  void Rotate(const float* v, size_t r, float* out) const;
   /// Writes the signature of unit vector `v` (code_words_ words) using `scratch` (pad_ floats).
   void Encode(const float* v, uint64_t* out, float* scratch) const;
   /// Encodes the unit query for the signature scan: its rotations' coordinates into

@@ -79,10 +79,17 @@ constexpr size_t kQueryPlanes = 4;
 /// The distance it gives a row is an estimate of the row's cosine distance (smaller is
 /// nearer), an integer in [0, max_dist].
 struct ScanQuery {
-  const uint64_t* planes = nullptr;  ///< kQueryPlanes x words, plane k = bit k of each coordinate
+  const uint64_t* planes = nullptr;  ///< plane k (bit k of each coordinate) at planes + k * stride
+  size_t stride = 0;                 ///< words from one plane to the next
   uint32_t bias = 0;                 ///< (2^(kQueryPlanes-1) - 1) * bits
   uint32_t max_dist = 0;             ///< (2^kQueryPlanes - 1) * bits
-  /// The scan of blocks of 8 signatures (as ScanCodes) against this query.
+  /// The query over the first `words` words of each plane (a signature's first `words`).
+  static ScanQuery Over(const uint64_t* planes, size_t stride, size_t words) noexcept {
+    constexpr uint32_t kHigh = (1u << (kQueryPlanes - 1)) - 1;
+    const auto bits = static_cast<uint32_t>(words * 64);
+    return {planes, stride, kHigh * bits, (2 * kHigh + 1) * bits};
+  }
+  /// The scan of blocks of 8 signatures of `words` words (as ScanCodes) against this query.
   size_t Scan(const uint64_t* blocks, size_t nb, size_t words, uint16_t* dist, uint32_t tau,
               uint32_t* cand) const noexcept;
 };
