@@ -62,6 +62,11 @@ WriteLane& WriteLane::Of(Napi::Env env) {
   return *lane;
 }
 
+size_t WriteLane::Threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_.size();
+}
+
 WriteLane::WriteLane(Napi::Env env) : env_(env) {
   napi_value name = Napi::String::New(env, "spanguard:writeLane");
   if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, this, &WriteLane::CallJs,

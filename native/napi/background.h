@@ -86,6 +86,9 @@ class WriteLane {
   static WriteLane& Of(Napi::Env env);
   /// Queues `task`; on the JS thread.
   void Submit(std::unique_ptr<Task> task);
+  /// Threads the lane has made (they stay until the environment's cleanup): a test that
+  /// counts the process's threads leaves them out.
+  size_t Threads() const;
 
   ~WriteLane();
 

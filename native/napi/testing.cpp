@@ -199,14 +199,16 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
   return GuardAsync(info.Env(), [&]() -> Napi::Value { ThrowKind(KindArg(info[0])); });
 }
 
-// background() → { jobs, offThread }: background jobs run so far (napi/background.h), and
-// how many ran on a thread other than the JS thread that queued them.
+// background() → { jobs, offThread, laneThreads }: background jobs run so far
+// (napi/background.h), how many ran on a thread other than the JS thread that queued them,
+// and the threads the environment's write lane has made (they stay for its life).
 Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     Napi::Object o = Napi::Object::New(env);
     o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
     o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
+    o.Set("laneThreads", Napi::Number::New(env, static_cast<double>(WriteLane::Of(env).Threads())));
     return o;
   });
 }
