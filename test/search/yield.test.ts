@@ -34,7 +34,9 @@ describe('a long search lets the event loop run between candidates', () => {
     // Many long spans that all share the quote's words: every one is a candidate to judge.
     const filler = realTurns(800).map((t) => t.text).join(' ').slice(0, 48_000);
     const query = `the shared pipeline reported status ok for stage 7 after run 7 and ${filler.slice(0, 150)}`;
-    // The premise: judging that lasts several slices. More candidates are added until it does
+    // The premise: judging that lasts several slices. k = 100 judges up to 2k candidates (the
+    // judge depth is bounded by k, not by the store: at k = 10 a sharper vector ranking left
+    // too few distinct candidates to outlast two slices); more spans are added until it does
     // (the duration is measured, not assumed).
     let judging = 0;
     let turned = 0;
@@ -42,7 +44,7 @@ describe('a long search lets the event loop run between candidates', () => {
       const turns = Array.from({ length: 300 }, (_, i) => ({ turn: n + i + 1, role: 'tool', text: `${filler} run ${n + i} of the shared pipeline reported status ok for stage ${n + i}` }));
       n += turns.length;
       await store.appendMany(turns);
-      const quiet = await store.search(query, { k: 10 });
+      const quiet = await store.search(query, { k: 100 });
       let stop = false;
       const spin = () => {
         if (stop) return;
@@ -51,7 +53,7 @@ describe('a long search lets the event loop run between candidates', () => {
       };
       setImmediate(spin);
       judged.length = 0;
-      const got = await store.search(query, { k: 10 });
+      const got = await store.search(query, { k: 100 });
       stop = true;
       const first = judged[0];
       const last = judged.at(-1);
