@@ -71,6 +71,13 @@ bool ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, 
 /// second (whole signatures): measured at 10^6 (docs/VECTOR_FORMAT.md).
 constexpr size_t kLeadShortlist = 4;
 
+/// The first pass's threshold sample (binary_scan.cpp SearchFlat): every kSampleStride-th
+/// block at least, about kSampleBlocks blocks at most, and none below kSampleMinBlocks (a
+/// smaller namespace keeps every row for the histogram instead).
+constexpr size_t kSampleBlocks = 2048;
+constexpr size_t kSampleStride = 32;
+constexpr size_t kSampleMinBlocks = 64;
+
 /// Bit planes of the query's quantized coordinates in the asymmetric scan (4 bits each).
 constexpr size_t kQueryPlanes = 4;
 
