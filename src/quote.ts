@@ -58,6 +58,21 @@ export function quoteWords(query: string, question = false): string[] | null {
 const sameWord = (a: string, b: string) => a === b || (/^\p{L}+$/u.test(a) && /^\p{L}+$/u.test(b) && normalForm(a) === normalForm(b));
 
 /**
+ * A statement's two anchors (its two longest words, with their positions) and the characters
+ * a quote of it may take (with room for wider spacing): once per statement, not per span read.
+ */
+const places = new WeakMap<readonly string[], { anchors: (readonly [string, number])[]; reach: number }>();
+function placesOf(words: readonly string[]): { anchors: (readonly [string, number])[]; reach: number } {
+  let p = places.get(words);
+  if (!p) {
+    const byLength = words.map((w, i) => [w, i] as const).sort((x, y) => y[0].length - x[0].length);
+    p = { anchors: byLength.slice(0, 2), reach: words.reduce((s, w) => s + w.length, 0) * 2 + 4 * words.length + 64 };
+    places.set(words, p);
+  }
+  return p;
+}
+
+/**
  * How `text` holds the statement `words` (quoteWords): the best place in it, by the fewest
  * changed words, or null when no place holds the statement nearly in full. A place is found
  * from the occurrences of two anchor words (the statement's two longest, at different
@@ -68,10 +83,7 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
   const n = words.length;
   const lower = lowered ?? text.toLowerCase();
   const maxChanged = Math.max(1, Math.floor(n / QUOTE_WORDS_PER_CHANGE));
-  const byLength = words.map((w, i) => [w, i] as const).sort((x, y) => y[0].length - x[0].length);
-  const anchors = byLength.slice(0, 2);
-  // The characters a quote of the statement may take, with room for wider spacing.
-  const reach = words.reduce((s, w) => s + w.length, 0) * 2 + 4 * n + 64;
+  const { anchors, reach } = placesOf(words);
   let best: QuoteHold | null = null;
   let bestChanged = Number.POSITIVE_INFINITY;
   const tried = new Set<number>();
@@ -91,8 +103,7 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
       if (from > 0) while (a < at && isWordChar(lower, a)) a++;
       let b = to;
       if (to < lower.length) while (b > at && isWordChar(lower, b - 1)) b--;
-      const local: { w: string; at: number }[] = [];
-      for (const m of lower.slice(a, b).matchAll(WORD)) local.push({ w: m[0], at: a + m.index! });
+      const local = wordsIn(lower, a, b);
       const k = local.findIndex((x) => x.at === at);
       if (k < 0) continue;
       const start = k - pos;
@@ -170,6 +181,45 @@ function oneLetterApart(a: string, b: string): boolean {
   if (a.length === b.length) return a.slice(i + 1) === b.slice(i + 1);
   const [long, short] = a.length > b.length ? [a, b] : [b, a];
   return long.slice(i + 1) === short.slice(i);
+}
+
+const WORD_ASCII = Uint8Array.from({ length: 128 }, (_, c) => ((c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 ? 1 : 0));
+const WORD_POINT = /^[\p{L}\p{N}_]$/u;
+
+/** Code units of the word character (WORD's) at `i` of `s`, none past `end`; 0 when it is none. */
+function wordUnits(s: string, i: number, end: number): number {
+  const c = s.charCodeAt(i);
+  if (c < 128) return WORD_ASCII[c]!;
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < end) {
+    const d = s.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return WORD_POINT.test(s.slice(i, i + 2)) ? 2 : 0;
+  }
+  return WORD_POINT.test(s[i]!) ? 1 : 0;
+}
+
+/**
+ * The words (WORD's matches) of `s` between `from` and `to`, with where each starts: the
+ * matches of WORD over `s.slice(from, to)`, read character by character (the stretches around
+ * a quote's anchors are read for every candidate of a search, and a regular expression's
+ * match objects cost most of that).
+ */
+export function wordsIn(s: string, from: number, to: number): { w: string; at: number }[] {
+  const out: { w: string; at: number }[] = [];
+  let i = from;
+  while (i < to) {
+    let u = wordUnits(s, i, to);
+    if (u === 0) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (u > 0) {
+      i += u;
+      u = i < to ? wordUnits(s, i, to) : 0;
+    }
+    out.push({ w: s.slice(start, i), at: start });
+  }
+  return out;
 }
 
 function isWordChar(s: string, i: number): boolean {

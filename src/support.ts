@@ -184,52 +184,69 @@ function formsOf(norm: string, term: string): string[] {
  * query, so one pass over a span's words answers all of them.
  */
 interface QueryForms {
-  byForm: Map<string, number[]>;
+  /**
+   * Each form's entries as bits (entry e: bit e), for entries below MASK_ENTRIES; a form of
+   * a later entry (a query of more than 30 terms and names) is in `later` as well.
+   */
+  byForm: Map<string, number>;
+  later: Map<string, number[]> | null;
   /** First characters of the forms (ASCII by table, others by set): a word starting otherwise is skipped unread. */
   firstAscii: Uint8Array;
   firstOther: Set<number>;
   shortest: number;
   longest: number;
 }
+/** Entries a form's bit mask holds (the bits of a small integer, which V8 keeps unboxed). */
+const MASK_ENTRIES = 30;
 const perQuery = new WeakMap<QueryAnalysis, QueryForms>();
 function queryForms(a: QueryAnalysis): QueryForms {
   let q = perQuery.get(a);
   if (!q) {
-    const byForm = new Map<string, number[]>();
-    const add = (forms: readonly string[], entry: number) => {
-      for (const f of forms) {
-        if (f.length === 0) continue;
-        const e = byForm.get(f);
-        if (!e) byForm.set(f, [entry]);
-        else if (!e.includes(entry)) e.push(entry);
-      }
-    };
-    a.terms.forEach((x, i) => add(formsOf(x.norm, x.term), i));
-    a.framing.forEach((n, j) => add(pluralsOf(n), a.terms.length + j));
+    // One integer per form rather than an array of entries: the table is built for every
+    // search (hundreds of forms for a question), so its entries are not allocated one by one.
+    const byForm = new Map<string, number>();
+    let later: Map<string, number[]> | null = null;
     const firstAscii = new Uint8Array(128);
     const firstOther = new Set<number>();
     let shortest = Number.POSITIVE_INFINITY;
     let longest = 0;
-    for (const f of byForm.keys()) {
-      const c = f.charCodeAt(0);
-      if (c < 128) firstAscii[c] = 1;
-      else firstOther.add(c);
-      shortest = Math.min(shortest, f.length);
-      longest = Math.max(longest, f.length);
-    }
-    perQuery.set(a, (q = { byForm, firstAscii, firstOther, shortest, longest }));
+    const add = (forms: readonly string[], entry: number) => {
+      const bit = entry < MASK_ENTRIES ? 1 << entry : 0;
+      for (const f of forms) {
+        if (f.length === 0) continue;
+        const had = byForm.get(f);
+        if (had === undefined) {
+          const c = f.charCodeAt(0);
+          if (c < 128) firstAscii[c] = 1;
+          else firstOther.add(c);
+          if (f.length < shortest) shortest = f.length;
+          if (f.length > longest) longest = f.length;
+        }
+        byForm.set(f, (had ?? 0) | bit);
+        if (bit === 0) {
+          later ??= new Map();
+          const e = later.get(f);
+          if (!e) later.set(f, [entry]);
+          else if (!e.includes(entry)) e.push(entry);
+        }
+      }
+    };
+    for (let i = 0; i < a.terms.length; i++) add(formsOf(a.terms[i]!.norm, a.terms[i]!.term), i);
+    for (let j = 0; j < a.framing.length; j++) add(pluralsOf(a.framing[j]!), a.terms.length + j);
+    perQuery.set(a, (q = { byForm, later, firstAscii, firstOther, shortest, longest }));
   }
   return q;
 }
 
 /**
- * Which of the query's terms and names the lower-cased `hay` holds as whole words: one pass
- * over its words (runs between separators); a word is read only when its first character and
- * length fit some form. No array of words is built (most candidates are long tool output).
+ * Marks in `held` which of the query's terms and names the lower-cased `hay` holds as whole
+ * words: one pass over its words (runs between separators); a word is read only when its
+ * first character and length fit some form. No array of words is built (most candidates are
+ * long tool output).
  */
-function scanWords(q: QueryForms, hay: string, entries: number): Uint8Array {
-  const held = new Uint8Array(entries);
+function scanWords(q: QueryForms, hay: string, held: Uint8Array): void {
   const n = hay.length;
+  let mask = 0;
   let i = 0;
   while (i < n) {
     while (i < n && isSep(hay.charCodeAt(i))) i++;
@@ -239,17 +256,22 @@ function scanWords(q: QueryForms, hay: string, entries: number): Uint8Array {
     while (i < n && !isSep(hay.charCodeAt(i))) i++;
     const len = i - start;
     if (len < q.shortest || len > q.longest || !(c0 < 128 ? q.firstAscii[c0] === 1 : q.firstOther.has(c0))) continue;
-    const e = q.byForm.get(hay.slice(start, i));
+    const word = hay.slice(start, i);
+    const m = q.byForm.get(word);
+    if (m === undefined) continue;
+    mask |= m;
+    const e = q.later?.get(word);
     if (e) for (const x of e) held[x] = 1;
   }
-  return held;
+  for (let x = 0; mask !== 0; x++, mask >>>= 1) if (mask & 1) held[x] = 1;
 }
 /**
  * Word boundaries: ASCII characters other than letters, digits and `_`, white space and
- * general punctuation (U+2000–U+206F). A non-ASCII letter is a word character.
+ * general punctuation (U+2000–U+206F). A non-ASCII letter is a word character. ASCII by
+ * table: the scans read every character of their candidates' first TERM_SCAN_CHARS.
  */
-const isSep = (c: number) =>
-  c <= 0x2f || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x5e) || c === 0x60 || (c >= 0x7b && c <= 0x7f) || (c >= 0x2000 && c <= 0x206f) || c === 0xa0 || c === 0x1680 || c === 0x3000 || c === 0xfeff;
+const SEP_ASCII = Uint8Array.from({ length: 128 }, (_, c) => (c <= 0x2f || (c >= 0x3a && c <= 0x40) || (c >= 0x5b && c <= 0x5e) || c === 0x60 || c >= 0x7b ? 1 : 0));
+const isSep = (c: number) => (c < 128 ? SEP_ASCII[c] === 1 : (c >= 0x2000 && c <= 0x206f) || c === 0xa0 || c === 0x1680 || c === 0x3000 || c === 0xfeff);
 
 /** A set of word forms and the shortest of them that every other one begins with. */
 interface FormSet {
@@ -326,10 +348,12 @@ function claimHeld(profile: QueryProfile, claim: string[], question: boolean, lo
 }
 
 /** The query's content terms the lower-cased `hay` holds, and the table of every entry held (scanWords). */
-function heldIn(a: QueryAnalysis, hay: string): { matched: string[]; missing: string[]; held: Uint8Array } {
+function heldIn(a: QueryAnalysis, ...parts: string[]): { matched: string[]; missing: string[]; held: Uint8Array } {
   const matched: string[] = [];
   const missing: string[] = [];
-  const held = scanWords(queryForms(a), hay, a.terms.length + a.framing.length);
+  const held = new Uint8Array(a.terms.length + a.framing.length);
+  const q = queryForms(a);
+  for (const part of parts) scanWords(q, part, held);
   for (let i = 0; i < a.terms.length; i++) (held[i] ? matched : missing).push(a.terms[i]!.term);
   return { matched, missing, held };
 }
@@ -341,7 +365,7 @@ function heldIn(a: QueryAnalysis, hay: string): { matched: string[]; missing: st
  */
 export function termsHeld(a: QueryAnalysis, span: SupportSpan): { matched: string[]; missing: string[] } {
   const text = span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS) : span.text;
-  const { matched, missing } = heldIn(a, `${text.toLowerCase()}\n${fieldText(span)}`);
+  const { matched, missing } = heldIn(a, text.toLowerCase(), fieldText(span));
   return { matched, missing };
 }
 
@@ -369,8 +393,11 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   // Terms and names are looked for in the first TERM_SCAN_CHARS of a long text (a tool
   // output of megabytes): they rank and explain; the claim is checked over the whole text.
   const head = span.text.length > TERM_SCAN_CHARS ? span.text.slice(0, TERM_SCAN_CHARS).toLowerCase() : lower();
-  const hay = `${head}\n${fields}`;
-  const { matched, missing, held } = heldIn(a, hay);
+  // Read word by word in its two parts (no word spans the line between them); joined only
+  // for a rule that tests patterns across it (a value, a name).
+  const { matched, missing, held } = heldIn(a, head, fields);
+  let hayCache: string | undefined;
+  const hay = () => (hayCache ??= `${head}\n${fields}`);
   const p = a.profile;
   const quotedHeld = p.quoted.every((q) => span.text.includes(q) || lower().includes(q.toLowerCase()));
   let claim: boolean;
@@ -410,12 +437,12 @@ export function supportOf(a: QueryAnalysis, span: SupportSpan, exact = false, po
   for (const v of a.claim) {
     // A value's pattern is compiled only for a span that holds its text at all.
     // A claimed compound is held in any of its spellings (`pytest_asyncio`): its test decides.
-    const has = (hay.includes(v) || COMPOUND.test(v) || a.relations.includes(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay) : true);
+    const has = (hay().includes(v) || COMPOUND.test(v) || a.relations.includes(v)) && (p.tests.has(v) ? p.tests.get(v)!.test(hay()) : true);
     (has ? vMatched : vMissing).push(v);
   }
   const nMatched: string[] = [];
   const nMissing: string[] = [];
-  a.framing.forEach((n, j) => (held[a.terms.length + j] || framingHeld(a, n, hay) ? nMatched : nMissing).push(n));
+  a.framing.forEach((n, j) => (held[a.terms.length + j] || framingHeld(a, n, hay()) ? nMatched : nMissing).push(n));
   const s: Support = {
     terms: { matched, missing },
     values: { matched: vMatched, missing: vMissing, contradicted },
