@@ -103,9 +103,12 @@ export function quoteHold(words: readonly string[], text: string, lowered?: stri
       if (from > 0) while (a < at && isWordChar(lower, a)) a++;
       let b = to;
       if (to < lower.length) while (b > at && isWordChar(lower, b - 1)) b--;
-      const local = wordsIn(lower, a, b);
-      const k = local.findIndex((x) => x.at === at);
-      if (k < 0) continue;
+      // Of the stretch's words, those the statement can lie on: `pos` before the anchor and
+      // the rest from it (the stretch's bounds still decide where the span is cut).
+      const local = wordsIn(lower, wordsBack(lower, at, a, pos), at);
+      const k = local.length;
+      for (const x of wordsIn(lower, at, b, n - pos)) local.push(x);
+      if (local[k]?.at !== at) continue;
       const start = k - pos;
       // The same place reached from the other anchor is read once.
       if (start >= 0 && start < local.length) {
@@ -203,10 +206,10 @@ function wordUnits(s: string, i: number, end: number): number {
  * a quote's anchors are read for every candidate of a search, and a regular expression's
  * match objects cost most of that).
  */
-export function wordsIn(s: string, from: number, to: number): { w: string; at: number }[] {
+export function wordsIn(s: string, from: number, to: number, max = Number.POSITIVE_INFINITY): { w: string; at: number }[] {
   const out: { w: string; at: number }[] = [];
   let i = from;
-  while (i < to) {
+  while (i < to && out.length < max) {
     let u = wordUnits(s, i, to);
     if (u === 0) {
       i++;
@@ -220,6 +223,40 @@ export function wordsIn(s: string, from: number, to: number): { w: string; at: n
     out.push({ w: s.slice(start, i), at: start });
   }
   return out;
+}
+
+/**
+ * Where the `count`-th word (WORD's) before `at` starts, words reaching back no further than
+ * `from` (`from` itself when fewer lie between): the words of `s.slice(from, at)` read from
+ * their end, so that wordsIn from there to `at` gives the last `count` of them.
+ */
+export function wordsBack(s: string, at: number, from: number, count: number): number {
+  let j = at;
+  // The code point that ends at j: its units and whether it is a word character (a surrogate
+  // pair is one, as WORD reads it from `from` on).
+  let units = 1;
+  const wordBefore = (): boolean => {
+    const c = s.charCodeAt(j - 1);
+    if (c < 128) {
+      units = 1;
+      return WORD_ASCII[c] === 1;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff && j - 2 >= from) {
+      const h = s.charCodeAt(j - 2);
+      if (h >= 0xd800 && h <= 0xdbff) {
+        units = 2;
+        return WORD_POINT.test(s.slice(j - 2, j));
+      }
+    }
+    units = 1;
+    return WORD_POINT.test(s[j - 1]!);
+  };
+  for (let words = 0; words < count; words++) {
+    while (j > from && !wordBefore()) j -= units;
+    if (j <= from) return from;
+    while (j > from && wordBefore()) j -= units;
+  }
+  return j;
 }
 
 function isWordChar(s: string, i: number): boolean {
