@@ -3,7 +3,7 @@
 // of letters, digits and `_`, astral letters whole, a pair cut by the stretch's end not a
 // letter — or a quote would be found where its words are not, or missed where they are.
 import { describe, expect, it } from 'vitest';
-import { wordsIn } from '../../src/quote.js';
+import { wordsBack, wordsIn } from '../../src/quote.js';
 import { prng } from '../../src/prng.js';
 
 const WORD = /[\p{L}\p{N}_]+/gu;
@@ -31,6 +31,22 @@ describe('the words of a stretch are the WORD pattern’s matches over it', () =
       const from = Math.floor(r() * (s.length + 1));
       const to = from + Math.floor(r() * (s.length - from + 1));
       expect(wordsIn(s, from, to)).toEqual(viaPattern(s, from, to));
+    }
+  });
+});
+
+describe('reading back from an anchor finds where its last words before it start', () => {
+  it('on 20,000 random strings: the words from there to the anchor are the last `count` of the stretch before it', () => {
+    const units = ['a', 'Z', '_', '7', ' ', '-', '\n', 'é', '\u4e2d', '\u2003', '\u{1d400}', '\u{1f600}', '\ud835', '\udc00'];
+    const r = prng(7);
+    for (let t = 0; t < 20_000; t++) {
+      let s = '';
+      for (let n = Math.floor(r() * 16); n > 0; n--) s += units[Math.floor(r() * units.length)];
+      const from = Math.floor(r() * (s.length + 1));
+      const at = from + Math.floor(r() * (s.length - from + 1));
+      const count = Math.floor(r() * 5);
+      const all = viaPattern(s, from, at);
+      expect(wordsIn(s, wordsBack(s, at, from, count), at)).toEqual(all.slice(Math.max(0, all.length - count)));
     }
   });
 });
