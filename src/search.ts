@@ -177,20 +177,28 @@ export function checkSearchArgs(query: unknown, options: SearchOptions): { k: nu
  * Each name the question uses that some candidate holds must stand in the claim's span or in
  * a span within FRAME_TURNS turns of it (among the candidates, else by a lexical search over
  * that turn range); otherwise the span's claim is withdrawn and `outOfFrame` lists the names.
+ * A long question holds dozens of names, each looked up per candidate (a search over a turn
+ * range: up to a millisecond at 10^6 spans): the event loop runs between lookups once
+ * SLICE_MS has gone by.
  */
-export function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; support: Support; score: number }[], a: QueryAnalysis): void {
+export async function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; support: Support; score: number }[], a: QueryAnalysis): Promise<void> {
   const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
   if (held.length === 0) return;
+  let ranSince = performance.now();
   for (const j of judged) {
     if (!j.support.claim || j.c.exact) continue;
     const lo = j.span.turnStart - FRAME_TURNS;
     const hi = j.span.turnEnd + FRAME_TURNS;
-    const far = held.filter(
-      (n) =>
-        !j.support.names.matched.includes(n) &&
-        !judged.some((o) => o.support.names.matched.includes(n) && o.span.turnEnd >= lo && o.span.turnStart <= hi) &&
-        ctx.lexical.search(n, 1, j.c.kind, lo, hi).ids.length === 0,
-    );
+    const far: string[] = [];
+    for (const n of held) {
+      if (j.support.names.matched.includes(n)) continue;
+      if (judged.some((o) => o.support.names.matched.includes(n) && o.span.turnEnd >= lo && o.span.turnStart <= hi)) continue;
+      if (performance.now() - ranSince >= SLICE_MS) {
+        await yieldToLoop();
+        ranSince = performance.now();
+      }
+      if (ctx.lexical.search(n, 1, j.c.kind, lo, hi).ids.length === 0) far.push(n);
+    }
     if (far.length > 0) {
       j.support.claim = false;
       j.support.outOfFrame = far;
@@ -451,7 +459,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
         const r = ctx.log.get(j.span.id + side);
         return r && r.kind === j.c.kind ? r.text : null;
       });
-  if (a.question && a.claim.length > 0 && a.framing.length > 0) frameClaims(ctx, judged, a);
+  if (a.question && a.claim.length > 0 && a.framing.length > 0) await frameClaims(ctx, judged, a);
   const decide = (kind: number): MissDecision => {
     const js = judged.filter((j) => j.c.kind === kind).sort(byScore);
     return decideMiss(

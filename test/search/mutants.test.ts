@@ -629,21 +629,21 @@ describe("search: a claim's names may stand in a span near it that is no candida
   const named = { ...judgedAt(10), support: supportOf(a, span('The URLValidator task.')) };
   const ranges: [number, number][] = [];
   const ctx = (found: boolean) => ({ lexical: { search: (_q: string, _k: number, _kind: number, lo: number, hi: number) => (ranges.push([lo, hi]), { ids: found ? [7] : [], scores: [] }) } }) as never;
-  it('held in the range: the claim stands', () => {
+  it('held in the range: the claim stands', async () => {
     const j = judgedAt(500);
     expect(j.support.claim).toBe(true);
-    frameClaims(ctx(true), [named, j], a);
+    await frameClaims(ctx(true), [named, j], a);
     expect(j.support.claim).toBe(true);
     expect(ranges.at(-1)).toEqual([500 - FRAME_TURNS, 500 + FRAME_TURNS]);
   });
-  it('nowhere in the range: the claim is withdrawn, and says which names are elsewhere', () => {
+  it('nowhere in the range: the claim is withdrawn, and says which names are elsewhere', async () => {
     const j = judgedAt(500);
-    frameClaims(ctx(false), [named, j], a);
+    await frameClaims(ctx(false), [named, j], a);
     expect(j.support).toMatchObject({ claim: false, outOfFrame: ['urlvalidator'] });
   });
-  it('a candidate holding the names within the range suffices', () => {
+  it('a candidate holding the names within the range suffices', async () => {
     const j = judgedAt(10 + FRAME_TURNS);
-    frameClaims(ctx(false), [named, j], a);
+    await frameClaims(ctx(false), [named, j], a);
     expect(j.support.claim).toBe(true);
   });
 });
