@@ -5,21 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SETTLE_RUN } from '../../src/log-append.js';
 import { columns, durabilities, openLog, rowsFor, testing, tmpDir } from './helpers.js';
+import { turnCounter } from '../helpers/loop.js';
 
 afterEach(() => testing.clearFaults());
-
-/** Counts turns of the event loop until stopped; `now()` is the current turn's number. */
-function turnCounter(): { now: () => number; stop: () => void } {
-  let turn = 0;
-  let stopped = false;
-  const hop = () => {
-    if (stopped) return;
-    turn++;
-    setImmediate(hop);
-  };
-  setImmediate(hop);
-  return { now: () => turn, stop: () => (stopped = true) };
-}
 
 describe('a group-commit burst settles in runs of at most SETTLE_RUN waiters per turn', () => {
   it(`a burst of ${4 * SETTLE_RUN} one-span appends settles over at least 4 turns, in submission order, each with its own id`, async () => {

@@ -7,6 +7,7 @@ import { SLICE_MS } from '../../src/catchup.js';
 import { analyzeQuery } from '../../src/query.js';
 import { frameClaims } from '../../src/search.js';
 import { FRAME_TURNS, supportOf } from '../../src/support.js';
+import { turnCounter } from '../helpers/loop.js';
 
 const NAMES = ['URLValidator', 'FooBar', 'BazQux', 'QuuxCorge', 'GraultGarply', 'WaldoFred', 'PlughXyzzy', 'ThudAlpha', 'BravoCharlie', 'DeltaEcho'];
 const a = analyzeQuery(`In the ${NAMES.join(', ')} tasks, was Python 3.6.8 installed?`);
@@ -34,20 +35,13 @@ describe('frame checks of a question with many names', () => {
     const named = judgedAt(`The ${NAMES.join(' ')} tasks.`, 1);
     const claims = Array.from({ length: 40 }, (_, i) => judgedAt('Python 3.6.8 (default) on linux', i < 20 ? 200 + i * 10 : 5000 + i * 10));
     expect(claims.every((j) => j.support.claim)).toBe(true);
-    let ticks = 0;
-    let stop = false;
-    const spin = () => {
-      if (stop) return;
-      ticks++;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
+    const turns = turnCounter();
     const t0 = performance.now();
-    const before = ticks;
+    const before = turns.now();
     await frameClaims(slowIndex(0.5), [named, ...claims], a);
     const took = performance.now() - t0;
-    const turned = ticks - before;
-    stop = true;
+    const turned = turns.now() - before;
+    turns.stop();
     // The premise: lookups that outlast a few slices (40 candidates × 11 names × 0.5 ms).
     expect(took).toBeGreaterThan(3 * SLICE_MS);
     expect(turned).toBeGreaterThanOrEqual(2);

@@ -9,15 +9,16 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { SLICE_MS } from '../../src/catchup.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
+import { turnCounter } from '../helpers/loop.js';
 
 const judged: { at: number; ticks: number }[] = [];
-let ticks = 0;
+let loop: ReturnType<typeof turnCounter> | undefined;
 vi.mock('../../src/support.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/support.js')>();
   return {
     ...real,
     supportOf: (...args: Parameters<typeof real.supportOf>) => {
-      judged.push({ at: performance.now(), ticks });
+      judged.push({ at: performance.now(), ticks: loop?.now() ?? 0 });
       return real.supportOf(...args);
     },
   };
@@ -45,16 +46,10 @@ describe('a long search lets the event loop run between candidates', () => {
       n += turns.length;
       await store.appendMany(turns);
       const quiet = await store.search(query, { k: 100 });
-      let stop = false;
-      const spin = () => {
-        if (stop) return;
-        ticks++;
-        setImmediate(spin);
-      };
-      setImmediate(spin);
+      loop = turnCounter();
       judged.length = 0;
       const got = await store.search(query, { k: 100 });
-      stop = true;
+      loop.stop();
       const first = judged[0];
       const last = judged.at(-1);
       judging = first && last ? last.at - first.at : 0;
