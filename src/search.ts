@@ -289,6 +289,7 @@ export function heldAtValueBounds(text: string, phrase: string): boolean {
 
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
+  const started = performance.now();
   const trimmedQuery = query.trim();
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
   const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
@@ -334,10 +335,20 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       set(touch(ids[i]!, kind), rank);
     }
   };
+  // The lookups below run on this thread one after another; a long query's analysis and its
+  // verbatim lookups can each take milliseconds at 10^6 spans, so the event loop runs between
+  // them once SLICE_MS has gone by since it last did.
+  let lookedSince = started;
+  const due = () => performance.now() - lookedSince >= SLICE_MS;
+  const pause = async () => {
+    await yieldToLoop();
+    lookedSince = performance.now();
+  };
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   // A verbatim part the index could not narrow was checked against the newest texts only.
   let exactPartial = false;
   for (const [i, name] of kinds.entries()) {
+    if (due()) await pause();
     const kind = RecordKind[name];
     const vecHits = vecJobs[i] ?? null;
     let verbatim = 0;
@@ -354,11 +365,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     // words; looking such fragments up in every span of a large store costs a quote of
     // code hundreds of milliseconds.
     for (const part of verbatim > 0 ? [] : a.profile.quoted) {
+      if (due()) await pause();
       const quoted = ctx.lexical.phraseWithin(ctx.log, part, kind, 4096, EXACT_SCAN_BYTES);
       if (!quoted.complete) exactPartial = true;
       for (const id of quoted.ids) touch(id, kind).quoted = true;
     }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
+    if (due()) await pause();
     const lex = await bm25Search(bm25, kind, tmin, tmax);
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
     if (timeTurns) {
