@@ -188,6 +188,28 @@ export async function catchUpInSlices(
  */
 let loopRanAt = performance.now();
 
+/**
+ * Notes that the event loop has just run: a slicer's pause, or the start of work the loop
+ * itself called (a search begins in a turn of its own).
+ */
+export function loopRan(): void {
+  loopRanAt = performance.now();
+}
+
+/** Whether SLICE_MS of work has gone by since the loop last ran (the shared clock above). */
+export function sliceDue(): boolean {
+  return performance.now() - loopRanAt >= SLICE_MS;
+}
+
+/**
+ * Lets the loop run once (yieldToLoop: its immediates and I/O callbacks) and notes it: the
+ * short pause of a search, whose caller waits for the answer.
+ */
+export async function letLoopRun(): Promise<void> {
+  await yieldToLoop();
+  loopRanAt = performance.now();
+}
+
 /** Fewest ids one slice of a log scan reads. */
 const MIN_SCAN_IDS = 256;
 /** Most ids one slice of a log scan reads. */
@@ -232,8 +254,8 @@ export class ScanSlicer {
 
   /** Lets the loop run, timers included (yieldTurn), when SLICE_MS of work has gone by since it last ran. */
   async pause(): Promise<void> {
-    if (performance.now() - loopRanAt < SLICE_MS) return;
+    if (!sliceDue()) return;
     await yieldTurn();
-    loopRanAt = performance.now();
+    loopRan();
   }
 }

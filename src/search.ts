@@ -17,7 +17,7 @@ import { RecordKind, type NativeLexicalIndex, type NativeSpanLog, type NativeVec
 import { ErrorCode, SpanguardError } from './errors.js';
 import { analyzeQuery, isQuestion, parseParty, type QueryAnalysis } from './query.js';
 import { decideMiss, FRAME_TURNS, settleCutQuote, spanIsToolOutput, supportOf, type MissDecision, type Support } from './support.js';
-import { SLICE_MS, yieldToLoop } from './catchup.js';
+import { letLoopRun, loopRan, sliceDue } from './catchup.js';
 import { askedOutsideScope } from './scope.js';
 import { toSpan } from './store/spans.js';
 import type { Hit, SearchOptions, SearchResult, Span } from './store/types.js';
@@ -179,12 +179,11 @@ export function checkSearchArgs(query: unknown, options: SearchOptions): { k: nu
  * that turn range); otherwise the span's claim is withdrawn and `outOfFrame` lists the names.
  * A long question holds dozens of names, each looked up per candidate (a search over a turn
  * range: up to a millisecond at 10^6 spans): the event loop runs between lookups once
- * SLICE_MS has gone by.
+ * SLICE_MS of work has gone by since it last ran (src/catchup.ts, the clock every slicer shares).
  */
 export async function frameClaims(ctx: SearchContext, judged: { c: Cand; span: Span; support: Support; score: number }[], a: QueryAnalysis): Promise<void> {
   const held = a.framing.filter((n) => judged.some((j) => j.support.names.matched.includes(n)));
   if (held.length === 0) return;
-  let ranSince = performance.now();
   for (const j of judged) {
     if (!j.support.claim || j.c.exact) continue;
     const lo = j.span.turnStart - FRAME_TURNS;
@@ -193,10 +192,7 @@ export async function frameClaims(ctx: SearchContext, judged: { c: Cand; span: S
     for (const n of held) {
       if (j.support.names.matched.includes(n)) continue;
       if (judged.some((o) => o.support.names.matched.includes(n) && o.span.turnEnd >= lo && o.span.turnStart <= hi)) continue;
-      if (performance.now() - ranSince >= SLICE_MS) {
-        await yieldToLoop();
-        ranSince = performance.now();
-      }
+      if (sliceDue()) await letLoopRun();
       if (ctx.lexical.search(n, 1, j.c.kind, lo, hi).ids.length === 0) far.push(n);
     }
     if (far.length > 0) {
@@ -289,7 +285,10 @@ export function heldAtValueBounds(text: string, phrase: string): boolean {
 
 export async function search(ctx: SearchContext, query: string, options: SearchOptions = {}): Promise<SearchResult> {
   const { k, kinds } = checkSearchArgs(query, options);
-  const started = performance.now();
+  // Called from a turn of the loop: the search's slices (its lookups, judging, the frame
+  // checks) count from here, on the clock every slicer shares, so no two of them each run a
+  // whole slice back to back.
+  loopRan();
   const trimmedQuery = query.trim();
   if (query.trim().length === 0) return { hits: [], miss: true, missReason: 'no-candidates', verdict: ctx.verdictState(), trustExactRecall: false };
   const [tmin, tmax] = options.turns ?? [Number.NaN, Number.NaN];
@@ -337,18 +336,12 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   };
   // The lookups below run on this thread one after another; a long query's analysis and its
   // verbatim lookups can each take milliseconds at 10^6 spans, so the event loop runs between
-  // them once SLICE_MS has gone by since it last did.
-  let lookedSince = started;
-  const due = () => performance.now() - lookedSince >= SLICE_MS;
-  const pause = async () => {
-    await yieldToLoop();
-    lookedSince = performance.now();
-  };
+  // them once SLICE_MS of work has gone by since it last did.
   const timeTurns = a.time ? turnsForTime(ctx.log, a.time.from, a.time.to) : null;
   // A verbatim part the index could not narrow was checked against the newest texts only.
   let exactPartial = false;
   for (const [i, name] of kinds.entries()) {
-    if (due()) await pause();
+    if (sliceDue()) await letLoopRun();
     const kind = RecordKind[name];
     const vecHits = vecJobs[i] ?? null;
     let verbatim = 0;
@@ -365,13 +358,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
     // words; looking such fragments up in every span of a large store costs a quote of
     // code hundreds of milliseconds.
     for (const part of verbatim > 0 ? [] : a.profile.quoted) {
-      if (due()) await pause();
+      if (sliceDue()) await letLoopRun();
       const quoted = ctx.lexical.phraseWithin(ctx.log, part, kind, 4096, EXACT_SCAN_BYTES);
       if (!quoted.complete) exactPartial = true;
       for (const id of quoted.ids) touch(id, kind).quoted = true;
     }
     const bm25 = a.bm25.length > 0 ? a.bm25 : query;
-    if (due()) await pause();
+    if (sliceDue()) await letLoopRun();
     const lex = await bm25Search(bm25, kind, tmin, tmax);
     ranks(lex.ids, lex.scores, (c, r) => (c.lex = Math.min(c.lex, r)), kind);
     if (timeTurns) {
@@ -441,12 +434,8 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   if (a.party?.kind === 'tool' && !views.some(({ span }) => spanIsToolOutput(span))) a.party = null;
   // Judging is the costliest part of a search on the JS thread (a long quote against long
   // candidates): the event loop runs between candidates once SLICE_MS has gone by.
-  let ranSince = performance.now();
   for (const { c, span } of views) {
-    if (performance.now() - ranSince >= SLICE_MS) {
-      await yieldToLoop();
-      ranSince = performance.now();
-    }
+    if (sliceDue()) await letLoopRun();
     // A short statement held verbatim only where it cuts a number ("start_line = 6" inside
     // "start_line = 612") is a match of bytes, not of its value: it ranks as verbatim but
     // holds no claim. A longer one is an excerpt, whatever its ends cut (EXCERPT_CHARS).

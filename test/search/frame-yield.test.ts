@@ -3,7 +3,7 @@
 // is a lexical search over a turn range (up to a millisecond at 10^6 spans). The event loop
 // runs between lookups once SLICE_MS has gone by, and the claims withdrawn are the same.
 import { describe, expect, it } from 'vitest';
-import { SLICE_MS } from '../../src/catchup.js';
+import { loopRan, SLICE_MS } from '../../src/catchup.js';
 import { analyzeQuery } from '../../src/query.js';
 import { frameClaims } from '../../src/search.js';
 import { FRAME_TURNS, supportOf } from '../../src/support.js';
@@ -49,5 +49,22 @@ describe('frame checks of a question with many names', () => {
     for (const j of claims.slice(0, 20)) expect(j.support.claim).toBe(true);
     for (const j of claims.slice(20)) expect(j.support).toMatchObject({ claim: false });
     expect(claims[39]!.support.outOfFrame?.length).toBeGreaterThan(5);
+  });
+
+  it('count the slice the search began before them (judging): past it, the loop runs before their first lookup', async () => {
+    const named = judgedAt(`The ${NAMES.join(' ')} tasks.`, 1);
+    const claim = judgedAt('Python 3.6.8 (default) on linux', 5000);
+    const turns = turnCounter();
+    const seen: number[] = [];
+    const index = { lexical: { search: () => (seen.push(turns.now()), { ids: [], scores: [] }) } } as never;
+    // A slice of work with no pause, as judging ends one, then the frame checks in the same turn.
+    loopRan();
+    const at = turns.now();
+    const until = performance.now() + SLICE_MS + 1;
+    while (performance.now() < until);
+    await frameClaims(index, [named, claim], a);
+    turns.stop();
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[0]).toBeGreaterThan(at);
   });
 });
