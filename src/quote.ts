@@ -262,6 +262,6 @@ export function wordsBack(s: string, at: number, from: number, count: number): n
 function isWordChar(s: string, i: number): boolean {
   if (i < 0 || i >= s.length) return false;
   const c = s.charCodeAt(i);
-  if (c < 128) return (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
+  if (c < 128) return WORD_ASCII[c] === 1;
   return /[\p{L}\p{N}]/u.test(s[i]!);
 }
