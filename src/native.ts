@@ -237,12 +237,19 @@ export interface NativeLexicalIndex {
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
   /**
    * `search` on the thread pool: the arguments are checked on this thread (a bad one rejects
-   * with its code), the BM25 top-k runs under the index's lock (a catch-up's steps and this
-   * thread's calls on the index wait for it, and it for them), so the event loop turns while
-   * it walks the postings. The same hits as `search` on the same index; releaseAsync throws
-   * INVALID_ARGUMENT until it settles.
+   * with its code), the BM25 top-k runs under the index's lock, so the event loop turns while
+   * it walks the postings. A long walk lets a waiting catch-up step or call of this thread take
+   * the index once it has run half a millisecond, then goes on (`stats().bm25Pauses` counts
+   * it): the answer is the index's as it stood when the walk began. The same hits as `search`
+   * on that index; releaseAsync throws INVALID_ARGUMENT until it settles.
    */
   searchAsync(query: string, k: number, kind: number, turnMin: number, turnMax: number): Promise<LexicalHits>;
+  /**
+   * Test seam of the pausing walk: `search` on this thread, pausing at every poll; each pause
+   * adds the next `perPause` (1) of `texts` as raw documents (the next span ids), as a catch-up
+   * step taking the index meanwhile would. `pauses`: how many it made.
+   */
+  _searchPausing(query: string, k: number, kind: number, turnMin: number, turnMax: number, texts: string[], perPause?: number): LexicalHits & { pauses: number };
   /**
    * `search` on this thread when the query's terms (those query-term selection keeps) hold at
    * most `maxPostings` postings in all (an integer ≥ 0), else null with nothing searched: the

@@ -21,6 +21,28 @@ namespace spanguard {
 
 using namespace lexical_detail;
 
+// How often a pausing walk (WalkPause) asks whether to let another thread at the index: every
+// this many documents reached by the document-at-a-time pass, postings added by the term-at-a-
+// time one. Either is some tens of microseconds of work: a catch-up step that waits for a walk
+// waits for the walk's turn (IndexLock::kReadTurn) and at most one such stretch.
+constexpr uint32_t kPausePollDocs = 256;
+constexpr uint32_t kPausePollPostings = 4096;
+
+// Lets another thread at the index: every cursor's place as offsets, the pause, the cursors
+// re-pointed into the streams as they lie now.
+// `seeds`: the threshold seed's cursors while it runs (null after: they are not read again).
+static void PauseWalk(const LexicalIndex::Namespace& n, std::vector<PostingCursor>& cursors,
+                      std::vector<PostingCursor>* seeds, WalkPause* pause, uint64_t* pauses) {
+  for (PostingCursor& c : cursors) c.Unpin();
+  if (seeds != nullptr)
+    for (PostingCursor& c : *seeds) c.Unpin();
+  pause->Pause();
+  ++*pauses;
+  for (PostingCursor& c : cursors) c.Repin(n);
+  if (seeds != nullptr)
+    for (PostingCursor& c : *seeds) c.Repin(n);
+}
+
 // ---- BM25 (MaxScore, document at a time) ---------------------------------------------
 
 // Query-term selection for sentence-long queries. A quote of 20 words from a transcript
@@ -68,9 +90,9 @@ bool LexicalIndex::PreferAccumulate(const Namespace& n, const Scratch& sc, size_
 // the documents touched keeps the top k (a bounded heap) and clears the accumulators for the
 // next query. Scores are the same sums in the same order, so hits and ties are identical to
 // the other pass. Turn filters are applied in the final pass.
-void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float norm_a, float norm_b, double turn_min,
-                              double turn_max, std::vector<LexicalHit>* hits) {
-  const uint32_t docs = n.doc_count();
+void LexicalIndex::Accumulate(const Namespace& n, uint32_t docs, Scratch& sc, uint32_t k, float norm_a, float norm_b,
+                              double turn_min, double turn_max, std::vector<LexicalHit>* hits, WalkPause* pause,
+                              uint64_t* pauses) {
   std::vector<double>& acc = sc.accumulators;
   if (acc.size() < docs) acc.resize(docs, 0.0);  // zero between queries: the final pass clears what it read
   uint32_t lo = kEnd, hi = 0;
@@ -80,12 +102,29 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
     // The whole doc stream from its start, decoded in place (the cursor's Next() also keeps
     // positions and skips, which a full walk does not need); bounds-checked as it is.
     const Term& t = n.terms[c.term_id];
-    const uint8_t* p = t.docs.data();
-    const uint8_t* const end = p + t.docs.size;
+    const uint8_t* base = t.docs.data();
+    const uint8_t* p = base;
+    const uint8_t* end = p + t.docs.size;  // postings past `docs` (added during a pause) end the walk below
     const float idf = c.idf;
     uint32_t d = kEnd;  // the first delta is doc + 1
     bool first = true;
+    uint32_t until_poll = kPausePollPostings;
     while (p < end) {
+      if (pause != nullptr && --until_poll == 0) {
+        until_poll = kPausePollPostings;
+        if (pause->Due()) {
+          const size_t at = static_cast<size_t>(p - base);
+          const size_t stop = static_cast<size_t>(end - base);
+          pause->Pause();
+          ++*pauses;
+          // The index may have grown: the term (so a stream kept inline), its stream's heap
+          // block and the document lengths may have moved.
+          base = n.terms[c.term_id].docs.data();
+          p = base + at;
+          end = base + stop;
+          doc_len = n.doc_len.data();
+        }
+      }
       uint32_t delta, tf;
       if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) {
         delta = p[0];
@@ -124,9 +163,18 @@ void LexicalIndex::Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float
 }
 
 bool LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
-                          std::vector<LexicalHit>* hits, uint64_t max_postings) {
+                          std::vector<LexicalHit>* hits, uint64_t max_postings, WalkPause* pause) {
   hits->clear();
-  Scratch& sc = *scratch_;
+  // A pausing walk reads buffers of its own: whoever takes the index while it is paused may
+  // search or look up a phrase with the shared ones.
+  struct Taken {
+    LexicalIndex* index;
+    Scratch* sc;
+    ~Taken() {
+      if (sc != nullptr) index->ReturnScratch(sc);
+    }
+  } taken{this, pause != nullptr ? TakeScratch() : nullptr};
+  Scratch& sc = taken.sc != nullptr ? *taken.sc : *scratch_;
   Namespace& n = ns(kind);
   const uint32_t docs = n.doc_count();
   if (docs == 0 || k == 0) return true;
@@ -207,7 +255,12 @@ bool LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
     }
     auto& seed = sc.seed_scores;  // min-heap of the k best partial scores
     seed.clear();
+    uint32_t until_poll = kPausePollDocs;
     for (;;) {
+      if (pause != nullptr && --until_poll == 0) {
+        until_poll = kPausePollDocs;
+        if (pause->Due()) PauseWalk(n, sc.cursors, &sc.seed_cursors, pause, &bm25_pauses_);
+      }
       uint32_t d = kEnd;
       for (const PostingCursor& c : sc.seed_cursors) d = std::min(d, c.doc);
       if (d == kEnd) break;
@@ -238,11 +291,20 @@ bool LexicalIndex::Search(std::string_view query, uint32_t k, RecordKind kind, d
 
   if (PreferAccumulate(n, sc, first_essential)) {
     ++bm25_accumulated_;
-    Accumulate(n, sc, k, norm_a, norm_b, turn_min, turn_max, hits);
+    Accumulate(n, docs, sc, k, norm_a, norm_b, turn_min, turn_max, hits, pause, &bm25_pauses_);
     return true;
   }
 
+  doc_len = n.doc_len.data();  // a pause in the seed may have moved it
+  uint32_t until_poll = kPausePollDocs;
   for (;;) {
+    if (pause != nullptr && --until_poll == 0) {
+      until_poll = kPausePollDocs;
+      if (pause->Due()) {
+        PauseWalk(n, sc.cursors, nullptr, pause, &bm25_pauses_);
+        doc_len = n.doc_len.data();
+      }
+    }
     uint32_t d = kEnd;
     for (size_t i = first_essential; i < nterms; ++i) d = std::min(d, sc.cursors[i].doc);
     if (d == kEnd) break;

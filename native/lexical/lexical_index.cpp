@@ -42,8 +42,26 @@ LexicalIndex::LexicalIndex(std::string file) : file_(std::move(file)) {
 
 LexicalIndex::~LexicalIndex() {
   delete scratch_;
+  for (Scratch* sc : spare_) delete sc;
   delete raw_;
   delete summary_;
+}
+
+LexicalIndex::Scratch* LexicalIndex::TakeScratch() {
+  {
+    std::lock_guard<std::mutex> held(spare_mu_);
+    if (!spare_.empty()) {
+      Scratch* sc = spare_.back();
+      spare_.pop_back();
+      return sc;
+    }
+  }
+  return new Scratch();
+}
+
+void LexicalIndex::ReturnScratch(Scratch* sc) {
+  std::lock_guard<std::mutex> held(spare_mu_);
+  spare_.push_back(sc);
 }
 
 void LexicalIndex::Reset() {
@@ -215,6 +233,10 @@ LexicalStats LexicalIndex::Stats() const {
   s.summary_tokens = summary_->total_tokens;
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
   s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double);
+  {
+    std::lock_guard<std::mutex> held(spare_mu_);
+    for (const Scratch* sc : spare_) s.memory_bytes += sc->accumulators.capacity() * sizeof(double);
+  }
   for (const Namespace* n : {raw_, summary_}) {
     const Namespace::Memory m = n->MemorySplit();
     s.memory_documents += m.documents;
@@ -227,6 +249,7 @@ LexicalStats LexicalIndex::Stats() const {
   s.phrase_postings_decoded = phrase_postings_decoded_;
   s.phrase_positions_decoded = phrase_positions_decoded_;
   s.bm25_accumulated = bm25_accumulated_;
+  s.bm25_pauses = bm25_pauses_;
   s.affix_sorted_terms = uint64_t(raw_->affix_sorted) + summary_->affix_sorted;
   return s;
 }

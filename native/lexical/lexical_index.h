@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,7 @@ struct LexicalStats {
   uint64_t phrase_postings_decoded = 0;
   uint64_t phrase_positions_decoded = 0;
   uint64_t bm25_accumulated = 0;  ///< BM25 queries answered term at a time (PreferAccumulate)
+  uint64_t bm25_pauses = 0;       ///< times a BM25 walk let another thread at the index (WalkPause)
   /// Terms (both namespaces) covered by the phrase path's sorted affix arrays: all of them
   /// after a save or a load of a version 3 file, 0 until the first phrase query otherwise.
   uint64_t affix_sorted_terms = 0;
@@ -97,6 +99,20 @@ struct IndexInput {
   std::string_view meta = {};
 };
 
+/// What a long BM25 walk asks between stretches of postings (LexicalIndex::Search): whether
+/// to let another thread at the index now, and then to do so. The caller holds the index's
+/// lock around the walk; Pause() releases it until those waiting have had it, and returns
+/// with it held again. Meanwhile documents may have been added (never removed): the walk
+/// re-reads where the streams it reads now lie, and keeps answering for the documents, the
+/// statistics and the stream ends it started with, so its answer is the index's as it stood
+/// when the walk began.
+class WalkPause {
+ public:
+  virtual ~WalkPause() = default;
+  virtual bool Due() = 0;
+  virtual void Pause() = 0;
+};
+
 class LexicalIndex {
  public:
   /// Opens `file`: loads it when it is complete and checks out, else starts empty
@@ -133,8 +149,11 @@ class LexicalIndex {
   /// postings than that in all is not searched: returns false with `hits` empty. The sum is
   /// the most documents the walk can decode, so it bounds the call's cost before it starts
   /// (a caller on the JS thread runs the small ones there and sends the rest to the pool).
+  /// With `pause`, the walk polls it every few hundred postings (WalkPause) and runs on
+  /// buffers of its own, so calls that take the index while it is paused (another search, a
+  /// phrase lookup) do not touch them.
   bool Search(std::string_view query, uint32_t k, RecordKind kind, double turn_min, double turn_max,
-              std::vector<LexicalHit>* hits, uint64_t max_postings = UINT64_MAX);
+              std::vector<LexicalHit>* hits, uint64_t max_postings = UINT64_MAX, WalkPause* pause = nullptr);
 
   /// Span ids (ascending) of `kind` whose text contains `phrase` byte for byte, at most
   /// `limit`. Candidates come from the index; each is verified against source's text.
@@ -185,8 +204,13 @@ class LexicalIndex {
 
   // BM25 term at a time, for queries pruning cannot help (bm25.cpp).
   static bool PreferAccumulate(const Namespace& n, const Scratch& sc, size_t first_essential);
-  static void Accumulate(const Namespace& n, Scratch& sc, uint32_t k, float norm_a, float norm_b, double turn_min,
-                         double turn_max, std::vector<LexicalHit>* hits);
+  // `docs`: the documents the walk began with (a pause before it may have added more).
+  static void Accumulate(const Namespace& n, uint32_t docs, Scratch& sc, uint32_t k, float norm_a, float norm_b,
+                         double turn_min, double turn_max, std::vector<LexicalHit>* hits, WalkPause* pause,
+                         uint64_t* pauses);
+  // A query-time buffer set of its own for a pausing walk (taken from and returned to `spare_`).
+  Scratch* TakeScratch();
+  void ReturnScratch(Scratch* sc);
 
   void Load();
   void Reset();
@@ -205,6 +229,7 @@ class LexicalIndex {
   uint64_t phrase_postings_decoded_ = 0;
   uint64_t phrase_positions_decoded_ = 0;
   uint64_t bm25_accumulated_ = 0;
+  uint64_t bm25_pauses_ = 0;
 
   // Reused scratch (no allocation on the hot path once grown).
   TokenStream stream_;
@@ -214,6 +239,9 @@ class LexicalIndex {
   std::string with_meta_;            // text + "\n" + meta of the doc being added, when it has meta
   std::string norm_;                 // one term's normal form (NormalizeTerm), ingest and query
   Scratch* scratch_ = nullptr;
+  // Buffer sets of pausing walks (several may be paused at once, each on a pool thread).
+  mutable std::mutex spare_mu_;
+  std::vector<Scratch*> spare_;
 };
 
 }  // namespace spanguard

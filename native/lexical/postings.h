@@ -68,6 +68,31 @@ struct PostingCursor {
   /// Moves pos_p past `n` varints without decoding them: a varint ends at each byte below
   /// 0x80, so 8 bytes at a time are passed by counting those. False when the stream ends
   /// first (pos_p is then left at pos_end).
+  // Where a paused walk stood in the streams (Unpin), as offsets: the streams may move while
+  // the index grows (a stream kept inline moves with its term; a heap block is reallocated).
+  size_t off_p = 0, off_end = 0, off_pos_p = 0, off_pos_end = 0;
+
+  /// Before a pause (WalkPause): the read positions and ends as offsets into the streams.
+  void Unpin() {
+    off_p = static_cast<size_t>(p - docs_base);
+    off_end = static_cast<size_t>(end - docs_base);
+    off_pos_p = static_cast<size_t>(pos_p - pos_base);
+    off_pos_end = static_cast<size_t>(pos_end - pos_base);
+  }
+  /// After a pause: the same offsets in the streams as they lie now. Postings appended meanwhile
+  /// lie past the end taken at Open and stay unread; so do skip entries appended since (the
+  /// count taken at Open is kept; the entries before it never change).
+  void Repin(const LexicalIndex::Namespace& ns) {
+    const Term& t = ns.terms[term_id];
+    docs_base = t.docs.data();
+    p = docs_base + off_p;
+    end = docs_base + off_end;
+    pos_base = t.pos.data();
+    pos_p = pos_base + off_pos_p;
+    pos_end = pos_base + off_pos_end;
+    if (skip_count > 0) skips = ns.skip_lists[t.skip_list].data();
+  }
+
   bool SkipVarints(uint64_t n) {
     const uint8_t* q = pos_p;
     while (n > 0 && pos_end - q >= 8) {

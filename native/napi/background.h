@@ -398,13 +398,20 @@ inline std::shared_ptr<CopiedSlice> CopySlice(Napi::Env env, const Napi::Value& 
 /// The lock between an index's jobs off the JS thread (a catch-up's steps on the write lane, which
 /// write; searchAsync's and idsAsync's reads on the pool)
 /// and the JS thread's calls (search, phrase, ids, stats, high water, and the synchronous
-/// add/catchUp). Such a job holds it for one step at a time (a few KiB of text: about a
+/// add/catchUp). A catch-up holds it for one step at a time (a few KiB of text: about a
 /// millisecond of indexing), and before each step lets the JS thread go first when it waits,
 /// so a call on the JS thread waits at most one step and always sees the index as it stands
-/// between records: every id below its high water indexed, none above. Sides are named by
-/// thread, not by access: each side may read or write.
+/// between records: every id below its high water indexed, none above. A long read on the pool
+/// (a BM25 walk over millions of postings) polls Contended() and, once it has run kReadTurn,
+/// lets the waiting side in (Pause): an append's catch-up then waits for a turn of a walk,
+/// not for the whole walk, however long the store has grown. Sides are named by thread, not by
+/// access: each side may read or write.
 class IndexLock {
  public:
+  /// How long a pausing read runs before it lets a waiting side in, and again after each pause:
+  /// a walk keeps going (a turn between two steps) while a long catch-up's steps queue behind it.
+  static constexpr std::chrono::microseconds kReadTurn{500};
+
   /// The JS thread, around a call on the index.
   std::unique_lock<std::mutex> JsThread() {
     waiting_.fetch_add(1, std::memory_order_acq_rel);
@@ -412,15 +419,57 @@ class IndexLock {
     waiting_.fetch_sub(1, std::memory_order_acq_rel);
     return held;
   }
-  /// A job off the JS thread (a catch-up step, a read on the pool), around one step of its work.
+  /// A read off the JS thread (on the pool), around its work.
   std::unique_lock<std::mutex> PoolJob() {
     while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
     return std::unique_lock<std::mutex>(mu_);
+  }
+  /// A catch-up step (on the write lane), around one step of its work: the JS thread first,
+  /// then the step; counted while it waits, so a pausing read lets it in.
+  std::unique_lock<std::mutex> Writer() {
+    writers_.fetch_add(1, std::memory_order_acq_rel);
+    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    std::unique_lock<std::mutex> held(mu_);
+    granted_.fetch_add(1, std::memory_order_acq_rel);
+    writers_.fetch_sub(1, std::memory_order_acq_rel);
+    return held;
+  }
+  /// Whether the JS thread or a catch-up step waits for the lock.
+  bool Contended() const noexcept {
+    return waiting_.load(std::memory_order_relaxed) > 0 || writers_.load(std::memory_order_relaxed) > 0;
+  }
+  /// Releases `held` until those waiting have had it once (the JS thread's call, one catch-up
+  /// step), then takes it back. The caller re-reads whatever it holds pointers into.
+  void Pause(std::unique_lock<std::mutex>& held) {
+    const uint64_t granted = granted_.load(std::memory_order_acquire);
+    const bool writer = writers_.load(std::memory_order_acquire) > 0;
+    held.unlock();
+    while (writer && granted_.load(std::memory_order_acquire) == granted) std::this_thread::yield();
+    while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    held.lock();
   }
 
  private:
   std::mutex mu_;
   std::atomic<uint32_t> waiting_{0};
+  std::atomic<uint32_t> writers_{0};
+  std::atomic<uint64_t> granted_{0};  ///< catch-up steps that took the lock
+};
+
+/// A pausing read's clock (IndexLock::Pause): whether the reader has run its turn and another
+/// side waits. Polled every few hundred postings; the clock is read only when someone waits.
+class ReadTurn {
+ public:
+  explicit ReadTurn(IndexLock* lock) : lock_(lock), since_(std::chrono::steady_clock::now()) {}
+  bool Due() const { return lock_->Contended() && std::chrono::steady_clock::now() - since_ >= IndexLock::kReadTurn; }
+  void Pause(std::unique_lock<std::mutex>& held) {
+    lock_->Pause(held);
+    since_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  IndexLock* lock_;
+  std::chrono::steady_clock::time_point since_;
 };
 
 /// An index's idsAsync: on the pool, `collect(&ids)` under `lock`'s pool side, then
@@ -453,7 +502,7 @@ Napi::Promise QueueIdsRead(Napi::Env env, const char* name, IndexLock* lock, uin
 }
 
 /// Runs `step(end)` over `slice` in steps of about `step_bytes` of text and metadata (at
-/// least one record each), each under `lock`'s pool side (PoolJob): `step` indexes the slice's
+/// least one record each), each under `lock`'s writer side (Writer): `step` indexes the slice's
 /// records below `end` (a catch-up over SliceSource(slice, end)). Pool side of catchUpAsync.
 template <typename Step>
 void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Step step) {
@@ -463,7 +512,7 @@ void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock
     size_t bytes = 0;
     uint64_t cut = id;
     while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
-    auto held = lock.PoolJob();
+    auto held = lock.Writer();
     step(cut);
     id = cut;
   } while (id < end);

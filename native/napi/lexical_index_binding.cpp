@@ -5,6 +5,10 @@
 // nothing. Results cross the boundary once per call, as typed arrays.
 #include <napi.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -104,6 +108,19 @@ double TurnBoundArg(Napi::Env env, const Napi::Value& value, const char* name) {
   return value.As<Napi::Number>().DoubleValue();
 }
 
+// A BM25 walk on the pool lets a waiting catch-up step or JS-thread call at the index once it
+// has run its turn (ReadTurn), releasing and retaking the lock the job holds.
+class LockPause final : public WalkPause {
+ public:
+  LockPause(IndexLock* lock, std::unique_lock<std::mutex>& held) : turn_(lock), held_(held) {}
+  bool Due() override { return turn_.Due(); }
+  void Pause() override { turn_.Pause(held_); }
+
+ private:
+  ReadTurn turn_;
+  std::unique_lock<std::mutex>& held_;
+};
+
 class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -116,6 +133,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
                            InstanceMethod<&LexicalIndexWrap::Search>("search"),
                            InstanceMethod<&LexicalIndexWrap::SearchAsync>("searchAsync"),
                            InstanceMethod<&LexicalIndexWrap::SearchWithin>("searchWithin"),
+                           InstanceMethod<&LexicalIndexWrap::SearchPausing>("_searchPausing"),
                            InstanceMethod<&LexicalIndexWrap::Phrase>("phrase"),
                            InstanceMethod<&LexicalIndexWrap::PhraseWithin>("phraseWithin"),
                            InstanceMethod<&LexicalIndexWrap::PhraseHas>("phraseHas"),
@@ -347,8 +365,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
   // searchAsync(query, k, kind, turnMin, turnMax) → Promise<{ ids, scores }>: search's
   // arguments, checked here (a bad one rejects with its code); the BM25 top-k runs on the
   // thread pool under lock_'s pool side, so the event loop turns while it walks the postings.
-  // The answer is search's for the index as it stood when the job took the lock: a catch-up's
-  // steps and the JS thread's calls on the index wait for it, and it for them. Until it
+  // The answer is search's for the index as it stood when the job took the lock. A long walk
+  // lets a waiting catch-up step or JS-thread call in once it has run its turn
+  // (IndexLock::kReadTurn), then goes on where it was (LockPause): an append's catch-up waits
+  // for a turn of a walk, not for the whole walk. Until it
   // settles releaseAsync throws INVALID_ARGUMENT.
   Napi::Value SearchAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -362,9 +382,70 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
           env, "spanguard:searchLexical",
           [index, lock, args, hits]() {
             auto held = lock->PoolJob();
-            index->Search(args->query, args->k, args->kind, args->turn_min, args->turn_max, hits.get());
+            LockPause pause(lock, held);
+            index->Search(args->query, args->k, args->kind, args->turn_min, args->turn_max, hits.get(), UINT64_MAX,
+                          &pause);
           },
           [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value());
+    });
+  }
+
+  // _searchPausing(query, k, kind, turnMin, turnMax, texts, perPause = 1) → { ids, scores,
+  // pauses }: a seam for the tests of the pausing walk (searchAsync's). The BM25 walk runs on
+  // this thread and pauses at every poll; each pause adds the next `perPause` of `texts` as raw
+  // documents (the next span ids, their turns the same), as a catch-up step that took the index
+  // meanwhile would, until none are left.
+  // The answer must be search()'s before the additions.
+  Napi::Value SearchPausing(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      const SearchArgs a = ParseSearch(env, info);
+      if (info.Length() < 6 || !info[5].IsArray())
+        ThrowTyped(env, "INVALID_ARGUMENT", "_searchPausing(query, k, kind, turnMin, turnMax, texts)");
+      const Napi::Array list = info[5].As<Napi::Array>();
+      std::vector<std::string> texts;
+      for (uint32_t i = 0; i < list.Length(); ++i) {
+        if (!list.Get(i).IsString()) ThrowTyped(env, "INVALID_ARGUMENT", "_searchPausing: texts must be strings");
+        texts.push_back(list.Get(i).As<Napi::String>().Utf8Value());
+      }
+      const double per = info.Length() > 6 && info[6].IsNumber() ? info[6].As<Napi::Number>().DoubleValue() : 1;
+      if (!(per >= 1 && per <= 1e9) || std::floor(per) != per)
+        ThrowTyped(env, "INVALID_ARGUMENT", "_searchPausing: perPause must be an integer >= 1");
+      LexicalIndex& index = Writable(env);
+      auto held = lock_.JsThread();
+      struct Adding final : WalkPause {
+        LexicalIndex* index;
+        const std::vector<std::string>* texts;
+        size_t per = 1;
+        size_t next = 0;
+        bool Due() override { return next < texts->size(); }
+        void Pause() override {
+          for (size_t i = 0; i < per && next < texts->size(); ++i) {
+            const uint64_t id = index->high_water();
+            const IndexInput in{id, RecordKind::kRaw, static_cast<int64_t>(id), static_cast<int64_t>(id),
+                                (*texts)[next++]};
+            index->CheckBatch(&in, 1);
+            index->Add(in);
+          }
+        }
+      } pause;
+      pause.index = &index;
+      pause.texts = &texts;
+      pause.per = static_cast<size_t>(per);
+      const uint64_t before = index.Stats().bm25_pauses;
+#if defined(__GLIBC__)
+      // Freed blocks are overwritten meanwhile (glibc's M_PERTURB), so a walk that kept
+      // reading a stream or a column the additions moved reads garbage, not the old bytes.
+      mallopt(M_PERTURB, 0xA5);
+      struct Unperturb {
+        ~Unperturb() { mallopt(M_PERTURB, 0); }
+      } unperturb;
+#endif
+      index.Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_, UINT64_MAX, &pause);
+      high_water_.store(index.high_water(), std::memory_order_release);
+      Napi::Object out = HitsObject(env, hits_);
+      out.Set("pauses", Napi::Number::New(env, static_cast<double>(index.Stats().bm25_pauses - before)));
+      return out;
     });
   }
 
@@ -618,6 +699,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       num("phrasePostingsDecoded", s.phrase_postings_decoded);
       num("phrasePositionsDecoded", s.phrase_positions_decoded);
       num("bm25Accumulated", s.bm25_accumulated);
+      num("bm25Pauses", s.bm25_pauses);
       num("affixSortedTerms", s.affix_sorted_terms);
       out.Set("tokenizerVersion", Napi::Number::New(env, kTokenizerVersion));
       return out;
