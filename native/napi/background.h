@@ -518,4 +518,23 @@ void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock
   } while (id < end);
 }
 
+/// CatchUpInSteps for an index whose step splits in two: `prepare(end)` without the lock (the
+/// vector index embeds the step's records: most of its work, and it reads nothing a search
+/// changes), then `apply()` under `lock`'s writer side (store and index what was prepared).
+/// A search holding the lock then costs the catch-up only the wait past its own embedding.
+template <typename Prepare, typename Apply>
+void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Prepare prepare, Apply apply) {
+  uint64_t id = slice.first_id();
+  const uint64_t end = slice.next_id();
+  do {
+    size_t bytes = 0;
+    uint64_t cut = id;
+    while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
+    prepare(cut);
+    auto held = lock.Writer();
+    apply();
+    id = cut;
+  } while (id < end);
+}
+
 }  // namespace spanguard

@@ -176,6 +176,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         Invalid(env, "VectorIndex: the handle was prepared with other options");
       if (!index_) index_ = std::make_unique<VectorIndex>(dir, opts);
       dims_ = opts.dims;
+      high_water_.store(index_->high_water(), std::memory_order_release);
     });
   }
 
@@ -286,6 +287,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   bool catching_ = false;  ///< a catchUpAsync is running (on the write lane)
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
   IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
+  /// The index's high water as its writers leave it (highWater() reads it without lock_).
+  std::atomic<uint64_t> high_water_{0};
+  /// Copies the index's high water into the mirror when a write ends, however it ends.
+  struct MirrorHighWater {
+    const VectorIndex* ix;
+    std::atomic<uint64_t>* to;
+    ~MirrorHighWater() { to->store(ix->high_water(), std::memory_order_release); }
+  };
   /// The embedder a catchUpAsync embeds with, kept alive until it settles.
   Napi::ObjectReference embedder_ref_;
 
@@ -305,11 +314,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     return Guard(info.Env(), [&]() -> Napi::Value { return Napi::Number::New(info.Env(), dims_); });
   }
 
+  // highWater() reads the mirror the writers keep (high_water_), not the index under lock_: a
+  // pool search holds the lock for its whole scan (tens of ms at 10^7 rows), a catch-up step
+  // for its store (longer when a column outgrows its block), and the catch-up loop asks for
+  // the high water on the JS thread after every job.
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
     return Guard(info.Env(), [&]() -> Napi::Value {
-      const VectorIndex& ix = live(info.Env());  // before the lock: it may finish a begun search
-      auto held = lock_.JsThread();
-      return Napi::Number::New(info.Env(), static_cast<double>(ix.high_water()));
+      live(info.Env());  // it may finish a begun search
+      return Napi::Number::New(info.Env(), static_cast<double>(high_water_.load(std::memory_order_acquire)));
     });
   }
 
@@ -405,7 +417,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const uint64_t end = SliceEnd(env, info.Length() > 2 ? info[2] : env.Undefined(),
                                     info.Length() > 3 ? info[3] : env.Undefined(), ix.high_water(), *source);
       const SliceSource slice(*source, end);
-      auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
+      auto held = lock_.JsThread();               // an idsAsync may be reading on the pool
+      MirrorHighWater mirror{&ix, &high_water_};  // also when it throws part way
       size_t n = ix.CatchUp(slice, *embedder);
       return Napi::Number::New(env, static_cast<double>(n));
     });
@@ -431,9 +444,28 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       IndexLock* lock = &lock_;
       return BackgroundJob::Queue(
           env, "spanguard:catchUpVector",
-          [ix, embedder, lock, slice, added]() {
-            CatchUpInSteps(*slice, kVectorStepBytes, *lock,
-                           [&](uint64_t cut) { *added += ix->CatchUp(SliceSource(*slice, cut), *embedder); });
+          [ix, embedder, lock, slice, added, high_water = &high_water_]() {
+            // Each step's records are embedded before the step takes the lock (only this job
+            // moves the high water meanwhile: add and catchUp are refused until it settles).
+            ix->CheckEmbedder(*embedder);
+            std::vector<VectorIndex::Embedded> ready;
+            size_t ready_count = 0;
+            CatchUpInSteps(
+                *slice, kVectorStepBytes, *lock,
+                [&](uint64_t cut) {
+                  const SliceSource source(*slice, cut);
+                  uint64_t from = std::max(ix->high_water(), source.first_id());
+                  ready_count = 0;
+                  while (from < cut) {
+                    if (ready.size() <= ready_count) ready.emplace_back();
+                    ix->EmbedBatch(source, *embedder, from, &ready[ready_count]);
+                    from = ready[ready_count++].next;
+                  }
+                },
+                [&]() {
+                  MirrorHighWater mirror{ix, high_water};
+                  for (size_t i = 0; i < ready_count; ++i) *added += ix->Store(ready[i]);
+                });
           },
           [added](Napi::Env e) { return Napi::Number::New(e, static_cast<double>(*added)); },
           [this]() {
@@ -477,6 +509,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       const uint8_t* k = kinds.As<Napi::Uint8Array>().Data();
       const float* v = vecs.As<Napi::Float32Array>().Data();
       auto held = lock_.JsThread();  // an idsAsync may be reading on the pool
+      MirrorHighWater mirror{&ix, &high_water_};
       ix.Add(ids_.data(), k, v, n);
       return env.Undefined();
     });

@@ -334,77 +334,93 @@ void VectorIndex::Add(const uint64_t* ids, const uint8_t* kinds, const float* ve
   StoreAndIndex(ids, kinds, nullptr, vectors, n);
 }
 
-size_t VectorIndex::CatchUp(const SpanSource& source, const Embedder& embedder) {
+void VectorIndex::CheckEmbedder(const Embedder& embedder) const {
   if (embedder.dims() != options_.dims) {
     throw NativeError("DIMENSION_MISMATCH", "catchUp: embedder makes " + std::to_string(embedder.dims()) +
                                                 "-dim vectors, the index holds " + std::to_string(options_.dims));
   }
+}
+
+size_t VectorIndex::CatchUp(const SpanSource& source, const Embedder& embedder) {
+  CheckEmbedder(embedder);
   const uint64_t end = source.next_id();
   uint64_t id = std::max(high_water_, source.first_id());
-  const size_t dims = options_.dims;
   size_t added = 0;
-
-  // Reused across batches. Texts are copied out of the log's mapping so the embedding can
-  // run on two threads without touching memory the log may remap.
-  std::string texts;
-  std::vector<std::pair<size_t, size_t>> windows;  // (offset in texts, length)
-  std::vector<uint64_t> ids;
-  std::vector<uint8_t> kinds;
-  std::vector<uint8_t> last;
-  std::vector<float> vecs;
-  std::vector<std::pair<size_t, size_t>> cuts;
-  EmbedScratch scratch[kBuildThreads];
-
+  Embedded batch;
   while (id < end) {
-    texts.clear();
-    windows.clear();
-    ids.clear();
-    kinds.clear();
-    uint64_t next = id;
-    for (; next < end && windows.size() < kCatchUpSpans && texts.size() < kCatchUpBytes; ++next) {
-      SpanView view;
-      if (!source.Read(next, &view)) continue;
-      if (view.kind != RecordKind::kRaw && view.kind != RecordKind::kSummary) continue;
-      size_t base = texts.size();
-      texts.append(view.text, view.text_len);
-      SplitWindows(std::string_view(texts.data() + base, view.text_len), &cuts);
-      for (const auto& c : cuts) {
-        windows.emplace_back(base + c.first, c.second);
-        ids.push_back(view.id);
-        kinds.push_back(static_cast<uint8_t>(view.kind));
-      }
-    }
-    const size_t n = windows.size();
-    vecs.resize(n * dims);
-    ParallelFor(n, n >= 64 ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
-      for (size_t i = b; i < e; ++i) {
-        embedder.Embed(std::string_view(texts.data() + windows[i].first, windows[i].second), vecs.data() + i * dims,
-                       scratch[thread]);
-      }
-    });
-    // An empty text has no features and embeds to zero: it has no direction to find it by,
-    // so it is not indexed (the lexical side still holds it).
-    size_t m = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const float* v = vecs.data() + i * dims;
-      bool zero = std::all_of(v, v + dims, [](float x) { return x == 0.0f; });
-      if (zero) continue;
-      if (m != i) {
-        ids[m] = ids[i];
-        kinds[m] = kinds[i];
-        std::memmove(vecs.data() + m * dims, v, sizeof(float) * dims);
-      }
-      ++m;
-    }
-    // A span's windows are contiguous; the last one kept closes it.
-    last.resize(m);
-    for (size_t i = 0; i < m; ++i) last[i] = (i + 1 == m || ids[i + 1] != ids[i]) ? 1 : 0;
-    StoreAndIndex(ids.data(), kinds.data(), last.data(), vecs.data(), m);
-    added += m;
-    id = next;
-    high_water_ = std::max(high_water_, next);
+    EmbedBatch(source, embedder, id, &batch);
+    added += Store(batch);
+    id = batch.next;
   }
   return added;
+}
+
+void VectorIndex::EmbedBatch(const SpanSource& source, const Embedder& embedder, uint64_t from, Embedded* out) const {
+  CheckEmbedder(embedder);
+  const uint64_t end = source.next_id();
+  const size_t dims = options_.dims;
+  // Texts are copied out of the log's mapping so the embedding can run on two threads
+  // without touching memory the log may remap.
+  std::string& texts = out->texts;
+  auto& windows = out->windows;  // (offset in texts, length)
+  auto& ids = out->ids;
+  auto& kinds = out->kinds;
+  texts.clear();
+  windows.clear();
+  ids.clear();
+  kinds.clear();
+  uint64_t next = from;
+  for (; next < end && windows.size() < kCatchUpSpans && texts.size() < kCatchUpBytes; ++next) {
+    SpanView view;
+    if (!source.Read(next, &view)) continue;
+    if (view.kind != RecordKind::kRaw && view.kind != RecordKind::kSummary) continue;
+    size_t base = texts.size();
+    texts.append(view.text, view.text_len);
+    SplitWindows(std::string_view(texts.data() + base, view.text_len), &out->cuts);
+    for (const auto& c : out->cuts) {
+      windows.emplace_back(base + c.first, c.second);
+      ids.push_back(view.id);
+      kinds.push_back(static_cast<uint8_t>(view.kind));
+    }
+  }
+  const size_t n = windows.size();
+  std::vector<float>& vecs = out->vecs;
+  vecs.resize(n * dims);
+  while (out->scratch.size() < kBuildThreads) out->scratch.push_back(std::make_unique<EmbedScratch>());
+  ParallelFor(n, n >= 64 ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
+    for (size_t i = b; i < e; ++i) {
+      embedder.Embed(std::string_view(texts.data() + windows[i].first, windows[i].second), vecs.data() + i * dims,
+                     *out->scratch[thread]);
+    }
+  });
+  // An empty text has no features and embeds to zero: it has no direction to find it by,
+  // so it is not indexed (the lexical side still holds it).
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float* v = vecs.data() + i * dims;
+    bool zero = std::all_of(v, v + dims, [](float x) { return x == 0.0f; });
+    if (zero) continue;
+    if (m != i) {
+      ids[m] = ids[i];
+      kinds[m] = kinds[i];
+      std::memmove(vecs.data() + m * dims, v, sizeof(float) * dims);
+    }
+    ++m;
+  }
+  ids.resize(m);
+  kinds.resize(m);
+  vecs.resize(m * dims);
+  // A span's windows are contiguous; the last one kept closes it.
+  out->last.resize(m);
+  for (size_t i = 0; i < m; ++i) out->last[i] = (i + 1 == m || ids[i + 1] != ids[i]) ? 1 : 0;
+  out->next = next;
+}
+
+size_t VectorIndex::Store(const Embedded& batch) {
+  const size_t m = batch.ids.size();
+  StoreAndIndex(batch.ids.data(), batch.kinds.data(), batch.last.data(), batch.vecs.data(), m);
+  high_water_ = std::max(high_water_, batch.next);
+  return m;
 }
 
 void VectorIndex::SplitWindows(std::string_view t, std::vector<std::pair<size_t, size_t>>* out) const {

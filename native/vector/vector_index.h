@@ -50,6 +50,7 @@
 namespace spanguard {
 
 class Embedder;
+class EmbedScratch;
 class SpanSource;
 namespace vector_detail {
 struct ScanQuery;
@@ -224,6 +225,29 @@ class VectorIndex {
   /// stores and indexes them, advances high_water. Returns the number of vectors added.
   size_t CatchUp(const SpanSource& source, const Embedder& embedder);
 
+  /// One batch of a catch-up, embedded apart from storing it: a catch-up off the JS thread
+  /// embeds (most of its work) without the index's lock, while searches read the index, and
+  /// takes the lock only to store and index the vectors (Store). Reused from batch to batch.
+  struct Embedded {
+    std::vector<uint64_t> ids;
+    std::vector<uint8_t> kinds;
+    std::vector<uint8_t> last;  ///< 1 on a span's last window
+    std::vector<float> vecs;
+    uint64_t next = 0;  ///< one past the last record read: the high water once stored
+    std::string texts;
+    std::vector<std::pair<size_t, size_t>> windows, cuts;
+    std::vector<std::unique_ptr<EmbedScratch>> scratch;
+  };
+  /// Embeds the next batch of records from `from` (at most kCatchUpSpans windows or
+  /// kCatchUpBytes of text) below source.next_id() into `out`; out->next says where it
+  /// stopped. Reads only the options: safe beside searches, not beside a change of the index.
+  void EmbedBatch(const SpanSource& source, const Embedder& embedder, uint64_t from, Embedded* out) const;
+  /// Throws DIMENSION_MISMATCH unless `embedder` makes vectors of the index's dimensions.
+  void CheckEmbedder(const Embedder& embedder) const;
+  /// Stores and indexes a batch EmbedBatch made from the high water, and advances the high
+  /// water past it. Returns the number of vectors added.
+  size_t Store(const Embedded& batch);
+
   /// Top-k spans by cosine distance in namespace `kind` (a span with several windows counts
   /// once, at its best window); returns how many were written.
   size_t Search(const float* query, size_t k, uint8_t kind, uint64_t* ids, float* distances) const;
@@ -300,16 +324,16 @@ class VectorIndex {
   size_t pad_ = 0;
   size_t rotations_ = 0;
   size_t code_words_ = 0;
-  size_t lead_words_ = 0;  ///< code_words_ / 2: the words of Flat::codes
-  size_t tail_words_ = 0;  ///< the rest: the words of Flat::tails
-  std::vector<float> rht_signs_;    ///< rotations_ x pad_, +1 / -1
-  std::vector<float> rht_scratch_;  ///< pad_ per build thread, then one for queries
-  mutable std::vector<uint16_t> scan_dist_;   ///< a search's estimated distances (ScanQuery)
-  mutable std::vector<uint32_t> scan_hist_;   ///< their histogram
+  size_t lead_words_ = 0;                    ///< code_words_ / 2: the words of Flat::codes
+  size_t tail_words_ = 0;                    ///< the rest: the words of Flat::tails
+  std::vector<float> rht_signs_;             ///< rotations_ x pad_, +1 / -1
+  std::vector<float> rht_scratch_;           ///< pad_ per build thread, then one for queries
+  mutable std::vector<uint16_t> scan_dist_;  ///< a search's estimated distances (ScanQuery)
+  mutable std::vector<uint32_t> scan_hist_;  ///< their histogram
   mutable std::vector<uint32_t> cand_;
   mutable std::vector<unsigned char> query_row_;
   mutable std::vector<uint64_t> query_planes_;  ///< kQueryPlanes x code_words_
-  mutable std::vector<uint64_t> shortlist_;    ///< (distance << 32 | row) of the rows the first pass kept
+  mutable std::vector<uint64_t> shortlist_;     ///< (distance << 32 | row) of the rows the first pass kept
   mutable std::vector<float> query_coords_;     ///< the query's rotated coordinates (EncodeQuery)
   mutable std::vector<std::pair<float, uint32_t>> heap_;
   mutable std::vector<std::pair<float, uint32_t>> list_order_;
