@@ -501,27 +501,13 @@ Napi::Promise QueueIdsRead(Napi::Env env, const char* name, IndexLock* lock, uin
       [reading]() { --*reading; }, receiver);
 }
 
-/// Runs `step(end)` over `slice` in steps of about `step_bytes` of text and metadata (at
-/// least one record each), each under `lock`'s writer side (Writer): `step` indexes the slice's
-/// records below `end` (a catch-up over SliceSource(slice, end)). Pool side of catchUpAsync.
-template <typename Step>
-void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Step step) {
-  uint64_t id = slice.first_id();
-  const uint64_t end = slice.next_id();
-  do {
-    size_t bytes = 0;
-    uint64_t cut = id;
-    while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
-    auto held = lock.Writer();
-    step(cut);
-    id = cut;
-  } while (id < end);
-}
-
-/// CatchUpInSteps for an index whose step splits in two: `prepare(end)` without the lock (the
-/// vector index embeds the step's records: most of its work, and it reads nothing a search
-/// changes), then `apply()` under `lock`'s writer side (store and index what was prepared).
-/// A search holding the lock then costs the catch-up only the wait past its own embedding.
+/// Runs a catch-up over `slice` in steps of about `step_bytes` of text and metadata (at least
+/// one record each): for each step, `prepare(end)` without the lock, then `apply(end)` under
+/// `lock`'s writer side (Writer), which indexes the slice's records below `end` (a catch-up
+/// over SliceSource(slice, end)). The vector index prepares by embedding the step's records
+/// (most of its work, and it reads nothing a search changes), so a search holding the lock
+/// costs its catch-up only the wait past that; the lexical index does all of a step under the
+/// lock (CatchUpInSteps with one callable). Pool side of catchUpAsync.
 template <typename Prepare, typename Apply>
 void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Prepare prepare, Apply apply) {
   uint64_t id = slice.first_id();
@@ -532,9 +518,15 @@ void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock
     while (cut < end && (cut == id || bytes < step_bytes)) bytes += slice.bytes_of(cut++);
     prepare(cut);
     auto held = lock.Writer();
-    apply();
+    apply(cut);
     id = cut;
   } while (id < end);
+}
+
+template <typename Step>
+void CatchUpInSteps(const CopiedSlice& slice, size_t step_bytes, IndexLock& lock, Step step) {
+  CatchUpInSteps(
+      slice, step_bytes, lock, [](uint64_t) {}, step);
 }
 
 }  // namespace spanguard

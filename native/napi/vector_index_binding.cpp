@@ -462,7 +462,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
                     from = ready[ready_count++].next;
                   }
                 },
-                [&]() {
+                [&](uint64_t) {
                   MirrorHighWater mirror{ix, high_water};
                   for (size_t i = 0; i < ready_count; ++i) *added += ix->Store(ready[i]);
                 });
