@@ -20,6 +20,7 @@ import { distinctiveValue, perturb, perturbsToValue, valuePhrases } from './anch
 import { answersText } from './support.js';
 import { checkGrounding } from './grounding.js';
 import { analyzeQuery } from './query.js';
+import { letLoopRun, sliceDue } from './catchup.js';
 import type { EngineContext } from './store/context.js';
 import type { CompactionReceipt, CompactionRequest, PassTiming } from './guard/types.js';
 import type { PassEvent } from './events.js';
@@ -471,25 +472,35 @@ export class CompactionGuard {
   private async drawProbeSet(want: number): Promise<void> {
     const store = this.store;
     const anchors = store.state.anchors;
-    this.anchorsAtDraw = anchors.length;
-    this.probeSet = [];
-    this.probeQueries = new Set();
-    if (anchors.length === 0) return;
-    const rand = prng(anchors.length * 2654435761);
+    const count = anchors.length;
+    this.anchorsAtDraw = count;
+    // Each try looks up to eight perturbations of its fact up verbatim, phrase lookups of
+    // milliseconds each on a large store under appends: 16 probes' draw held the event loop
+    // for hundreds of milliseconds, so the loop runs between lookups once a slice has gone
+    // by. The set is drawn into arrays of its own and swapped in whole.
+    const set: Probe[] = [];
+    const queries = new Set<string>();
+    const done = () => {
+      this.probeSet = set;
+      this.probeQueries = queries;
+    };
+    if (count === 0) return done();
+    const rand = prng(count * 2654435761);
     const seen = new Set<string>();
     for (let slice = 0; slice < want; slice++) {
-      const lo = Math.floor((slice * anchors.length) / want);
-      const hi = Math.max(lo + 1, Math.floor(((slice + 1) * anchors.length) / want));
-      if (lo >= anchors.length) break;
+      const lo = Math.floor((slice * count) / want);
+      const hi = Math.max(lo + 1, Math.floor(((slice + 1) * count) / want));
+      if (lo >= count) break;
       // A few tries per slice: an anchor whose fact is too short or has no never-stated variant is skipped.
       for (let attempt = 0; attempt < 4; attempt++) {
-        const id = anchors[Math.min(anchors.length - 1, lo + Math.floor(rand() * (hi - lo)))]!;
+        const id = anchors[Math.min(count - 1, lo + Math.floor(rand() * (hi - lo)))]!;
         const s = store.log.get(id);
         if (!s) continue;
         const fact = store.anchorFactOf(id, s.text, s.role)?.trim();
         if (!fact || fact.length < 8 || seen.has(fact) || !perturbsToValue(fact)) continue;
         let negative: string | null = null;
         for (let v = 0; v < 8 && negative === null; v++) {
+          if (sliceDue()) await letLoopRun();
           const candidate = perturb(fact, v);
           if (candidate !== fact && this.neverStated(candidate)) negative = candidate;
         }
@@ -499,12 +510,13 @@ export class CompactionGuard {
         // search's exact tier returns it (never a miss); the perturbation is stated nowhere,
         // not even near-true (neverStated). Summaries count from the draw on: each pass asks
         // its own new summary, which is what a pass can change.
-        this.probeSet.push({ query: fact, positive: true, digits: null, raw: true, summary: false });
-        this.probeSet.push({ query: negative, positive: false, digits: requiredDigits(negative, store.options.matchPolicy), raw: false, summary: false });
-        this.probeQueries.add(fact).add(negative);
+        set.push({ query: fact, positive: true, digits: null, raw: true, summary: false });
+        set.push({ query: negative, positive: false, digits: requiredDigits(negative, store.options.matchPolicy), raw: false, summary: false });
+        queries.add(fact).add(negative);
         break;
       }
     }
+    done();
   }
 }
 
