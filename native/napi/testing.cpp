@@ -223,7 +223,8 @@ Napi::Value VectorScanJs(const Napi::CallbackInfo& info) {
         info[0].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array || !info[1].IsNumber() ||
         !info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array ||
         !info[3].IsString() || !info[5].IsNumber() || !info[6].IsNumber()) {
-      throw NativeError("INVALID_ARGUMENT", "vectorScan expects (BigUint64Array, words, BigUint64Array, impl, asymmetric, bias, tau)");
+      throw NativeError("INVALID_ARGUMENT",
+                        "vectorScan expects (BigUint64Array, words, BigUint64Array, impl, asymmetric, bias, tau)");
     }
     auto blocks = info[0].As<Napi::BigUint64Array>();
     const size_t words = info[1].As<Napi::Number>().Uint32Value();

@@ -96,7 +96,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Scan
 }
 #endif
 
-
 // ---- the asymmetric scan ------------------------------------------------------------------
 // The query keeps its rotated coordinates as signed integers of `B` bits (B bit planes of
 // their two's complement, word-major like a signature); a row keeps its signs. The estimate
@@ -174,7 +173,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vpopcntdq"))) size_t Asym
 using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, size_t, uint32_t, uint16_t*, uint32_t,
                           uint32_t*) noexcept;
 
-
 // ---- the second pass: the tail words of the rows the first kept ---------------------------
 // For each row of `rows` (its tail words row-major in `tails`, `tail` of them), completes
 // the estimate the first pass began over its lead words: S = (lead_bias - lead_dist[row])
@@ -183,8 +181,8 @@ using AsymFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, size
 
 __attribute__((always_inline)) inline void FinishBody(const uint64_t* tails, size_t tail, const uint64_t* planes,
                                                       size_t stride, const uint32_t* rows, size_t n,
-                                                      const uint16_t* lead_dist, int32_t lead_bias,
-                                                      int32_t full_bias, uint64_t* out) noexcept {
+                                                      const uint16_t* lead_dist, int32_t lead_bias, int32_t full_bias,
+                                                      uint64_t* out) noexcept {
   constexpr size_t kAhead = 8;
   for (size_t j = 0; j < n; ++j) {
     if (j + kAhead < n) __builtin_prefetch(tails + static_cast<size_t>(rows[j + kAhead]) * tail);
@@ -216,9 +214,7 @@ __attribute__((target("popcnt"))) void FinishPopcnt(const uint64_t* tails, size_
 using FinishFn = void (*)(const uint64_t*, size_t, const uint64_t*, size_t, const uint32_t*, size_t, const uint16_t*,
                           int32_t, int32_t, uint64_t*) noexcept;
 
-
 using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
-
 
 /// The kernels of one CPU level; the best this CPU has is picked once, at load.
 enum class Isa : uint8_t { kPortable, kPopcnt, kAvx512 };
@@ -336,7 +332,8 @@ void VectorIndex::SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) 
     const unsigned char* in = blocks + b * words * 64;  // a file's bytes: read without alignment
     std::memcpy(codes + b * lead * 64, in, lead * 64);
     for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
-      for (size_t w = 0; w < tail; ++w) std::memcpy(&tails[(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
+      for (size_t w = 0; w < tail; ++w)
+        std::memcpy(&tails[(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
   }
 }
 
@@ -487,8 +484,7 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
         query.Scan(codes + b * lead * 8, 1, lead, d8, 0, c8);
         for (size_t l = 0; l < 8 && b * 8 + l < n; ++l, ++sampled) ++hist[d8[l]];
       }
-      const double want =
-          1.5 * static_cast<double>(target) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
+      const double want = 1.5 * static_cast<double>(target) * static_cast<double>(sampled) / static_cast<double>(n) + 4;
       double cum = 0;
       for (tau = 0; tau < top; ++tau) {
         cum += hist[tau];
@@ -525,8 +521,8 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
     // by (estimate, row) go to the rerank in row order (its reads then walk memory forward).
     shortlist_.resize(kept);
     kBest.finish(reinterpret_cast<const uint64_t*>(f.tails.data()), tail_words_, query_planes_.data() + lead, words,
-            cand_.data(), kept, scan_dist_.data(), static_cast<int32_t>(query.bias), static_cast<int32_t>(full.bias),
-            shortlist_.data());
+                 cand_.data(), kept, scan_dist_.data(), static_cast<int32_t>(query.bias),
+                 static_cast<int32_t>(full.bias), shortlist_.data());
     const size_t take = std::min(pool, kept);
     if (take < kept) std::nth_element(shortlist_.begin(), shortlist_.begin() + take, shortlist_.end());
     for (size_t j = 0; j < take; ++j) cand_[j] = static_cast<uint32_t>(shortlist_[j]);
