@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { SLICE_MS } from '../../src/catchup.js';
 import { tmpDir } from '../helpers/data.js';
-import { turnCounter } from '../helpers/loop.js';
+import { slowMethod, turnCounter } from '../helpers/loop.js';
 
 type Guard = { drawProbeSet(want: number): Promise<void>; probeSet: { query: string }[] };
 
@@ -26,26 +26,16 @@ describe('drawing the probe set lets the event loop run between its lookups', ()
     expect(quiet.length).toBeGreaterThanOrEqual(8);
 
     // Each verbatim lookup made slower than half a slice (the store's own method, wrapped).
-    const s = store as unknown as Record<string, (...a: unknown[]) => unknown>;
-    const findExact = s.findExact!.bind(store);
     const turnsAt: number[] = [];
     let loop = turnCounter();
-    Object.defineProperty(store, 'findExact', {
-      configurable: true,
-      value: (...a: unknown[]) => {
-        turnsAt.push(loop.now());
-        const until = performance.now() + SLICE_MS / 2 + 1;
-        while (performance.now() < until);
-        return findExact(...a);
-      },
-    });
+    const restore = slowMethod(store, 'findExact', SLICE_MS / 2 + 1, () => turnsAt.push(loop.now()));
     try {
       loop.stop();
       loop = turnCounter();
       await guard.drawProbeSet(16);
       loop.stop();
     } finally {
-      delete (store as unknown as Record<string, unknown>).findExact;
+      restore();
     }
     expect(guard.probeSet.map((p) => p.query)).toEqual(quiet);
     expect(turnsAt.length).toBeGreaterThanOrEqual(8);

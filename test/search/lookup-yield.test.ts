@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { SLICE_MS } from '../../src/catchup.js';
 import { tmpDir } from '../helpers/data.js';
-import { turnCounter } from '../helpers/loop.js';
+import { slowMethod, turnCounter } from '../helpers/loop.js';
 
 describe('the lookups before the fusion let the event loop run between them', () => {
   let store: SpanStore | undefined;
@@ -19,20 +19,11 @@ describe('the lookups before the fusion let the event loop run between them', ()
     await store.appendMany(parts.map((p, i) => ({ turn: i + 1, role: 'assistant', text: `ran ${p} and it printed ok` })));
     const query = `did the agent run ${parts.map((p) => `\`${p}\``).join(' ')}?`;
     const quiet = await store.search(query);
-    // Each verbatim lookup made slower than a slice (the store's own index, wrapped).
-    const lexical = (store as unknown as { engine: { lexical: Record<string, (...a: unknown[]) => unknown> } }).engine.lexical;
-    const phraseWithin = lexical.phraseWithin!.bind(lexical);
+    // Each verbatim lookup made slower than half a slice (the store's own index, wrapped).
+    const lexical = (store as unknown as { engine: { lexical: object } }).engine.lexical;
     const turnsAt: number[] = [];
     let loop = turnCounter();
-    Object.defineProperty(lexical, 'phraseWithin', {
-      configurable: true,
-      value: (...a: unknown[]) => {
-        turnsAt.push(loop.now());
-        const until = performance.now() + SLICE_MS / 2 + 1;
-        while (performance.now() < until);
-        return phraseWithin(...a);
-      },
-    });
+    const restore = slowMethod(lexical, 'phraseWithin', SLICE_MS / 2 + 1, () => turnsAt.push(loop.now()));
     try {
       loop.stop();
       loop = turnCounter();
@@ -40,7 +31,7 @@ describe('the lookups before the fusion let the event loop run between them', ()
       loop.stop();
       expect(got.hits.map((h) => h.spanId)).toEqual(quiet.hits.map((h) => h.spanId));
     } finally {
-      delete (lexical as Record<string, unknown>).phraseWithin;
+      restore();
     }
     // The whole query, then the six parts: seven lookups of more than half a slice each.
     expect(turnsAt.length).toBe(1 + parts.length);
