@@ -65,9 +65,6 @@ struct PostingCursor {
     Next();
   }
 
-  /// Moves pos_p past `n` varints without decoding them: a varint ends at each byte below
-  /// 0x80, so 8 bytes at a time are passed by counting those. False when the stream ends
-  /// first (pos_p is then left at pos_end).
   // Where a paused walk stood in the streams (Unpin), as offsets: the streams may move while
   // the index grows (a stream kept inline moves with its term; a heap block is reallocated).
   size_t off_p = 0, off_end = 0, off_pos_p = 0, off_pos_end = 0;
@@ -93,6 +90,9 @@ struct PostingCursor {
     if (skip_count > 0) skips = ns.skip_lists[t.skip_list].data();
   }
 
+  /// Moves pos_p past `n` varints without decoding them: a varint ends at each byte below
+  /// 0x80, so 8 bytes at a time are passed by counting those. False when the stream ends
+  /// first (pos_p is then left at pos_end).
   bool SkipVarints(uint64_t n) {
     const uint8_t* q = pos_p;
     while (n > 0 && pos_end - q >= 8) {

@@ -418,8 +418,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
         const std::vector<std::string>* texts;
         size_t per = 1;
         size_t next = 0;
+        size_t pauses = 0;
         bool Due() override { return next < texts->size(); }
         void Pause() override {
+          ++pauses;
           for (size_t i = 0; i < per && next < texts->size(); ++i) {
             const uint64_t id = index->high_water();
             const IndexInput in{id, RecordKind::kRaw, static_cast<int64_t>(id), static_cast<int64_t>(id),
@@ -432,7 +434,6 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       pause.index = &index;
       pause.texts = &texts;
       pause.per = static_cast<size_t>(per);
-      const uint64_t before = index.Stats().bm25_pauses;
 #if defined(__GLIBC__)
       // Freed blocks are overwritten meanwhile (glibc's M_PERTURB), so a walk that kept
       // reading a stream or a column the additions moved reads garbage, not the old bytes.
@@ -444,7 +445,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
       index.Search(a.query, a.k, a.kind, a.turn_min, a.turn_max, &hits_, UINT64_MAX, &pause);
       high_water_.store(index.high_water(), std::memory_order_release);
       Napi::Object out = HitsObject(env, hits_);
-      out.Set("pauses", Napi::Number::New(env, static_cast<double>(index.Stats().bm25_pauses - before)));
+      out.Set("pauses", Napi::Number::New(env, static_cast<double>(pause.pauses)));
       return out;
     });
   }
