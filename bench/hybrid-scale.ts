@@ -34,7 +34,7 @@
  * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25 (on this thread, or a pool
  * job until it settles), the frame checks' one-hit lexical lookups, the vector search's pool job
  * — its scan overlaps the query analysis and the lexical lookups, so this is the queueing and
- * the wait left over —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
+ * the wait left over, or the time to take its hits on this thread (searchTake) —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
  * the call on what the call read: query analysis, and support judging of the fetched candidates
  * (toSpan + supportOf). What is left of the call's wall time (fusion, sorting, the
  * miss decision, yields to the event loop) is `rest`. Printed per set (mean and p50 per stage)
@@ -143,6 +143,7 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   // When the last wrapped call on this thread returned: a pool job's result that arrives
   // later is waited for from then on (see `pool`).
   let lastReturn = 0;
+  const taken = new WeakSet<Promise<unknown>>();
   const wrap = (obj: object, method: string, stage: (args: unknown[]) => Stage, seen?: (args: unknown[], out: unknown) => void, pool?: 'wait' | 'whole') => {
     const o = obj as Record<string, (...a: unknown[]) => unknown>;
     const orig = o[method]!;
@@ -162,6 +163,7 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
           const row = cur;
           const st = stage(a);
           const settled = () => {
+            if (taken.has(out)) return; // its hits were had on this thread (searchTake): timed there
             const end = performance.now();
             row[st] += Math.max(0, end - (pool === 'whole' ? lastReturn : Math.max(lastReturn, t0))) * 1000;
             lastReturn = end;
@@ -193,6 +195,10 @@ async function stagesOf(store: SpanStore, qs: readonly string[]): Promise<Record
   // the lexical lookups: its stage is the queueing and the wait left over once this thread's
   // other calls are done (the scan itself when the pool had not run it meanwhile).
   wrap(vector, 'searchAsync', () => 'vector', undefined, 'wait');
+  // Hits taken on this thread (finished by the pool, or run here: searchTake) end the wait there.
+  wrap(vector, 'searchTake', () => 'vector', (a, out) => {
+    if (out !== null) taken.add(a[0] as Promise<unknown>);
+  });
   wrap(internals.log, 'getMany', () => 'fetch', (_a, out) => (fetched = out as (NativeSpan | undefined)[]));
   wrap(internals.log, 'get', () => 'time');
   wrap(internals.log, 'scanIds', () => 'time');

@@ -387,6 +387,15 @@ export interface NativeVectorIndex {
    * hits as `search`; close and closeAsync throw INVALID_ARGUMENT until it settles.
    */
   searchAsync(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): Promise<VectorHits>;
+  /**
+   * The hits of a `searchAsync` still in flight, when this thread can have them now, else
+   * null (await the promise: it settles with the same hits either way). Finished on the pool:
+   * its hits, without waiting for the completion to reach this thread. Not started yet and
+   * the namespace holds at most `stealRows` vectors: run here now (the pool's turn then does
+   * nothing). Otherwise waits up to `spinMicros` (default 0) for the pool, without sleeping.
+   * Null for a promise that is not an unsettled searchAsync of this index.
+   */
+  searchTake(search: Promise<VectorHits>, stealRows: number, spinMicros?: number): VectorHits | null;
   save(): void;
   /** `save()` on the addon's write lane; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
   saveAsync(): Promise<void>;

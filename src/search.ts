@@ -47,6 +47,10 @@ export interface SearchContext {
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
   /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
   syncPostings?: number;
+  /** Vectors up to which a vector search the pool has not started runs on this thread (default STEAL_VECTOR_ROWS). */
+  stealVectorRows?: number;
+  /** How long this thread waits, without sleeping, for the pool's vector search, in µs (default TAKE_SPIN_MICROS). */
+  takeSpinMicros?: number;
 }
 
 /** Hits `ContextWindow.recall` asks for by default; audits and anchor probes check this very call. */
@@ -88,6 +92,20 @@ export const EXACT_SCAN_BYTES = 4 << 20;
  * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
  */
 export const SYNC_BM25_POSTINGS = 1 << 16;
+
+/**
+ * Vectors in a namespace up to which a vector search the pool has not started by the time
+ * the search needs it runs on the JS thread instead (NativeVectorIndex `searchTake`): a
+ * pool thread's wake can cost more than the scan of a namespace this small (about 3 ms of
+ * scan at 10^6 rows, well inside a slice of the loop).
+ */
+export const STEAL_VECTOR_ROWS = 1 << 20;
+/**
+ * How long the JS thread waits, without sleeping, for a vector search the pool is running
+ * when the search needs its hits, in microseconds: a thread that sleeps on the pool's
+ * completion pays its wake (tens of microseconds, more on a virtual machine) on top.
+ */
+export const TAKE_SPIN_MICROS = 300;
 
 /** Weight of the vector path in the fusion (lexical: 1). */
 const VECTOR_WEIGHT = 0.5;
@@ -315,7 +333,12 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
   const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
     ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
-  const vecJobs = kinds.map((name) => (qv !== null ? pooled(ctx.vector.searchAsync(qv, depth, RecordKind[name])) : null));
+  const vecJobs = kinds.map((name) => {
+    if (qv === null) return null;
+    const job = ctx.vector.searchAsync(qv, depth, RecordKind[name]);
+    pooled(job);
+    return job;
+  });
   // A rejection is taken where its job is awaited, below; one left unawaited by a failure
   // before that point is not an unhandled rejection.
   for (const job of vecJobs) job?.catch(() => {});
@@ -376,7 +399,8 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       }
     }
     if (vecHits !== null) {
-      const vec = await vecHits;
+      // Taken on this thread when the pool has finished it or not yet started it.
+      const vec = ctx.vector.searchTake(vecHits, ctx.stealVectorRows ?? STEAL_VECTOR_ROWS, ctx.takeSpinMicros ?? TAKE_SPIN_MICROS) ?? (await vecHits);
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }
   }

@@ -33,9 +33,12 @@
 
 namespace spanguard {
 
-/// How many background jobs ran, and how many of those ran on a thread other than the one
-/// that queued them (every one, unless the pool is broken): `_testing.background()`.
+/// How many background jobs were queued, how many ran, and how many of those ran on a thread
+/// other than the one that queued them (every one, unless the pool is broken):
+/// `_testing.background()`. A job is counted as queued when its call returns its promise; it
+/// runs later (a vector search taken on the JS thread first still runs, doing nothing).
 struct BackgroundCounters {
+  std::atomic<uint64_t> queued{0};
   std::atomic<uint64_t> jobs{0};
   std::atomic<uint64_t> off_thread{0};
 };
@@ -128,6 +131,7 @@ class JobBody {
         settled_(std::move(settled)),
         queued_on_(std::this_thread::get_id()) {
     if (!receiver.IsEmpty()) receiver_ = Napi::Persistent(receiver);
+    Background().queued.fetch_add(1, std::memory_order_relaxed);
   }
   Napi::Promise Promise() const { return deferred_.Promise(); }
 

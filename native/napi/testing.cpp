@@ -6,11 +6,13 @@
 
 #include "napi/background.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/crc32c.h"
@@ -199,13 +201,27 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
   return GuardAsync(info.Env(), [&]() -> Napi::Value { ThrowKind(KindArg(info[0])); });
 }
 
-// background() → { jobs, offThread, laneThreads }: background jobs run so far
-// (napi/background.h), how many ran on a thread other than the JS thread that queued them,
+// poolSleep(ms) → Promise<void>: a pool job that holds its thread for `ms` milliseconds (tests
+// that need the pool busy: a job queued behind enough of these is not started meanwhile).
+Napi::Value PoolSleepJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return GuardAsync(env, [&]() -> Napi::Value {
+    const double ms = info.Length() >= 1 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
+    if (!(ms >= 0 && ms <= 60000)) ThrowTyped(env, "INVALID_ARGUMENT", "poolSleep: ms must be a number in [0, 60000]");
+    return BackgroundJob::Queue(
+        env, "spanguard:poolSleep",
+        [ms]() { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms)); }, nullptr);
+  });
+}
+
+// background() → { queued, jobs, offThread, laneThreads }: background jobs queued and run so
+// far (napi/background.h), how many ran on a thread other than the JS thread that queued them,
 // and the threads the environment's write lane has made (they stay for its life).
 Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
     Napi::Object o = Napi::Object::New(env);
+    o.Set("queued", Napi::Number::New(env, static_cast<double>(Background().queued.load())));
     o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
     o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
     o.Set("laneThreads", Napi::Number::New(env, static_cast<double>(WriteLane::Of(env).Threads())));
@@ -266,6 +282,7 @@ void InitTesting(Napi::Env env, Napi::Object exports) {
   testing.Set("throwInGuard", Napi::Function::New(env, ThrowInGuardJs, "throwInGuard"));
   testing.Set("throwInGuardAsync", Napi::Function::New(env, ThrowInGuardAsyncJs, "throwInGuardAsync"));
   testing.Set("background", Napi::Function::New(env, BackgroundJs, "background"));
+  testing.Set("poolSleep", Napi::Function::New(env, PoolSleepJs, "poolSleep"));
   testing.Set("vectorScan", Napi::Function::New(env, VectorScanJs, "vectorScan"));
   exports.Set("_testing", testing);
 }

@@ -3,6 +3,8 @@
 // NativeError and leave as typed JS errors. Batches cross the boundary as typed arrays.
 #include <napi.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <exception>
@@ -57,7 +59,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
          InstanceMethod<&VectorIndexWrap::Search>("search"),
          InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
          InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"),
-         InstanceMethod<&VectorIndexWrap::SearchAsync>("searchAsync"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::SearchAsync>("searchAsync"),
+         InstanceMethod<&VectorIndexWrap::SearchTake>("searchTake"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::IdsAsync>("idsAsync"),
          InstanceMethod<&VectorIndexWrap::Close>("close"), InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
@@ -286,7 +289,36 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   bool saving_ = false;    ///< a saveAsync is running (on the write lane)
   bool catching_ = false;  ///< a catchUpAsync is running (on the write lane)
   uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
-  IndexLock lock_;         ///< between a catchUpAsync's steps and reads on the JS thread or the pool
+
+  /// One searchAsync: its arguments and hits, and who runs it (the pool, or searchTake on the
+  /// JS thread, whichever takes it from kQueued first).
+  struct AsyncSearch {
+    enum : uint8_t { kQueued, kRunning, kDone, kFailed };
+    std::atomic<uint8_t> state{kQueued};
+    std::vector<float> query;
+    size_t k = 0;
+    uint8_t kind = 0;
+    bool exact = false;
+    bool chosen = false;  ///< the caller named a strategy
+    std::vector<uint64_t> ids;
+    std::vector<float> dist;
+    size_t got = 0;
+    std::exception_ptr error;  ///< searchTake's run failed (the promise rejects with it)
+    /// Under the index's lock (either side).
+    void Run(const VectorIndex& ix) {
+      ids.resize(k);
+      dist.resize(k);
+      const bool ex = chosen ? exact : ix.exact_for(kind);
+      got = ix.Search(query.data(), k, kind, ex, ids.data(), dist.data());
+    }
+  };
+  struct InFlight {
+    Napi::ObjectReference promise;
+    std::shared_ptr<AsyncSearch> job;
+  };
+  /// searchAsync searches not yet settled on the JS thread (searchTake finds its job here).
+  std::vector<InFlight> in_flight_;
+  IndexLock lock_;  ///< between a catchUpAsync's steps and reads on the JS thread or the pool
   /// The index's high water as its writers leave it (highWater() reads it without lock_).
   std::atomic<uint64_t> high_water_{0};
   /// Copies the index's high water into the mirror when a write ends, however it ends.
@@ -642,17 +674,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {
       VectorIndex* ix = &live(env);
-      struct Job {
-        std::vector<float> query;
-        size_t k = 0;
-        uint8_t kind = 0;
-        bool exact = false;
-        bool chosen = false;  ///< the caller named a strategy
-        std::vector<uint64_t> ids;
-        std::vector<float> dist;
-        size_t got = 0;
-      };
-      auto job = std::make_shared<Job>();
+      auto job = std::make_shared<AsyncSearch>();
       // Not under lock_: the arguments need only the dimensions (fixed at open); the size rule
       // is applied in the job. This thread never waits here for a catch-up step on the pool.
       const SearchArgs a = ParseSearch(info, *ix, /*size_rule=*/false);
@@ -663,17 +685,100 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       job->chosen = info.Length() >= 4 && !info[3].IsUndefined();
       IndexLock* lock = &lock_;
       ++reading_;
-      return BackgroundJob::Queue(
+      Napi::Promise promise = BackgroundJob::Queue(
           env, "spanguard:searchVector",
           [ix, lock, job]() {
-            job->ids.resize(job->k);
-            job->dist.resize(job->k);
-            auto held = lock->PoolJob();
-            const bool exact = job->chosen ? job->exact : ix->exact_for(job->kind);
-            job->got = ix->Search(job->query.data(), job->k, job->kind, exact, job->ids.data(), job->dist.data());
+            // A search searchTake took first (it ran on the JS thread) is not run again.
+            uint8_t queued = AsyncSearch::kQueued;
+            if (!job->state.compare_exchange_strong(queued, AsyncSearch::kRunning, std::memory_order_acq_rel)) return;
+            try {
+              auto held = lock->PoolJob();
+              job->Run(*ix);
+            } catch (...) {
+              job->state.store(AsyncSearch::kFailed, std::memory_order_release);
+              throw;
+            }
+            job->state.store(AsyncSearch::kDone, std::memory_order_release);
           },
-          [job](Napi::Env e) -> Napi::Value { return Hits(e, job->ids.data(), job->dist.data(), job->got); },
-          [this]() { --reading_; }, Value());
+          [job](Napi::Env e) -> Napi::Value {
+            if (job->error) std::rethrow_exception(job->error);  // searchTake's run failed: the same error
+            return Hits(e, job->ids.data(), job->dist.data(), job->got);
+          },
+          [this, job]() {
+            --reading_;
+            for (size_t i = 0; i < in_flight_.size(); ++i) {
+              if (in_flight_[i].job != job) continue;
+              in_flight_[i] = std::move(in_flight_.back());
+              in_flight_.pop_back();
+              break;
+            }
+          },
+          Value());
+      in_flight_.push_back({Napi::Persistent(Napi::Object(env, promise)), job});
+      return promise;
+    });
+  }
+
+  /// searchTake(promise, stealRows, spinMicros?) → the hits of a searchAsync still in flight,
+  /// when they can be had on this thread now; null when they cannot (await the promise then,
+  /// which settles with the same hits either way):
+  ///   - the pool has finished it: its hits (the promise's completion has not reached this
+  ///     thread yet, and need not be waited for);
+  ///   - the pool has not started it and the namespace holds at most `stealRows` vectors: it
+  ///     is run here, now, and the pool's turn does nothing. A wake of a pool thread can cost
+  ///     more than a small search; `stealRows` bounds how long this thread is held;
+  ///   - otherwise (running, or not started in a larger namespace): this thread waits up to
+  ///     `spinMicros` (default 0) for the pool to finish it, without sleeping (the wake that
+  ///     would end a sleep costs tens of microseconds too).
+  /// A promise that is not an unsettled searchAsync of this index gives null.
+  Napi::Value SearchTake(const Napi::CallbackInfo& info) {
+    return Guard(info.Env(), [&]() -> Napi::Value {
+      Napi::Env env = info.Env();
+      VectorIndex& ix = live(env);
+      if (info.Length() < 2 || !info[1].IsNumber()) Invalid(env, "searchTake(promise, stealRows, spinMicros?)");
+      const double steal_rows = info[1].As<Napi::Number>().DoubleValue();
+      const double spin = info.Length() >= 3 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+      if (!(steal_rows >= 0)) Invalid(env, "searchTake: stealRows must be a number >= 0");
+      if (!(spin >= 0 && spin <= 1e6)) Invalid(env, "searchTake: spinMicros must be a number in [0, 1e6]");
+      std::shared_ptr<AsyncSearch> job;
+      if (info[0].IsObject()) {
+        for (const auto& f : in_flight_) {
+          if (f.promise.Value().StrictEquals(info[0])) {
+            job = f.job;
+            break;
+          }
+        }
+      }
+      if (!job) return env.Null();
+      uint8_t state = job->state.load(std::memory_order_acquire);
+      // The size read without the lock is a hint: a catch-up step may grow the namespace
+      // meanwhile, by at most one step.
+      if (state == AsyncSearch::kQueued && static_cast<double>(ix.ns(job->kind).size()) <= steal_rows) {
+        if (job->state.compare_exchange_strong(state, AsyncSearch::kRunning, std::memory_order_acq_rel)) {
+          try {
+            auto held = lock_.JsThread();
+            job->Run(ix);
+          } catch (...) {
+            job->error = std::current_exception();
+            job->state.store(AsyncSearch::kFailed, std::memory_order_release);
+            throw;
+          }
+          job->state.store(AsyncSearch::kDone, std::memory_order_release);
+          return Hits(env, job->ids.data(), job->dist.data(), job->got);
+        }
+        // The pool took it meanwhile: `state` holds what it is now.
+      }
+      if (state < AsyncSearch::kDone && spin > 0) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(spin);
+        while ((state = job->state.load(std::memory_order_acquire)) < AsyncSearch::kDone &&
+               std::chrono::steady_clock::now() < until) {
+#if defined(__x86_64__)
+          __builtin_ia32_pause();
+#endif
+        }
+      }
+      if (state != AsyncSearch::kDone) return env.Null();
+      return Hits(env, job->ids.data(), job->dist.data(), job->got);
     });
   }
 

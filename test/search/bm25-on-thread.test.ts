@@ -2,7 +2,7 @@
 // the index sums the postings of the terms it would walk and searches only when the sum is
 // within the bound, answering exactly what `search` answers; otherwise it answers null and
 // searches nothing, and store.search sends the lookup to the pool (`searchAsync`). Pool jobs
-// are counted, not timed.
+// are counted as they are queued, not timed.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { addon, RecordKind } from '../../src/native.js';
@@ -10,7 +10,7 @@ import { search, SYNC_BM25_POSTINGS } from '../../src/search.js';
 import { searchContextOf, type EngineContext } from '../../src/store/context.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
 
-const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
+const testing = (addon() as unknown as { _testing: { background(): { queued: number; jobs: number; offThread: number } } })._testing;
 
 const open: SpanStore[] = [];
 afterEach(async () => {
@@ -81,18 +81,18 @@ describe('store.search: BM25 on this thread when its postings are few, on the po
       ...(syncPostings === undefined ? {} : { syncPostings }),
     });
     for (const q of queries) {
-      let before = testing.background().jobs;
+      let before = testing.background().queued;
       const onThread = await search(ctx(), q, { k: 10 });
-      expect(testing.background().jobs - before).toBe(1);
-      before = testing.background().jobs;
+      expect(testing.background().queued - before).toBe(1);
+      before = testing.background().queued;
       const pooled = await search(ctx(0), q, { k: 10 });
-      expect(testing.background().jobs - before).toBe(2);
+      expect(testing.background().queued - before).toBe(2);
       expect(onThread.hits.map((h) => [h.spanId, h.score, h.via])).toEqual(pooled.hits.map((h) => [h.spanId, h.score, h.via]));
       expect([onThread.miss, onThread.missReason]).toEqual([pooled.miss, pooled.missReason]);
       // The store's own search takes the default bound.
-      before = testing.background().jobs;
+      before = testing.background().queued;
       const viaStore = await store.search(q, { k: 10 });
-      expect(testing.background().jobs - before).toBe(1);
+      expect(testing.background().queued - before).toBe(1);
       expect(viaStore.hits.map((h) => [h.spanId, h.score])).toEqual(onThread.hits.map((h) => [h.spanId, h.score]));
     }
   }, 60_000);
@@ -108,13 +108,13 @@ describe('store.search: BM25 on this thread when its postings are few, on the po
     const engine = (store as unknown as { engine: EngineContext }).engine;
     const base = searchContextOf(engine, () => store.verdict().state);
     const q = 'what deploy step ran on 2024-05-08?';
-    let before = testing.background().jobs;
+    let before = testing.background().queued;
     const onThread = await search(base, q, { k: 5 });
-    expect(testing.background().jobs - before).toBe(1);
-    before = testing.background().jobs;
+    expect(testing.background().queued - before).toBe(1);
+    before = testing.background().queued;
     const pooled = await search({ ...base, syncPostings: 0 }, q, { k: 5 });
     // The vector lookup, the BM25 lookup and the one over the day's turns.
-    expect(testing.background().jobs - before).toBe(3);
+    expect(testing.background().queued - before).toBe(3);
     expect(onThread.hits.map((h) => [h.spanId, h.score])).toEqual(pooled.hits.map((h) => [h.spanId, h.score]));
   });
 });

@@ -1,14 +1,18 @@
 // A search's index lookups run on the thread pool: the BM25 top-k (LexicalIndex
 // `searchAsync`, unless its postings are few: test/search/bm25-on-thread.test.ts) and the
-// vector search (VectorIndex `searchAsync`) under each index's lock, while the event loop turns. They answer what the synchronous calls answer on the same
+// vector search (VectorIndex `searchAsync`, its hits taken on the JS thread when the pool has
+// finished it or not started it: test/vector/search-take.test.ts) under each index's lock,
+// while the event loop turns. They answer what the synchronous calls answer on the same
 // index; searches in flight at once each get their own answers; a store closes while one is
 // in flight (the close waits for its pool reads). Turns of the loop are counted, not timed.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { addon, RecordKind } from '../../src/native.js';
 import { realTurns, tmpDir } from '../helpers/data.js';
+import { search } from '../../src/search.js';
+import { searchContextOf, type EngineContext } from '../../src/store/context.js';
 
-const testing = (addon() as unknown as { _testing: { background(): { jobs: number; offThread: number } } })._testing;
+const testing = (addon() as unknown as { _testing: { background(): { queued: number; jobs: number; offThread: number } } })._testing;
 
 const open: SpanStore[] = [];
 afterEach(async () => {
@@ -115,13 +119,26 @@ describe('searchAsync: the BM25 and vector lookups of a search run on the thread
 });
 
 describe('store.search: the event loop turns while it runs, and concurrent searches keep their own answers', () => {
-  it('each search runs its vector lookup as a pool job (its BM25 lookup, of few postings here, on this thread), the loop turning until it settles; the answer is the one it gives alone', async () => {
+  it('each search queues its vector lookup as a pool job (its BM25 lookup, of few postings here, on this thread); the answer is the one it gives alone', async () => {
     const store = await filledStore(1500);
     for (const q of queriesOf(store, 6)) {
       const alone = await store.search(q, { k: 10 });
+      const before = testing.background().queued;
+      const again = await store.search(q, { k: 10 });
+      expect(testing.background().queued - before).toBe(1);
+      expect(again.hits.map((h) => [h.spanId, h.score])).toEqual(alone.hits.map((h) => [h.spanId, h.score]));
+    }
+  }, 60_000);
+
+  it('a search that may not take its vector hits on this thread (stealVectorRows 0, no spin) lets the loop turn until the pool job settles', async () => {
+    const store = await filledStore(1500);
+    const engine = (store as unknown as { engine: EngineContext }).engine;
+    const ctx = { ...searchContextOf(engine, () => store.verdict().state), stealVectorRows: 0, takeSpinMicros: 0 };
+    for (const q of queriesOf(store, 6)) {
+      const alone = await store.search(q, { k: 10 });
       const before = testing.background().offThread;
-      const pending = store.search(q, { k: 10 });
-      // The lookups are queued; none has run on this thread.
+      const pending = search(ctx, q, { k: 10 });
+      // Queued, and not run on this thread: the loop turns before it settles.
       expect(await turnsUntil(pending)).toBeGreaterThanOrEqual(1);
       expect(testing.background().offThread - before).toBe(1);
       const again = await pending;

@@ -50,6 +50,7 @@ async function withBlindIndexes(store: SpanStore, run: () => Promise<unknown>): 
     searchBegin: () => undefined,
     searchEnd: () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }),
     searchAsync: async () => ({ ids: new Float64Array(0), distances: new Float32Array(0) }),
+    searchTake: () => null,
   });
   try {
     await run();

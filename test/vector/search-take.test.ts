@@ -1,0 +1,118 @@
+// searchTake: the hits of a searchAsync still in flight, had on the JS thread when the pool has
+// finished the search, or run there when the pool has not started it and the namespace is
+// small; the promise settles with the same hits either way. A busy pool is made with the
+// addon's testing seam (poolSleep: jobs that hold every pool thread), so "not started" is a
+// fact of the test, not a race it hopes to win.
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpanStore } from '../../src/index.js';
+import { addon } from '../../src/native.js';
+import { realTurns, tmpDir as storeDir } from '../helpers/data.js';
+import { clustered, nearQueries, openIndex, row, seq, tmpDir } from './helpers.js';
+
+const testing = (addon() as unknown as { _testing: { poolSleep(ms: number): Promise<void> } })._testing;
+const RAW = 1;
+const dims = 32;
+/** Sleepers enough to hold every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default). */
+const POOL = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+
+function filled(tag: string, n = 3000) {
+  const m = clustered(n, dims, 16, 7);
+  const ix = openIndex(tmpDir(tag), { dims, ann: 'binary', exactBelow: 0 });
+  ix.add(seq(n, 1), new Uint8Array(n).fill(RAW), m);
+  return { ix, m };
+}
+
+const plain = (h: { ids: Float64Array; distances: Float32Array }) => ({ ids: Array.from(h.ids), distances: Array.from(h.distances) });
+
+/** Every pool thread held for `ms`: a job queued after this call is not started before they end. */
+async function holdPool(ms: number): Promise<void> {
+  await Promise.all(Array.from({ length: POOL * 2 }, () => testing.poolSleep(ms)));
+}
+
+const open: SpanStore[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close().catch(() => {});
+});
+
+describe('searchTake: a search the pool has finished is had without waiting for its completion', () => {
+  it('returns the hits search returns, and the promise settles with the same', async () => {
+    const { ix, m } = filled('take-done');
+    const qs = nearQueries(m, dims, 20, 0.2, 3);
+    for (let q = 0; q < 20; q++) {
+      const qv = row(qs, q, dims);
+      const want = plain(ix.search(qv, 10, RAW));
+      const p = ix.searchAsync(qv, 10, RAW);
+      // stealRows 0: never run here; a second of spin: waits for the pool, which is idle.
+      const got = ix.searchTake(p, 0, 1e6);
+      expect(got).not.toBeNull();
+      expect(plain(got!)).toEqual(want);
+      expect(plain(await p)).toEqual(want);
+    }
+    ix.close();
+  });
+});
+
+describe('searchTake: a search the pool has not started runs on the JS thread when the namespace is small', () => {
+  it('runs it here while every pool thread is held; the promise settles with the same hits', async () => {
+    const { ix, m } = filled('take-steal');
+    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
+    const want = plain(ix.search(qv, 10, RAW));
+    let held = false;
+    const pool = holdPool(300).then(() => (held = true));
+    const p = ix.searchAsync(qv, 10, RAW);
+    const got = ix.searchTake(p, 3000, 0);
+    expect(held).toBe(false);
+    expect(got).not.toBeNull();
+    expect(plain(got!)).toEqual(want);
+    expect(plain(await p)).toEqual(want);
+    await pool;
+    ix.close();
+  });
+
+  it('leaves it to the pool when the namespace holds more vectors than stealRows', async () => {
+    const { ix, m } = filled('take-big');
+    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
+    const pool = holdPool(200);
+    const p = ix.searchAsync(qv, 10, RAW);
+    expect(ix.searchTake(p, 2999, 0)).toBeNull();
+    expect(plain(await p)).toEqual(plain(ix.search(qv, 10, RAW)));
+    await pool;
+    ix.close();
+  });
+});
+
+describe('searchTake: anything but an unsettled searchAsync of this index gives null', () => {
+  it('null for a settled search, a foreign promise, another index’s search; bad numbers are INVALID_ARGUMENT', async () => {
+    const a = filled('take-a');
+    const b = filled('take-b');
+    const qv = row(nearQueries(a.m, dims, 1, 0.2, 3), 0, dims);
+    const p = a.ix.searchAsync(qv, 10, RAW);
+    expect(b.ix.searchTake(p, 1e9, 0)).toBeNull();
+    await p;
+    expect(a.ix.searchTake(p, 1e9, 1000)).toBeNull();
+    expect(a.ix.searchTake(Promise.resolve({ ids: new Float64Array(0), distances: new Float32Array(0) }), 1e9)).toBeNull();
+    expect(() => a.ix.searchTake(p, -1)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => a.ix.searchTake(p, 0, -5)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    a.ix.close();
+    b.ix.close();
+  });
+});
+
+describe('store.search takes its vector hits on the JS thread when the pool has not started them', () => {
+  it('answers while every pool thread is held, with what it answers on an idle pool', async () => {
+    const store = await SpanStore.open(storeDir(), { durability: 'none' });
+    open.push(store);
+    const turns = realTurns(400);
+    await store.appendMany(turns.map((t) => ({ turn: t.turn, role: t.role, text: t.text })));
+    await store.catchUp();
+    const q = 'which file did the agent edit first?';
+    const idle = await store.search(q, { k: 5 });
+    let held = false;
+    const pool = holdPool(1000).then(() => (held = true));
+    const busy = await store.search(q, { k: 5 });
+    // The search settled before the held pool let go: it never waited for a pool thread.
+    expect(held).toBe(false);
+    expect(busy.hits.map((h) => h.spanId)).toEqual(idle.hits.map((h) => h.spanId));
+    await pool;
+  });
+});
