@@ -137,3 +137,17 @@ export function recallAt10(
   }
   return hits / (10 * count);
 }
+
+/**
+ * A binary index of `n` clustered `dims`-dim vectors (16 clusters, seed 7) under ids 1..n, raw,
+ * searched by signatures from the first row (exactBelow 0): what the overlap and take tests search.
+ */
+export function filledBinary(tag: string, dims: number, n = 3000): { ix: ReturnType<typeof openIndex>; m: Float32Array } {
+  const m = clustered(n, dims, 16, 7);
+  const ix = openIndex(tmpDir(tag), { dims, ann: 'binary', exactBelow: 0 });
+  ix.add(seq(n, 1), new Uint8Array(n).fill(1), m);
+  return { ix, m };
+}
+
+/** Hits as plain arrays, for toEqual. */
+export const plainHits = (h: { ids: Float64Array; distances: Float32Array }) => ({ ids: Array.from(h.ids), distances: Array.from(h.distances) });

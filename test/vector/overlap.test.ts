@@ -2,20 +2,14 @@
 // other work (hybrid search's lexical lookups), collected later; every other call finishes it
 // first, so the engine runs one call at a time.
 import { describe, expect, it } from 'vitest';
-import { clustered, nearQueries, openIndex, row, seq, tmpDir } from './helpers.js';
+import { filledBinary, nearQueries, plainHits, row } from './helpers.js';
 
 const RAW = 1;
 const SUMMARY = 2;
 const dims = 32;
 
-function filled(tag: string, n = 3000) {
-  const m = clustered(n, dims, 16, 7);
-  const ix = openIndex(tmpDir(tag), { dims, ann: 'binary', exactBelow: 0 });
-  ix.add(seq(n, 1), new Uint8Array(n).fill(RAW), m);
-  return { ix, m };
-}
-
-const plain = (h: { ids: Float64Array; distances: Float32Array }) => ({ ids: Array.from(h.ids), distances: Array.from(h.distances) });
+const filled = (tag: string, n = 3000) => filledBinary(tag, dims, n);
+const plain = plainHits;
 
 describe('vector searchBegin / searchEnd', () => {
   it('returns what search returns, for every strategy and k', () => {

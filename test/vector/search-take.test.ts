@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SpanStore } from '../../src/index.js';
 import { addon } from '../../src/native.js';
 import { realTurns, tmpDir as storeDir } from '../helpers/data.js';
-import { clustered, nearQueries, openIndex, row, seq, tmpDir } from './helpers.js';
+import { filledBinary, nearQueries, plainHits, row } from './helpers.js';
 
 const testing = (addon() as unknown as { _testing: { poolSleep(ms: number): Promise<void> } })._testing;
 const RAW = 1;
@@ -15,14 +15,8 @@ const dims = 32;
 /** Sleepers enough to hold every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default). */
 const POOL = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 
-function filled(tag: string, n = 3000) {
-  const m = clustered(n, dims, 16, 7);
-  const ix = openIndex(tmpDir(tag), { dims, ann: 'binary', exactBelow: 0 });
-  ix.add(seq(n, 1), new Uint8Array(n).fill(RAW), m);
-  return { ix, m };
-}
-
-const plain = (h: { ids: Float64Array; distances: Float32Array }) => ({ ids: Array.from(h.ids), distances: Array.from(h.distances) });
+const filled = (tag: string, n = 3000) => filledBinary(tag, dims, n);
+const plain = plainHits;
 
 /** Every pool thread held for `ms`: a job queued after this call is not started before they end. */
 async function holdPool(ms: number): Promise<void> {
