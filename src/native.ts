@@ -390,12 +390,14 @@ export interface NativeVectorIndex {
   /**
    * The hits of a `searchAsync` still in flight, when this thread can have them now, else
    * null (await the promise: it settles with the same hits either way). Finished on the pool:
-   * its hits, without waiting for the completion to reach this thread. Not started yet and
-   * the namespace holds at most `stealRows` vectors: run here now (the pool's turn then does
-   * nothing). Otherwise waits up to `spinMicros` (default 0) for the pool, without sleeping.
+   * its hits, without waiting for the completion to reach this thread. Not started yet, the
+   * index free (never waited for) and the namespace at most `stealRows` vectors: run here now
+   * (the pool's turn then does nothing). Otherwise waits up to `spinMicros` (default 0) for the pool, without sleeping.
    * Null for a promise that is not an unsettled searchAsync of this index.
    */
   searchTake(search: Promise<VectorHits>, stealRows: number, spinMicros?: number): VectorHits | null;
+  /** Test seam: a pool job that holds this index's lock (as a pool search does) for `ms` milliseconds. */
+  _holdAsync(ms: number): Promise<void>;
   save(): void;
   /** `save()` on the addon's write lane; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */
   saveAsync(): Promise<void>;

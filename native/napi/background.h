@@ -423,6 +423,9 @@ class IndexLock {
     waiting_.fetch_sub(1, std::memory_order_acq_rel);
     return held;
   }
+  /// The JS thread, only when no one holds the lock now (owns_lock() false otherwise): a call
+  /// that would rather not wait, such as a vector search it may run itself or leave to the pool.
+  std::unique_lock<std::mutex> TryJsThread() { return std::unique_lock<std::mutex>(mu_, std::try_to_lock); }
   /// A read off the JS thread (on the pool), around its work.
   std::unique_lock<std::mutex> PoolJob() {
     while (waiting_.load(std::memory_order_acquire) > 0) std::this_thread::yield();

@@ -60,7 +60,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
          InstanceMethod<&VectorIndexWrap::SearchBegin>("searchBegin"),
          InstanceMethod<&VectorIndexWrap::SearchEnd>("searchEnd"),
          InstanceMethod<&VectorIndexWrap::SearchAsync>("searchAsync"),
-         InstanceMethod<&VectorIndexWrap::SearchTake>("searchTake"), InstanceMethod<&VectorIndexWrap::Save>("save"),
+         InstanceMethod<&VectorIndexWrap::SearchTake>("searchTake"),
+         InstanceMethod<&VectorIndexWrap::HoldAsync>("_holdAsync"), InstanceMethod<&VectorIndexWrap::Save>("save"),
          InstanceMethod<&VectorIndexWrap::SaveAsync>("saveAsync"), InstanceMethod<&VectorIndexWrap::Stats>("stats"),
          InstanceMethod<&VectorIndexWrap::Ids>("ids"), InstanceMethod<&VectorIndexWrap::IdsAsync>("idsAsync"),
          InstanceMethod<&VectorIndexWrap::Close>("close"), InstanceMethod<&VectorIndexWrap::CloseAsync>("closeAsync")});
@@ -724,8 +725,9 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   /// which settles with the same hits either way):
   ///   - the pool has finished it: its hits (the promise's completion has not reached this
   ///     thread yet, and need not be waited for);
-  ///   - the pool has not started it and the namespace holds at most `stealRows` vectors: it
-  ///     is run here, now, and the pool's turn does nothing. A wake of a pool thread can cost
+  ///   - the pool has not started it, no one holds the index (this thread never waits for its
+  ///     lock here) and the namespace holds at most `stealRows` vectors: it is run here, now,
+  ///     and the pool's turn does nothing. A wake of a pool thread can cost
   ///     more than a small search; `stealRows` bounds how long this thread is held;
   ///   - otherwise (running, or not started in a larger namespace): this thread waits up to
   ///     `spinMicros` (default 0) for the pool to finish it, without sleeping (the wake that
@@ -751,12 +753,13 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       if (!job) return env.Null();
       uint8_t state = job->state.load(std::memory_order_acquire);
-      // The size read without the lock is a hint: a catch-up step may grow the namespace
-      // meanwhile, by at most one step.
-      if (state == AsyncSearch::kQueued && static_cast<double>(ix.ns(job->kind).size()) <= steal_rows) {
-        if (job->state.compare_exchange_strong(state, AsyncSearch::kRunning, std::memory_order_acq_rel)) {
+      if (state == AsyncSearch::kQueued) {
+        // Only if the index is free now: a pool job or a catch-up step that holds it would make
+        // this thread wait, and the namespace's size is read under it (a catch-up grows it).
+        auto held = lock_.TryJsThread();
+        if (held.owns_lock() && static_cast<double>(ix.ns(job->kind).size()) <= steal_rows &&
+            job->state.compare_exchange_strong(state, AsyncSearch::kRunning, std::memory_order_acq_rel)) {
           try {
-            auto held = lock_.JsThread();
             job->Run(ix);
           } catch (...) {
             job->error = std::current_exception();
@@ -766,7 +769,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
           job->state.store(AsyncSearch::kDone, std::memory_order_release);
           return Hits(env, job->ids.data(), job->dist.data(), job->got);
         }
-        // The pool took it meanwhile: `state` holds what it is now.
+        // Not taken here (the lock released before any wait): `state` holds what the CAS saw, or
+        // the state read above; the wait below reads it again.
       }
       if (state < AsyncSearch::kDone && spin > 0) {
         const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(spin);
@@ -779,6 +783,26 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       }
       if (state != AsyncSearch::kDone) return env.Null();
       return Hits(env, job->ids.data(), job->dist.data(), job->got);
+    });
+  }
+
+  /// _holdAsync(ms) → Promise<void> (a test seam): a pool job that holds this index's lock, as
+  /// a pool search does for its scan, for `ms` milliseconds.
+  Napi::Value HoldAsync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return GuardAsync(env, [&]() -> Napi::Value {
+      live(env);
+      const double ms = info.Length() >= 1 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
+      if (!(ms >= 0 && ms <= 60000)) Invalid(env, "_holdAsync: ms must be a number in [0, 60000]");
+      IndexLock* lock = &lock_;
+      ++reading_;
+      return BackgroundJob::Queue(
+          env, "spanguard:holdVector",
+          [lock, ms]() {
+            auto held = lock->PoolJob();
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+          },
+          nullptr, [this]() { --reading_; }, Value());
     });
   }
 

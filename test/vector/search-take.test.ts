@@ -9,7 +9,7 @@ import { addon } from '../../src/native.js';
 import { realTurns, tmpDir as storeDir } from '../helpers/data.js';
 import { filledBinary, nearQueries, plainHits, row } from './helpers.js';
 
-const testing = (addon() as unknown as { _testing: { poolSleep(ms: number): Promise<void> } })._testing;
+const testing = (addon() as unknown as { _testing: { poolSleep(ms: number): Promise<void>; background(): { jobs: number } } })._testing;
 const RAW = 1;
 const dims = 32;
 /** Sleepers enough to hold every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default). */
@@ -71,6 +71,27 @@ describe('searchTake: a search the pool has not started runs on the JS thread wh
     expect(ix.searchTake(p, 2999, 0)).toBeNull();
     expect(plain(await p)).toEqual(plain(ix.search(qv, 10, RAW)));
     await pool;
+    ix.close();
+  });
+});
+
+describe('searchTake: this thread never waits for the index’s lock to run a search itself', () => {
+  it('leaves a search the pool has not started to the pool while a pool job holds the index', async () => {
+    const { ix, m } = filled('take-locked');
+    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
+    const want = plain(ix.search(qv, 10, RAW));
+    const before = testing.background().jobs;
+    const hold = ix._holdAsync(300);
+    // The hold is running (jobs are counted as they begin) and has had time to take the lock.
+    while (testing.background().jobs === before) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 20));
+    // The pool is held past the hold's end: a take that waited for the lock would find the
+    // search still not started and run it.
+    const pool = holdPool(1000);
+    const p = ix.searchAsync(qv, 10, RAW);
+    expect(ix.searchTake(p, 1e9, 0)).toBeNull();
+    expect(plain(await p)).toEqual(want);
+    await Promise.all([hold, pool]);
     ix.close();
   });
 });
