@@ -34,8 +34,9 @@
  * calls wrapped (embed, exact phrase (phrase and phraseWithin), BM25 (on this thread, or a pool
  * job until it settles), the frame checks' one-hit lexical lookups, the vector search's pool job
  * — its scan overlaps the query analysis and the lexical lookups, so this is the queueing and
- * the wait left over, or the time to take its hits on this thread (searchTake) —, the candidate fetch from the log, the time lookups), and the JS stages replayed outside
- * the call on what the call read: query analysis, and support judging of the fetched candidates
+ * the wait left over, or the time to take its hits on this thread (searchTake) —, the
+ * candidate fetch from the log, the time lookups), and the JS stages replayed outside the call
+ * on what the call read: query analysis, and support judging of the fetched candidates
  * (toSpan + supportOf). What is left of the call's wall time (fusion, sorting, the
  * miss decision, yields to the event loop) is `rest`. Printed per set (mean and p50 per stage)
  * and kept in the JSON's `info.stages`; the timed figures are taken without the wrappers. The

@@ -392,8 +392,9 @@ export interface NativeVectorIndex {
    * null (await the promise: it settles with the same hits either way). Finished on the pool:
    * its hits, without waiting for the completion to reach this thread. Not started yet, the
    * index free (never waited for) and the namespace at most `stealRows` vectors: run here now
-   * (the pool's turn then does nothing). Otherwise waits up to `spinMicros` (default 0) for the pool, without sleeping.
-   * Null for a promise that is not an unsettled searchAsync of this index.
+   * (the pool's turn then does nothing). Otherwise waits up to `spinMicros` (default 0) for
+   * the pool, without sleeping. Null for a promise that is not an unsettled searchAsync of
+   * this index.
    */
   searchTake(search: Promise<VectorHits>, stealRows: number, spinMicros?: number): VectorHits | null;
   /** Test seam: a pool job that holds this index's lock (as a pool search does) for `ms` milliseconds. */

@@ -727,8 +727,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   ///     thread yet, and need not be waited for);
   ///   - the pool has not started it, no one holds the index (this thread never waits for its
   ///     lock here) and the namespace holds at most `stealRows` vectors: it is run here, now,
-  ///     and the pool's turn does nothing. A wake of a pool thread can cost
-  ///     more than a small search; `stealRows` bounds how long this thread is held;
+  ///     and the pool's turn does nothing (a pool thread's wake can cost more than a small
+  ///     search; `stealRows` bounds how long this thread is held);
   ///   - otherwise (running, or not started in a larger namespace): this thread waits up to
   ///     `spinMicros` (default 0) for the pool to finish it, without sleeping (the wake that
   ///     would end a sleep costs tens of microseconds too).

