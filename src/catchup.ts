@@ -3,7 +3,7 @@
  * jobs that each index at most a budget of text bytes (NativeLexicalIndex /
  * NativeVectorIndex `catchUpAsync(log, …, limit, maxBytes)`). A job's records are copied out
  * of the log on the JS thread (the log is read nowhere else); the indexing runs on the addon's
- * write lane (native/napi/background.h WriteLane: threads of its own, so an append's indexing
+ * write lane (native/napi/background.h ThreadLane: threads of its own, so an append's indexing
  * never waits in the libuv pool's queue behind a search's lookups),
  * in steps of about a millisecond under the index's lock, so a search meanwhile waits at
  * most one step and sees the index as it stands between records. The event loop only pays

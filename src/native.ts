@@ -236,7 +236,8 @@ export interface NativeLexicalIndex {
   /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
   /**
-   * `search` on the thread pool: the arguments are checked on this thread (a bad one rejects
+   * `search` on the addon's read lane (threads of its own, kept off this thread's core): the
+   * arguments are checked on this thread (a bad one rejects
    * with its code), the BM25 top-k runs under the index's lock, so the event loop turns while
    * it walks the postings. A long walk lets a waiting catch-up step or call of this thread take
    * the index once it has run half a millisecond, then goes on (`stats().bm25Pauses` counts
@@ -381,7 +382,8 @@ export interface NativeVectorIndex {
   /** The hits of the search `searchBegin` started; INVALID_ARGUMENT when none is pending. */
   searchEnd(): VectorHits;
   /**
-   * `search` on the thread pool, under the lock a catch-up's steps take, with buffers of its
+   * `search` on the addon's read lane (threads of its own, kept off this thread's core), under
+   * the lock a catch-up's steps take, with buffers of its
    * own (any number may be in flight, unlike searchBegin's one slot): the arguments are
    * checked on this thread (a bad one rejects with its code) and the query copied. The same
    * hits as `search`; close and closeAsync throw INVALID_ARGUMENT until it settles.
@@ -389,11 +391,11 @@ export interface NativeVectorIndex {
   searchAsync(query: Float32Array, k: number, kind: number, strategy?: 'exact' | 'binary' | 'hnsw'): Promise<VectorHits>;
   /**
    * The hits of a `searchAsync` still in flight, when this thread can have them now, else
-   * null (await the promise: it settles with the same hits either way). Finished on the pool:
+   * null (await the promise: it settles with the same hits either way). Finished on the lane:
    * its hits, without waiting for the completion to reach this thread. Not started yet, the
    * index free (never waited for) and the namespace at most `stealRows` vectors: run here now
-   * (the pool's turn then does nothing). Otherwise waits up to `spinMicros` (default 0) for
-   * the pool, without sleeping. Null for a promise that is not an unsettled searchAsync of
+   * (the lane's turn then does nothing). Otherwise waits up to `spinMicros` (default 0) for
+   * the lane, without sleeping. Null for a promise that is not an unsettled searchAsync of
    * this index.
    */
   searchTake(search: Promise<VectorHits>, stealRows: number, spinMicros?: number): VectorHits | null;

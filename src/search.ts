@@ -40,16 +40,16 @@ export interface SearchContext {
   recordEvent(e: GuardEvent): Promise<number>;
   matchPolicy: MatchPolicy;
   /**
-   * Told of each index read a search runs on the thread pool, as it starts: the store holds a
-   * close, a repair's index swap and a release until it settles (an index read on the pool
-   * cannot be released). Without it the reads are not tracked.
+   * Told of each index read a search runs off this thread (on the addon's read lane), as it
+   * starts: the store holds a close, a repair's index swap and a release until it settles (an
+   * index being read cannot be released). Without it the reads are not tracked.
    */
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
   /** Postings up to which a BM25 lookup runs on this thread (default SYNC_BM25_POSTINGS). */
   syncPostings?: number;
-  /** Vectors up to which a vector search the pool has not started runs on this thread (default STEAL_VECTOR_ROWS). */
+  /** Vectors up to which a vector search the read lane has not started runs on this thread (default STEAL_VECTOR_ROWS). */
   stealVectorRows?: number;
-  /** How long this thread waits, without sleeping, for the pool's vector search, in µs (default TAKE_SPIN_MICROS). */
+  /** How long this thread waits, without sleeping, for the read lane's vector search, in µs (default TAKE_SPIN_MICROS). */
   takeSpinMicros?: number;
 }
 
@@ -85,24 +85,24 @@ export const EXACT_SCAN_BYTES = 4 << 20;
 
 /**
  * Postings (the documents a BM25 query's terms hold, summed over the terms query-term
- * selection keeps) up to which the lookup runs on the JS thread rather than as a pool job.
- * The sum bounds the walk before it starts; a pool job costs a hand-over to a pool thread and
+ * selection keeps) up to which the lookup runs on the JS thread rather than as a read-lane job.
+ * The sum bounds the walk before it starts; a job costs a hand-over to a lane thread and
  * a turn of the loop back (tens to hundreds of microseconds on a busy machine), which is more
  * than a walk this short: on the 10^5-span real-turn store, most natural questions and quotes
- * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
+ * stay under it; a sentence of common words at 10^6 does not, and goes to the lane.
  */
 export const SYNC_BM25_POSTINGS = 1 << 16;
 
 /**
- * Vectors in a namespace up to which a vector search the pool has not started by the time
- * the search needs it runs on the JS thread instead (NativeVectorIndex `searchTake`): a
- * pool thread's wake can cost more than the scan of a namespace this small (about 3 ms of
+ * Vectors in a namespace up to which a vector search the read lane has not started by the
+ * time the search needs it runs on the JS thread instead (NativeVectorIndex `searchTake`): a
+ * lane thread's wake can cost more than the scan of a namespace this small (about 3 ms of
  * scan at 10^6 rows, well inside a slice of the loop).
  */
 export const STEAL_VECTOR_ROWS = 1 << 20;
 /**
- * How long the JS thread waits, without sleeping, for a vector search the pool is running
- * when the search needs its hits, in microseconds: a thread that sleeps on the pool's
+ * How long the JS thread waits, without sleeping, for a vector search the read lane is running
+ * when the search needs its hits, in microseconds: a thread that sleeps on the lane's
  * completion pays its wake (tens of microseconds, more on a virtual machine) on top.
  */
 export const TAKE_SPIN_MICROS = 300;
@@ -323,13 +323,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // A host embedder that fails (a model server down) costs the vector candidates, not the
   // search: the exact and lexical lists still reach every stored span.
   const qv = await ctx.embedQuery([query]).catch(() => null);
-  // The heavy index work runs on the thread pool while the event loop turns. Every namespace's
+  // The heavy index work runs on the read lane while the event loop turns. Every namespace's
   // vector search starts here, so the signature scans overlap the query's analysis and the
   // exact-phrase lookups (which read the log, and so run on this thread) and the BM25 searches
   // after them (on this thread too when their postings are few: SYNC_BM25_POSTINGS). Each
   // settles with what the same synchronous call returns.
   const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
-  // A BM25 lookup whose postings are few runs here (the same hits as the pool's).
+  // A BM25 lookup whose postings are few runs here (the same hits as the lane's).
   const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
   const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
     ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));
@@ -399,7 +399,7 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
       }
     }
     if (vecHits !== null) {
-      // Taken on this thread when the pool has finished it or not yet started it.
+      // Taken on this thread when the lane has finished it or not yet started it.
       const vec = ctx.vector.searchTake(vecHits, ctx.stealVectorRows ?? STEAL_VECTOR_ROWS, ctx.takeSpinMicros ?? TAKE_SPIN_MICROS) ?? (await vecHits);
       ranks(vec.ids, vec.distances, (c, r) => (c.vec = Math.min(c.vec, r)), kind);
     }

@@ -3,6 +3,7 @@
 #include <map>
 
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,11 +20,11 @@ BackgroundCounters& Background() {
 
 namespace {
 
-// One lane per JS environment (the main thread's, each worker's), made on its first job and
-// stopped by the environment's cleanup.
+// One lane of each kind per JS environment (the main thread's, each worker's), made on its
+// first job and stopped by the environment's cleanup.
 std::mutex lanes_mu;
-std::map<napi_env, WriteLane*>& Lanes() {
-  static auto* lanes = new std::map<napi_env, WriteLane*>();
+std::map<std::pair<napi_env, Lane>, ThreadLane*>& Lanes() {
+  static auto* lanes = new std::map<std::pair<napi_env, Lane>, ThreadLane*>();
   return *lanes;
 }
 
@@ -50,49 +51,113 @@ void LowerLaneThreadPriority() {
 
 }  // namespace
 
-WriteLane& WriteLane::Of(Napi::Env env) {
+ThreadLane& ThreadLane::Of(Napi::Env env, Lane lane) {
+  const auto key = std::make_pair(napi_env(env), lane);
   {
     std::lock_guard<std::mutex> lock(lanes_mu);
-    auto it = Lanes().find(env);
+    auto it = Lanes().find(key);
     if (it != Lanes().end()) return *it->second;
   }
-  auto* lane = new WriteLane(env);
+  auto* made = new ThreadLane(env, lane);
   std::lock_guard<std::mutex> lock(lanes_mu);
-  Lanes()[env] = lane;
-  return *lane;
+  Lanes()[key] = made;
+  return *made;
 }
 
-size_t WriteLane::Threads() const {
+size_t ThreadLane::Threads() const {
   std::lock_guard<std::mutex> lock(mu_);
   return threads_.size();
 }
 
-WriteLane::WriteLane(Napi::Env env) : env_(env) {
-  napi_value name = Napi::String::New(env, "spanguard:writeLane");
-  if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, this, &WriteLane::CallJs,
+std::vector<int> ThreadLane::AllowedCpus() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cpus_;
+}
+
+ThreadLane::ThreadLane(Napi::Env env, Lane lane) : env_(env), lane_(lane) {
+  napi_value name = Napi::String::New(env, lane == Lane::kRead ? "spanguard:readLane" : "spanguard:writeLane");
+  if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, this, &ThreadLane::CallJs,
                                       &tsfn_) != napi_ok) {
-    throw NativeError("IO_ERROR", "the write lane could not be made");
+    throw NativeError("IO_ERROR", "a lane of background threads could not be made");
   }
   // Idle until a job is in the lane: an empty lane does not keep the process alive.
   napi_unref_threadsafe_function(env, tsfn_);
-  napi_add_env_cleanup_hook(env, &WriteLane::Cleanup, this);
+  napi_add_env_cleanup_hook(env, &ThreadLane::Cleanup, this);
+#if defined(__linux__)
+  if (lane == Lane::kRead) {
+    // The CPUs this (the JS) thread may use: the lane's threads are kept within them.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) js_cpus_.push_back(c);
+    }
+    cpus_ = js_cpus_;
+  }
+#endif
 }
 
-WriteLane::~WriteLane() = default;
+ThreadLane::~ThreadLane() = default;
 
-void WriteLane::Submit(std::unique_ptr<Task> task) {
+void ThreadLane::Submit(std::unique_ptr<Task> task) {
+  ++submitted_;
   if (in_lane_++ == 0) napi_ref_threadsafe_function(env_, tsfn_);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (lane_ == Lane::kRead) SteerOffJsCpu();
     queued_.push_back(std::move(task));
     // A job does not wait for another to end while the lane may grow: every thread busy, one more.
     if (idle_ < queued_.size() && threads_.size() < kMaxThreads) threads_.emplace_back([this] { Loop(); });
   }
+  // After the lock is released: the woken thread does not wake only to wait for it.
   cv_.notify_one();
 }
 
-void WriteLane::Loop() {
-  LowerLaneThreadPriority();
+void ThreadLane::SteerOffJsCpu() {
+#if defined(__linux__)
+  const int cpu = sched_getcpu();
+  // Unchanged since the last job (the common case: one vDSO read), or nowhere else to go.
+  if (cpu < 0 || cpu == off_cpu_ || js_cpus_.size() < 2) return;
+  off_cpu_ = cpu;
+  cpus_.clear();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : js_cpus_) {
+    if (c == cpu) continue;
+    cpus_.push_back(c);
+    CPU_SET(c, &set);
+  }
+  // The JS thread on a core outside the set it started with (the host moved it): any other
+  // core of that set will do.
+  if (cpus_.empty()) {
+    cpus_ = js_cpus_;
+    for (int c : js_cpus_) CPU_SET(c, &set);
+  }
+  // Best effort: a thread whose mask cannot be set runs wherever the scheduler puts it.
+  for (long tid : tids_) (void)sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set);
+#endif
+}
+
+void ThreadLane::SetUp() {
+  if (lane_ == Lane::kWrite) {
+    LowerLaneThreadPriority();
+    return;
+  }
+#if defined(__linux__)
+  std::lock_guard<std::mutex> lock(mu_);
+  const long tid = static_cast<long>(syscall(SYS_gettid));
+  tids_.push_back(tid);
+  if (cpus_.size() < js_cpus_.size()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus_) CPU_SET(c, &set);
+    (void)sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set);
+  }
+#endif
+}
+
+void ThreadLane::Loop() {
+  SetUp();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     ++idle_;
@@ -111,14 +176,14 @@ void WriteLane::Loop() {
   }
 }
 
-void WriteLane::CallJs(napi_env env, napi_value, void* context, void* data) {
+void ThreadLane::CallJs(napi_env env, napi_value, void* context, void* data) {
   auto* task = static_cast<Task*>(data);
   // No environment: the function is being torn down with it; the job is dropped unsettled.
   if (env == nullptr || task == nullptr) return;
-  static_cast<WriteLane*>(context)->Complete(Napi::Env(env), task);
+  static_cast<ThreadLane*>(context)->Complete(Napi::Env(env), task);
 }
 
-void WriteLane::Complete(Napi::Env env, Task* raw) {
+void ThreadLane::Complete(Napi::Env env, Task* raw) {
   std::unique_ptr<Task> task(raw);
   {
     Napi::HandleScope handles(env);
@@ -138,11 +203,11 @@ void WriteLane::Complete(Napi::Env env, Task* raw) {
   if (--in_lane_ == 0) napi_unref_threadsafe_function(env, tsfn_);
 }
 
-void WriteLane::Cleanup(void* self) {
-  auto* lane = static_cast<WriteLane*>(self);
+void ThreadLane::Cleanup(void* self) {
+  auto* lane = static_cast<ThreadLane*>(self);
   {
     std::lock_guard<std::mutex> lock(lanes_mu);
-    Lanes().erase(lane->env_);
+    Lanes().erase(std::make_pair(lane->env_, lane->lane_));
   }
   {
     std::lock_guard<std::mutex> lock(lane->mu_);

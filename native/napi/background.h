@@ -1,7 +1,8 @@
 // Work that runs off the JS thread and settles a promise on it: opening a log (recovery,
-// mapping), loading an index file, saving an index, searching one (on the libuv thread pool),
-// catching an index up and group commit's fdatasync (on the write lane, WriteLane below). The event loop keeps
-// serving timers and sockets while it runs; only the short hand-over runs on the JS thread.
+// mapping), loading an index file, reading its ids (on the libuv thread pool), saving an index,
+// catching it up and group commit's fdatasync (on the write lane), and the lookups a search
+// awaits (on the read lane: ThreadLane below). The event loop keeps serving timers and
+// sockets while it runs; only the short hand-over runs on the JS thread.
 //
 // Opening has two halves: `prepare*` builds the engine object on the pool and resolves with
 // an opaque handle (a type-tagged napi External), and the class constructor called with that
@@ -46,27 +47,39 @@ BackgroundCounters& Background();
 
 /// Where a background job runs.
 enum class Lane {
-  /// The libuv thread pool: opens, loads, and the reads of searches and audits.
+  /// The libuv thread pool: opens, loads, and the audits' reads.
   kPool,
-  /// The write lane (WriteLane): the jobs an append waits for, group commit's fdatasync and
-  /// the indexes' catch-up; and the indexes' saves (a catch-up waits for them).
+  /// The write lane: the jobs an append waits for, group commit's fdatasync and the indexes'
+  /// catch-up; and the indexes' saves (a catch-up waits for them).
   kWrite,
+  /// The read lane: the index lookups a search awaits (a vector search, a BM25 walk too long
+  /// for the JS thread).
+  kRead,
 };
 
-/// Threads of the addon's own, one set per JS environment, that run only the jobs an append
-/// waits for: group commit's fdatasync, the indexes' catch-up, and the indexes' saves (a
-/// catch-up waits for a save). The threads run below the JS thread's scheduling priority
-/// (background.cpp): their jobs are long and CPU-bound, the JS thread's are short and late
-/// timers are what a host sees. On the libuv pool (four
+/// Threads of the addon's own, one set per JS environment and lane, each lane for one kind of
+/// job (a job never queues behind another kind), made when every thread of the lane is busy
+/// (at most kMaxThreads; past that jobs queue among themselves, in order). A finished job is
+/// handed back to the JS thread through a thread-safe function and settled there inside a
+/// callback scope of its own (microtasks run after it, as after an AsyncWorker); the function
+/// keeps the event loop alive only while a job is in the lane.
+///
+/// The write lane runs the jobs an append waits for: group commit's fdatasync, the indexes'
+/// catch-up, and the indexes' saves (a catch-up waits for a save). Its threads run below the
+/// JS thread's scheduling priority (background.cpp): their jobs are long and CPU-bound, the
+/// JS thread's are short and late timers are what a host sees. On the libuv pool (four
 /// threads unless the host set UV_THREADPOOL_SIZE, first come first served) those queued
 /// behind whatever else the pool was given: a searcher's vector and BM25 lookups, whose cost
-/// grows with the store, so the appends' cycle grew with it (a burst's sync and catch-up each
-/// waited for a search job to end before they even started). Here they start at once: a
-/// thread is made when every thread is busy (at most kMaxThreads; past that they queue among
-/// themselves, in order). A finished job is handed back to the JS thread through a thread-safe
-/// function and settled there inside a callback scope of its own (microtasks run after it, as
-/// after an AsyncWorker); the function keeps the event loop alive only while a job is in the lane.
-class WriteLane {
+/// grows with the store, so the appends' cycle grew with it.
+///
+/// The read lane runs the lookups a search awaits while its JS thread goes on with the rest
+/// of the search (src/search.ts). Its threads are kept off the core the JS thread runs on
+/// whenever the process may use another (Linux: each job's submission points their CPU mask
+/// away from that core when the JS thread has moved). A pool thread woken for such a lookup
+/// was often placed on the JS thread's own core (a virtual machine's idle vCPU counts as
+/// busy to the guest's scheduler) and preempted the JS thread for the whole lookup: the
+/// search waited for the job it had queued so as not to wait for it.
+class ThreadLane {
  public:
   /// A job: Run() on a lane thread, then Complete() on the JS thread.
   class Task {
@@ -77,42 +90,61 @@ class WriteLane {
     virtual void Complete(Napi::Env env) = 0;
 
    private:
-    friend class WriteLane;
+    friend class ThreadLane;
     Napi::AsyncContext context_;
   };
 
-  /// Most threads a lane makes (a store keeps at most three jobs in it at once: its log's sync
-  /// and its two indexes' catch-up or save).
+  /// Most threads a lane makes (a store keeps at most three jobs in the write lane at once: its
+  /// log's sync and its two indexes' catch-up or save; the read lane's jobs wait for one
+  /// another past this).
   static constexpr size_t kMaxThreads = 4;
 
-  /// The environment's lane, made on the first call (on the JS thread).
-  static WriteLane& Of(Napi::Env env);
+  /// The environment's lane `lane` (kWrite or kRead), made on the first call (on the JS thread).
+  static ThreadLane& Of(Napi::Env env, Lane lane);
   /// Queues `task`; on the JS thread.
   void Submit(std::unique_ptr<Task> task);
   /// Threads the lane has made (they stay until the environment's cleanup): a test that
   /// counts the process's threads leaves them out.
   size_t Threads() const;
+  /// Jobs submitted to the lane so far (JS thread): a test seam.
+  uint64_t Submitted() const { return submitted_; }
+  /// The CPUs the read lane's threads may run on now (Linux; empty elsewhere or for the write
+  /// lane, whose threads may run anywhere): a test seam.
+  std::vector<int> AllowedCpus() const;
 
-  ~WriteLane();
+  ~ThreadLane();
 
  private:
-  explicit WriteLane(Napi::Env env);
+  ThreadLane(Napi::Env env, Lane lane);
   void Loop();
+  /// Read lane: points the threads' CPU mask away from the JS thread's core (`SetUp` applies
+  /// it to a new thread). On the JS thread, under mu_.
+  void SteerOffJsCpu();
+  /// Run first by a lane thread: its priority (write) or its CPU mask (read).
+  void SetUp();
   static void CallJs(napi_env env, napi_value, void* context, void* data);
   void Complete(Napi::Env env, Task* task);
   static void Cleanup(void* self);
 
   napi_env env_;
+  Lane lane_;
   /// Hands a finished job to the JS thread; referenced (keeping the loop alive) only while a
   /// job is in the lane.
   napi_threadsafe_function tsfn_ = nullptr;
-  size_t in_lane_ = 0;  ///< submitted, not yet completed (JS thread only)
+  size_t in_lane_ = 0;      ///< submitted, not yet completed (JS thread only)
+  uint64_t submitted_ = 0;  ///< submitted so far (JS thread only)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Task>> queued_;
   std::vector<std::thread> threads_;
   size_t idle_ = 0;
   bool stopping_ = false;
+  /// Read lane (Linux): the CPUs the JS thread may use (read when the lane is made), the core
+  /// the threads are kept off (-1: none yet), the CPUs they may use now, and their thread ids.
+  std::vector<int> js_cpus_;
+  int off_cpu_ = -1;
+  std::vector<int> cpus_;
+  std::vector<long> tids_;
 };
 
 /// What a background job does and how it settles, wherever it runs: `work` off the JS thread
@@ -187,7 +219,7 @@ class JobBody {
   std::string message_;
 };
 
-/// Runs `work` on the pool (or, with Lane::kWrite, on the write lane); on the JS thread
+/// Runs `work` on the pool (or on the write or read lane: ThreadLane); on the JS thread
 /// afterwards resolves with `done(env)`, or rejects with the typed error `work` (or `done`)
 /// threw. `receiver`, when given, is kept alive until the job settles (a wrap whose engine
 /// the work uses). `settled` runs on the JS thread in either case, before the promise settles
@@ -200,10 +232,10 @@ class BackgroundJob : public Napi::AsyncWorker {
 
   static Napi::Promise Queue(Napi::Env env, const char* name, Work work, Done done, Settled settled = nullptr,
                              Napi::Object receiver = Napi::Object(), Lane lane = Lane::kPool) {
-    if (lane == Lane::kWrite) {
+    if (lane != Lane::kPool) {
       auto task = std::make_unique<LaneJob>(env, name, std::move(work), std::move(done), std::move(settled), receiver);
       Napi::Promise promise = task->body.Promise();
-      WriteLane::Of(env).Submit(std::move(task));
+      ThreadLane::Of(env, lane).Submit(std::move(task));
       return promise;
     }
     auto* job = new BackgroundJob(env, name, std::move(work), std::move(done), std::move(settled), receiver);
@@ -221,9 +253,9 @@ class BackgroundJob : public Napi::AsyncWorker {
   BackgroundJob(Napi::Env env, const char* name, Work work, Done done, Settled settled, Napi::Object receiver)
       : Napi::AsyncWorker(env, name), body_(env, std::move(work), std::move(done), std::move(settled), receiver) {}
 
-  struct LaneJob final : WriteLane::Task {
+  struct LaneJob final : ThreadLane::Task {
     LaneJob(Napi::Env env, const char* name, Work work, Done done, Settled settled, Napi::Object receiver)
-        : WriteLane::Task(env, name), body(env, std::move(work), std::move(done), std::move(settled), receiver) {}
+        : ThreadLane::Task(env, name), body(env, std::move(work), std::move(done), std::move(settled), receiver) {}
     void Run() override { body.Execute(); }
     void Complete(Napi::Env env) override { body.Settle(env); }
     JobBody body;

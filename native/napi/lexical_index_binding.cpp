@@ -364,7 +364,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   // searchAsync(query, k, kind, turnMin, turnMax) → Promise<{ ids, scores }>: search's
   // arguments, checked here (a bad one rejects with its code); the BM25 top-k runs on the
-  // thread pool under lock_'s pool side, so the event loop turns while it walks the postings.
+  // read lane (napi/background.h ThreadLane) under lock_'s pool side, so the event loop turns
+  // while it walks the postings.
   // The answer is search's for the index as it stood when the job took the lock. A long walk
   // lets a waiting catch-up step or JS-thread call in once it has run its turn
   // (IndexLock::kReadTurn), then goes on where it was (LockPause): an append's catch-up waits
@@ -386,7 +387,8 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
             index->Search(args->query, args->k, args->kind, args->turn_min, args->turn_max, hits.get(), UINT64_MAX,
                           &pause);
           },
-          [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value());
+          [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value(),
+          Lane::kRead);
     });
   }
 

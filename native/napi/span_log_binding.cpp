@@ -5,7 +5,7 @@
 // Group commit: an append is validated, given its ids and encoded into the log's staging buffer on the main thread;
 // it waits in `pending_` (log/sync_waiters.h; its promise made and kept by the JS append wrapper, or a napi deferred
 // for flush() and the native-only form). In the next check phase (setImmediate) every staged append of the burst is
-// written with one pwrite and one fdatasync starts on the write lane (napi/background.h WriteLane: never queued behind
+// written with one pwrite and one fdatasync starts on the write lane (napi/background.h ThreadLane: never queued behind
 // searches on the libuv pool; it keeps the event loop alive while promises wait), whatever the burst's size, so the
 // event loop runs searches, compactions and the host's own work while the disk flushes (a sync on the loop's thread
 // saves two thread hops per burst, but holds every other turn for the flush: milliseconds on a shared disk). Its one
@@ -53,10 +53,10 @@ class SpanLogWrap;
 
 // A burst's fdatasync, on the write lane (napi/background.h): never queued behind searches
 // on the libuv pool.
-class SyncTask final : public WriteLane::Task {
+class SyncTask final : public ThreadLane::Task {
  public:
   SyncTask(Napi::Env env, SpanLogWrap* wrap, SyncTarget target)
-      : WriteLane::Task(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
+      : ThreadLane::Task(env, "spanguard:fdatasync"), wrap_(wrap), target_(target) {}
   void Run() override { err_ = SpanLog::SyncFiles(target_); }
   void Complete(Napi::Env env) override;
 
@@ -292,7 +292,7 @@ class SpanLogWrap : public Napi::ObjectWrap<SpanLogWrap> {
     sync_in_flight_ = true;
     // The JS object must outlive the worker: a strong reference until OnSyncDone.
     Ref();
-    WriteLane::Of(env).Submit(std::make_unique<SyncTask>(env, this, log_->PrepareSync()));
+    ThreadLane::Of(env, Lane::kWrite).Submit(std::make_unique<SyncTask>(env, this, log_->PrepareSync()));
     // While the worker syncs: the zeros the next bursts will overwrite (span_log.h).
     log_->PrefillAhead();
   }

@@ -6,6 +6,10 @@
 
 #include "napi/background.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -201,22 +205,71 @@ Napi::Value ThrowInGuardAsyncJs(const Napi::CallbackInfo& info) {
   return GuardAsync(info.Env(), [&]() -> Napi::Value { ThrowKind(KindArg(info[0])); });
 }
 
-// poolSleep(ms) → Promise<void>: a pool job that holds its thread for `ms` milliseconds (tests
-// that need the pool busy: a job queued behind enough of these is not started meanwhile).
+// poolSleep(ms, lane?) → Promise<void>: a job that holds its thread for `ms` milliseconds, on
+// the libuv pool or, with lane 'read', on the read lane (tests that need the pool or the lane
+// busy: a job queued behind enough of these is not started meanwhile).
 Napi::Value PoolSleepJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return GuardAsync(env, [&]() -> Napi::Value {
     const double ms = info.Length() >= 1 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
     if (!(ms >= 0 && ms <= 60000)) ThrowTyped(env, "INVALID_ARGUMENT", "poolSleep: ms must be a number in [0, 60000]");
+    Lane lane = Lane::kPool;
+    if (info.Length() >= 2 && !info[1].IsUndefined()) {
+      if (!info[1].IsString() || info[1].As<Napi::String>().Utf8Value() != "read")
+        ThrowTyped(env, "INVALID_ARGUMENT", "poolSleep: lane must be 'read' or undefined");
+      lane = Lane::kRead;
+    }
     return BackgroundJob::Queue(
         env, "spanguard:poolSleep",
-        [ms]() { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms)); }, nullptr);
+        [ms]() { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms)); }, nullptr, nullptr,
+        Napi::Object(), lane);
   });
 }
 
-// background() → { queued, jobs, offThread, laneThreads }: background jobs queued and run so
-// far (napi/background.h), how many ran on a thread other than the JS thread that queued them,
-// and the threads the environment's write lane has made (they stay for its life).
+// readLaneProbe() → Promise<{ queuedOn, ranOn, mask }>: a read-lane job that reports the CPU
+// it ran on and the CPUs its thread may use, with the CPU the JS thread was on when it queued
+// it (-1 each where the platform does not tell).
+Napi::Value ReadLaneProbeJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return GuardAsync(env, [&]() -> Napi::Value {
+    struct Seen {
+      int queued_on = -1;
+      int ran_on = -1;
+      std::vector<int> mask;
+    };
+    auto seen = std::make_shared<Seen>();
+#if defined(__linux__)
+    seen->queued_on = sched_getcpu();
+#endif
+    return BackgroundJob::Queue(
+        env, "spanguard:readLaneProbe",
+        [seen]() {
+#if defined(__linux__)
+          seen->ran_on = sched_getcpu();
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          if (sched_getaffinity(0, sizeof(set), &set) == 0)
+            for (int c = 0; c < CPU_SETSIZE; ++c)
+              if (CPU_ISSET(c, &set)) seen->mask.push_back(c);
+#endif
+        },
+        [seen](Napi::Env e) -> Napi::Value {
+          Napi::Object o = Napi::Object::New(e);
+          o.Set("queuedOn", Napi::Number::New(e, seen->queued_on));
+          o.Set("ranOn", Napi::Number::New(e, seen->ran_on));
+          Napi::Array mask = Napi::Array::New(e, seen->mask.size());
+          for (size_t i = 0; i < seen->mask.size(); ++i) mask.Set(static_cast<uint32_t>(i), seen->mask[i]);
+          o.Set("mask", mask);
+          return o;
+        },
+        nullptr, Napi::Object(), Lane::kRead);
+  });
+}
+
+// background() → { queued, jobs, offThread, laneThreads, readLaneThreads, readLaneQueued }:
+// background jobs queued and run so far (napi/background.h), how many ran on a thread other
+// than the JS thread that queued them, the threads the environment's write and read lanes have
+// made (they stay for its life), and the jobs queued on its read lane.
 Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return Guard(env, [&]() -> Napi::Value {
@@ -224,7 +277,10 @@ Napi::Value BackgroundJs(const Napi::CallbackInfo& info) {
     o.Set("queued", Napi::Number::New(env, static_cast<double>(Background().queued.load())));
     o.Set("jobs", Napi::Number::New(env, static_cast<double>(Background().jobs.load())));
     o.Set("offThread", Napi::Number::New(env, static_cast<double>(Background().off_thread.load())));
-    o.Set("laneThreads", Napi::Number::New(env, static_cast<double>(WriteLane::Of(env).Threads())));
+    o.Set("laneThreads", Napi::Number::New(env, static_cast<double>(ThreadLane::Of(env, Lane::kWrite).Threads())));
+    ThreadLane& read = ThreadLane::Of(env, Lane::kRead);
+    o.Set("readLaneThreads", Napi::Number::New(env, static_cast<double>(read.Threads())));
+    o.Set("readLaneQueued", Napi::Number::New(env, static_cast<double>(read.Submitted())));
     return o;
   });
 }
@@ -283,6 +339,7 @@ void InitTesting(Napi::Env env, Napi::Object exports) {
   testing.Set("throwInGuardAsync", Napi::Function::New(env, ThrowInGuardAsyncJs, "throwInGuardAsync"));
   testing.Set("background", Napi::Function::New(env, BackgroundJs, "background"));
   testing.Set("poolSleep", Napi::Function::New(env, PoolSleepJs, "poolSleep"));
+  testing.Set("readLaneProbe", Napi::Function::New(env, ReadLaneProbeJs, "readLaneProbe"));
   testing.Set("vectorScan", Napi::Function::New(env, VectorScanJs, "vectorScan"));
   exports.Set("_testing", testing);
 }

@@ -667,7 +667,8 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   /// searchAsync(query, k, kind, strategy?) → Promise<{ ids, distances }>: search's
   /// arguments, checked here (a bad one rejects with its code; the query is copied); the
-  /// search runs on the thread pool under lock_'s pool side, with buffers of its own, so the
+  /// search runs on the read lane (napi/background.h ThreadLane: threads kept off the JS
+  /// thread's core) under lock_'s pool side, with buffers of its own, so the
   /// event loop turns meanwhile and any number may be in flight (unlike searchBegin's one
   /// slot). Without a strategy, exact or not is decided in the job, under the lock, as search
   /// decides it. Until it settles close and closeAsync throw INVALID_ARGUMENT.
@@ -714,7 +715,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
               break;
             }
           },
-          Value());
+          Value(), Lane::kRead);
       in_flight_.push_back({Napi::Persistent(Napi::Object(env, promise)), job});
       return promise;
     });
@@ -723,14 +724,14 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   /// searchTake(promise, stealRows, spinMicros?) → the hits of a searchAsync still in flight,
   /// when they can be had on this thread now; null when they cannot (await the promise then,
   /// which settles with the same hits either way):
-  ///   - the pool has finished it: its hits (the promise's completion has not reached this
+  ///   - the read lane has finished it: its hits (the promise's completion has not reached this
   ///     thread yet, and need not be waited for);
-  ///   - the pool has not started it, no one holds the index (this thread never waits for its
+  ///   - the read lane has not started it, no one holds the index (this thread never waits for its
   ///     lock here) and the namespace holds at most `stealRows` vectors: it is run here, now,
-  ///     and the pool's turn does nothing (a pool thread's wake can cost more than a small
+  ///     and the lane's turn does nothing (a lane thread's wake can cost more than a small
   ///     search; `stealRows` bounds how long this thread is held);
   ///   - otherwise (running, or not started in a larger namespace): this thread waits up to
-  ///     `spinMicros` (default 0) for the pool to finish it, without sleeping (the wake that
+  ///     `spinMicros` (default 0) for the lane to finish it, without sleeping (the wake that
   ///     would end a sleep costs tens of microseconds too).
   /// A promise that is not an unsettled searchAsync of this index gives null.
   Napi::Value SearchTake(const Napi::CallbackInfo& info) {

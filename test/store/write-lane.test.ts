@@ -1,4 +1,4 @@
-// The jobs an append waits for run on the write lane (native/napi/background.h WriteLane), not
+// The jobs an append waits for run on the write lane (native/napi/background.h ThreadLane), not
 // on the libuv thread pool: group commit's fdatasync and the indexes' catch-up of the burst.
 // Here every pool thread is held (each blocked opening a FIFO no one writes yet) while a
 // `group` append is made: it resolves durable and indexed all the same, and a pool job queued
