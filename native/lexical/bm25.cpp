@@ -67,12 +67,14 @@ static void SelectTerms(const LexicalIndex::Namespace& n, std::vector<uint32_t>*
 // Whether the top k is cheaper term at a time (Accumulate) than document at a time. A doc
 // the document-at-a-time pass reaches costs a step over every essential cursor, a block
 // bound and a probe of every other term (tens of ns for a dozen terms); a posting added into
-// an accumulator costs a few ns. MaxScore prunes by leaving terms out of the essential set,
-// so when the terms still essential after the threshold seed hold nearly as many postings
-// as all the terms together, pruning cannot pay for its per-doc cost: a quote made only of
-// words a third of the documents share (no bound can exclude a doc holding eight of them)
-// walks every list either way. With fewer than 4 terms it does not: MaxScore soon leaves
-// one of them out of the walk, which beats adding every posting.
+// an accumulator costs a few ns, and the final pass reads only the documents touched. MaxScore
+// prunes by leaving terms out of the essential set, so when the terms still essential after
+// the threshold seed hold a third or more of all the terms' postings, pruning cannot pay for
+// its per-doc cost: a question of six words, each in a few hundred documents, reaches
+// nearly every document of their lists whatever k is, and so does a quote made only of words
+// a third of the documents share (no bound can exclude a doc holding eight of them). With
+// fewer than 4 terms it does not: MaxScore soon leaves one of them out of the walk, which
+// beats adding every posting.
 bool LexicalIndex::PreferAccumulate(const Namespace& n, const Scratch& sc, size_t first_essential) {
   const size_t nterms = sc.cursors.size();
   if (nterms < kAccumulateMinTerms || n.doc_count() < kAccumulateMinDocs) return false;
@@ -82,20 +84,24 @@ bool LexicalIndex::PreferAccumulate(const Namespace& n, const Scratch& sc, size_
     all += df;
     if (i >= first_essential) essential += df;
   }
-  return essential * kAccumulateShare >= all && all >= n.doc_count() / kAccumulateMinShareOfDocs;
+  return essential * kAccumulateShare >= all;
 }
 
 // Term at a time: every term's postings, in the fixed term order (the cursors' order, as the
-// document-at-a-time pass sums them), added into one double per document; then one pass over
-// the documents touched keeps the top k (a bounded heap) and clears the accumulators for the
-// next query. Scores are the same sums in the same order, so hits and ties are identical to
+// document-at-a-time pass sums them), added into one double per document, each document
+// listed as it is first reached; then one pass over the documents listed keeps the top k (a
+// bounded heap, whose order does not depend on the pass's: ties go by span id) and clears
+// their accumulators for the next query. The pass reads what the terms touched, not the
+// namespace's range of documents between them (at 10^5 documents, a range scan cost more
+// than the sums). Scores are the same sums in the same order, so hits and ties are identical to
 // the other pass. Turn filters are applied in the final pass.
 void LexicalIndex::Accumulate(const Namespace& n, uint32_t docs, Scratch& sc, uint32_t k, float norm_a, float norm_b,
                               double turn_min, double turn_max, std::vector<LexicalHit>* hits, WalkPause* pause,
                               uint64_t* pauses) {
   std::vector<double>& acc = sc.accumulators;
   if (acc.size() < docs) acc.resize(docs, 0.0);  // zero between queries: the final pass clears what it read
-  uint32_t lo = kEnd, hi = 0;
+  std::vector<uint32_t>& touched = sc.touched;
+  touched.clear();
   const uint32_t* doc_len = n.doc_len.data();
   double* sums = acc.data();
   for (const PostingCursor& c : sc.cursors) {
@@ -107,7 +113,6 @@ void LexicalIndex::Accumulate(const Namespace& n, uint32_t docs, Scratch& sc, ui
     const uint8_t* end = p + t.docs.size;  // postings past `docs` (added during a pause) end the walk below
     const float idf = c.idf;
     uint32_t d = kEnd;  // the first delta is doc + 1
-    bool first = true;
     uint32_t until_poll = kPausePollPostings;
     while (p < end) {
       if (pause != nullptr && --until_poll == 0) {
@@ -136,22 +141,17 @@ void LexicalIndex::Accumulate(const Namespace& n, uint32_t docs, Scratch& sc, ui
       if (delta == 0 || tf == 0) break;
       d += delta;
       if (d >= docs) break;
-      if (first) {
-        lo = std::min(lo, d);
-        first = false;
-      }
       const float ftf = static_cast<float>(tf);
+      if (sums[d] == 0) touched.push_back(d);  // every contribution is > 0: first reached here
       sums[d] += idf * ftf * (kK1 + 1) / (ftf + (norm_a + norm_b * static_cast<float>(doc_len[d])));
     }
-    if (!first) hi = std::max(hi, d >= docs ? docs - 1 : d);
   }
   const bool filter_min = !std::isnan(turn_min);
   const bool filter_max = !std::isnan(turn_max);
   auto& heap = *hits;
   heap.reserve(k);
-  for (uint32_t d = lo; d <= hi && lo != kEnd; ++d) {
+  for (const uint32_t d : touched) {
     const double total = acc[d];
-    if (total == 0) continue;  // every contribution is > 0: untouched
     acc[d] = 0;
     if ((filter_min && double(n.turn_end[d]) < turn_min) || (filter_max && double(n.turn_start[d]) > turn_max))
       continue;

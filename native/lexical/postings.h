@@ -283,6 +283,7 @@ struct LexicalIndex::Scratch {
   std::vector<PostingCursor> seed_cursors;  // threshold seed over the rarest terms
   std::vector<float> seed_scores;
   std::vector<double> accumulators;  // term-at-a-time BM25: one per doc, zero between queries
+  std::vector<uint32_t> touched;     // term-at-a-time BM25: the docs whose accumulator is set
   std::vector<PostingCursor> phrase_cursors;
   std::vector<std::vector<uint32_t>> phrase_positions;
   std::vector<uint32_t> phrase_starts;  // phrase starts the interior words checked so far agree on

@@ -320,6 +320,26 @@ describe('term at a time when pruning cannot help', () => {
     expectOracle(`${common[4]} ${common[5]} ${common[7]} ${common[8]} ${common[9]}`, 25);
   });
 
+  it('a query of 4 or more words whose postings are few is answered term at a time when the seed leaves them essential', () => {
+    // Four rare words, each in 20 of the 8,000 documents and no two in one: every document of
+    // their lists holds one of them, so a document-at-a-time walk would score each it reaches.
+    // Their 80 postings are far from a quarter of the documents: the sums are read from the
+    // documents they touched, not from the range between the first and the last.
+    const rare = (i: number) => `rare${String.fromCharCode(97 + (i % 20))}${String.fromCharCode(97 + Math.floor((i % 400) / 20))}`;
+    for (const [q, k] of [
+      [`${rare(0)} ${rare(21)} ${rare(42)} ${rare(399)}`, 10],
+      [`${rare(5)} ${rare(106)} ${rare(207)} ${rare(308)} ${rare(19)}`, 200],
+    ] as const) {
+      const before = accumulated();
+      expectOracle(q, k);
+      expect(accumulated(), q).toBe(before + 1);
+    }
+    // With a turn window: only the touched documents inside it.
+    const before = accumulated();
+    expectOracle(`${rare(1)} ${rare(22)} ${rare(43)} ${rare(64)}`, 10, 2000, 6000);
+    expect(accumulated()).toBe(before + 1);
+  });
+
   it('a query of fewer than 4 terms stays document at a time (MaxScore soon leaves one out of the walk)', () => {
     const before = accumulated();
     expectOracle(`${common[4]} ${common[5]} ${common[7]}`, 10);
