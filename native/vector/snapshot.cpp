@@ -292,6 +292,7 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
   }
   ns.by_content = std::move(by_content);
   ns.aliases = std::move(aliases);
+  ns.RebuildAliasBits();
   ns.duplicates = duplicates;
   ns.covered = count;
   ns.snapshot_problem.clear();

@@ -185,6 +185,7 @@ void VectorIndex::ResetNamespace(Namespace& ns) {
   ns.covered = 0;
   ns.by_content.clear();
   ns.aliases.clear();
+  ns.alias_bits.clear();
   ns.duplicates = 0;
 }
 
@@ -243,6 +244,7 @@ void VectorIndex::IndexRows(Namespace& ns, const uint64_t* ids, const float* vec
     ++ns.duplicates;
     if (it->second != ids[i]) {  // a window repeating its own span needs no alias
       auto& list = ns.aliases[it->second];
+      if (list.empty()) ns.NoteAlias(it->second);
       if (list.empty() || list.back() != ids[i]) list.push_back(ids[i]);
     }
   }
@@ -488,14 +490,30 @@ size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, bool exac
       got = SearchFlat(space, unit_query_.data(), wanted, exact);
     }
     size_t out = 0;
-    seen_.clear();
+    bool hashing = false;
+    size_t slots = 64;
+    while (slots < 2 * k) slots *= 2;
+    // Whether `key` was not in the table (it is now).
+    auto fresh = [&](uint64_t key) {
+      for (uint64_t h = Fmix64(key) & (slots - 1);; h = (h + 1) & (slots - 1)) {
+        if (seen_[h] == key) return false;
+        if (seen_[h] == kNoKey) {
+          seen_[h] = key;
+          return true;
+        }
+      }
+    };
     auto emit = [&](uint64_t key, float distance) {
       bool dup = false;
       if (out < 32) {  // small k: a linear scan beats hashing
         for (size_t j = 0; j < out && !dup; ++j) dup = ids[j] == key;
       } else {
-        if (seen_.empty()) seen_.insert(ids, ids + out);
-        dup = !seen_.insert(key).second;
+        if (!hashing) {
+          seen_.assign(slots, kNoKey);
+          for (size_t j = 0; j < out; ++j) fresh(ids[j]);
+          hashing = true;
+        }
+        dup = !fresh(key);
       }
       if (dup) return;
       ids[out] = key;
@@ -504,7 +522,7 @@ size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, bool exac
     };
     for (size_t i = 0; i < got && out < k; ++i) {
       emit(hits_keys_[i], hits_dist_[i]);
-      if (space.aliases.empty()) continue;
+      if (!space.MayHaveAliases(hits_keys_[i])) continue;
       auto it = space.aliases.find(hits_keys_[i]);
       if (it == space.aliases.end()) continue;
       for (size_t j = 0; j < it->second.size() && out < k; ++j) emit(it->second[j], hits_dist_[i]);

@@ -45,6 +45,7 @@
 
 #include <usearch/index_dense.hpp>
 
+#include "common/hash.h"
 #include "vector/vector_store.h"
 
 namespace spanguard {
@@ -196,7 +197,34 @@ class VectorIndex {
     // come back with it, at the same distance.
     std::unordered_map<uint64_t, uint64_t> by_content;            ///< vector hash -> canonical key
     std::unordered_map<uint64_t, std::vector<uint64_t>> aliases;  ///< canonical key -> later keys
-    uint64_t duplicates = 0;                                      ///< vectors covered but not in the graph
+    /// One bit per canonical key of `aliases` (by Fmix64 of the key; at least 16 bits per key):
+    /// a search reads it before the map, so a hit without aliases (nearly every one) costs a
+    /// bit read in a cache-resident array, not a lookup that misses the cache twice.
+    std::vector<uint64_t> alias_bits;
+    bool MayHaveAliases(uint64_t key) const {
+      if (alias_bits.empty()) return false;
+      const uint64_t b = Fmix64(key) & (alias_bits.size() * 64 - 1);
+      return (alias_bits[b >> 6] >> (b & 63)) & 1;
+    }
+    /// After `key` gained an alias: its bit, or the whole set again when it is too small.
+    void NoteAlias(uint64_t key) {
+      if (alias_bits.size() * 64 < aliases.size() * 16) {
+        RebuildAliasBits();
+        return;
+      }
+      const uint64_t b = Fmix64(key) & (alias_bits.size() * 64 - 1);
+      alias_bits[b >> 6] |= uint64_t(1) << (b & 63);
+    }
+    void RebuildAliasBits() {
+      size_t words = 1;
+      while (words * 64 < aliases.size() * 32) words *= 2;
+      alias_bits.assign(aliases.empty() ? 0 : words, 0);
+      for (const auto& entry : aliases) {
+        const uint64_t b = Fmix64(entry.first) & (words * 64 - 1);
+        alias_bits[b >> 6] |= uint64_t(1) << (b & 63);
+      }
+    }
+    uint64_t duplicates = 0;  ///< vectors covered but not in the graph
     /// Distinct vectors held (graph nodes for hnsw, rows for binary).
     size_t size() const { return hnsw ? index.size() : flat.size(); }
   };
@@ -299,7 +327,10 @@ class VectorIndex {
   // only caller; the index is not shared across threads).
   mutable std::vector<uint64_t> hits_keys_;
   mutable std::vector<float> hits_dist_;
-  mutable std::unordered_set<uint64_t> seen_;
+  /// Keys a search has emitted, past the first 32: open addressing, kNoKey empty (a span id
+  /// is below 2^53), so a search allocates nothing for it once warm.
+  static constexpr uint64_t kNoKey = ~uint64_t(0);
+  mutable std::vector<uint64_t> seen_;
   std::vector<size_t> fresh_;     ///< index_rows: rows with new content
   std::vector<float> unit_rows_;  ///< index_rows: one normalized row per build thread
   mutable std::vector<float> unit_query_;

@@ -161,6 +161,12 @@ describe('catchUp: long spans are indexed as windows keyed by the span id', () =
     const r = ix.search(embedder.embed([needle]), 10, RAW);
     expect(Array.from(r.ids)).toContain(first + 50);
     expect(new Set(r.ids).size).toBe(r.ids.length); // a span counts once
+    // More hits asked for than there are spans: the short spans come first, then the long
+    // one's windows, past the first 32 hits (whose ids are compared one by one, the rest by a
+    // table). The long span still counts once: every span, each once.
+    const wide = ix.search(embedder.embed([sentence(25)]), 60, RAW);
+    expect(wide.ids.length).toBe(51);
+    expect(new Set(wide.ids).size).toBe(51);
   });
 });
 

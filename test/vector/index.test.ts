@@ -159,6 +159,46 @@ describe('vector index: identical vectors', () => {
   });
 });
 
+describe('vector index: many vectors repeated, each copy found once', () => {
+  it('a search as wide as the namespace returns every id once, copies beside their first, before and after a reopen', () => {
+    const dims = 32;
+    // 400 distinct vectors, each repeated under two later ids (added in batches, so the set of
+    // keys with copies grows while the index does): 1,200 ids, 400 rows.
+    const base = clustered(400, dims, 20, 7);
+    const ids = seq(1200);
+    const m = new Float32Array(1200 * dims);
+    for (let i = 0; i < 1200; i++) m.set(row(base, i % 400, dims), i * dims);
+    const dir = tmpDir('dups-many');
+    const ix = openIndex(dir, { dims, exactBelow: 0, ann: 'binary', rerankMin: 2000, rerankShare: 0 });
+    for (let b = 0; b < 1200; b += 150) ix.add(ids.subarray(b, b + 150), new Uint8Array(150).fill(RAW), m.subarray(b * dims, (b + 150) * dims));
+    expect(ix.stats()).toMatchObject({ spansRaw: 1200, graphRaw: 400 });
+    const check = (index: typeof ix) => {
+      for (const q of [0, 133, 399]) {
+        const r = index.search(row(base, q, dims), 1200, RAW);
+        const got = [...r.ids];
+        expect(new Set(got).size, 'no id twice').toBe(got.length);
+        expect(got.length).toBe(1200);
+        // The query's own vector and its two copies come first, at one distance.
+        expect(new Set(got.slice(0, 3))).toEqual(new Set([q, q + 400, q + 800]));
+      }
+      // A narrower search (past the 32 the emitted ids are scanned for, short of the namespace).
+      const r = index.search(row(base, 5, dims), 90, RAW);
+      expect(new Set(r.ids).size).toBe(90);
+      for (let i = 0; i + 2 < 90; i += 3) {
+        const trio = [...r.ids.slice(i, i + 3)].map((x) => x % 400);
+        expect(new Set(trio).size, `ids ${[...r.ids.slice(i, i + 3)]}`).toBe(1);
+      }
+    };
+    check(ix);
+    ix.save();
+    ix.close();
+    const again = openIndex(dir, { dims, exactBelow: 0, ann: 'binary', rerankMin: 2000, rerankShare: 0 });
+    expect(again.stats().loadedFrom).toBe('file');
+    check(again);
+    again.close();
+  });
+});
+
 describe('vector index: bad input is a typed error and stores nothing', () => {
   const dims = 16;
   const fresh = () => {
