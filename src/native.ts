@@ -236,8 +236,8 @@ export interface NativeLexicalIndex {
   /** BM25 top-k over one namespace (kind 1 raw / 2 summary), optional turn range filter (NaN = open). */
   search(query: string, k: number, kind: number, turnMin: number, turnMax: number): LexicalHits;
   /**
-   * `search` on the addon's read lane (threads of its own, kept off this thread's core): the
-   * arguments are checked on this thread (a bad one rejects
+   * `search` on the thread pool (awaited at once by a search, so it may take this thread's
+   * core): the arguments are checked on this thread (a bad one rejects
    * with its code), the BM25 top-k runs under the index's lock, so the event loop turns while
    * it walks the postings. A long walk lets a waiting catch-up step or call of this thread take
    * the index once it has run half a millisecond, then goes on (`stats().bm25Pauses` counts

@@ -40,8 +40,8 @@ export interface SearchContext {
   recordEvent(e: GuardEvent): Promise<number>;
   matchPolicy: MatchPolicy;
   /**
-   * Told of each index read a search runs off this thread (on the addon's read lane), as it
-   * starts: the store holds a close, a repair's index swap and a release until it settles (an
+   * Told of each index read a search runs off this thread (on the addon's read lane or the
+   * thread pool), as it starts: the store holds a close, a repair's index swap and a release until it settles (an
    * index being read cannot be released). Without it the reads are not tracked.
    */
   poolRead?: <T>(read: Promise<T>) => Promise<T>;
@@ -85,11 +85,11 @@ export const EXACT_SCAN_BYTES = 4 << 20;
 
 /**
  * Postings (the documents a BM25 query's terms hold, summed over the terms query-term
- * selection keeps) up to which the lookup runs on the JS thread rather than as a read-lane job.
- * The sum bounds the walk before it starts; a job costs a hand-over to a lane thread and
+ * selection keeps) up to which the lookup runs on the JS thread rather than as a pool job.
+ * The sum bounds the walk before it starts; a job costs a hand-over to a pool thread and
  * a turn of the loop back (tens to hundreds of microseconds on a busy machine), which is more
  * than a walk this short: on the 10^5-span real-turn store, most natural questions and quotes
- * stay under it; a sentence of common words at 10^6 does not, and goes to the lane.
+ * stay under it; a sentence of common words at 10^6 does not, and goes to the pool.
  */
 export const SYNC_BM25_POSTINGS = 1 << 16;
 
@@ -323,13 +323,13 @@ export async function search(ctx: SearchContext, query: string, options: SearchO
   // A host embedder that fails (a model server down) costs the vector candidates, not the
   // search: the exact and lexical lists still reach every stored span.
   const qv = await ctx.embedQuery([query]).catch(() => null);
-  // The heavy index work runs on the read lane while the event loop turns. Every namespace's
+  // The heavy index work runs off this thread while the event loop turns. Every namespace's
   // vector search starts here, so the signature scans overlap the query's analysis and the
   // exact-phrase lookups (which read the log, and so run on this thread) and the BM25 searches
   // after them (on this thread too when their postings are few: SYNC_BM25_POSTINGS). Each
   // settles with what the same synchronous call returns.
   const pooled = <T>(read: Promise<T>): Promise<T> => (ctx.poolRead ? ctx.poolRead(read) : read);
-  // A BM25 lookup whose postings are few runs here (the same hits as the lane's).
+  // A BM25 lookup whose postings are few runs here (the same hits as the pool's).
   const syncPostings = ctx.syncPostings ?? SYNC_BM25_POSTINGS;
   const bm25Search = (q: string, kind: number, lo: number, hi: number) =>
     ctx.lexical.searchWithin(q, depth, kind, lo, hi, syncPostings) ?? pooled(ctx.lexical.searchAsync(q, depth, kind, lo, hi));

@@ -47,13 +47,12 @@ BackgroundCounters& Background();
 
 /// Where a background job runs.
 enum class Lane {
-  /// The libuv thread pool: opens, loads, and the audits' reads.
+  /// The libuv thread pool: opens, loads, the audits' reads and the long BM25 walks.
   kPool,
   /// The write lane: the jobs an append waits for, group commit's fdatasync and the indexes'
   /// catch-up; and the indexes' saves (a catch-up waits for them).
   kWrite,
-  /// The read lane: the index lookups a search awaits (a vector search, a BM25 walk too long
-  /// for the JS thread).
+  /// The read lane: the vector lookups a search queues and goes on working beside.
   kRead,
 };
 
@@ -72,13 +71,13 @@ enum class Lane {
 /// behind whatever else the pool was given: a searcher's vector and BM25 lookups, whose cost
 /// grows with the store, so the appends' cycle grew with it.
 ///
-/// The read lane runs the lookups a search awaits while its JS thread goes on with the rest
-/// of the search (src/search.ts). Its threads are kept off the core the JS thread runs on
-/// whenever the process may use another (Linux: each job's submission points their CPU mask
-/// away from that core when the JS thread has moved). A pool thread woken for such a lookup
-/// was often placed on the JS thread's own core (a virtual machine's idle vCPU counts as
-/// busy to the guest's scheduler) and preempted the JS thread for the whole lookup: the
-/// search waited for the job it had queued so as not to wait for it.
+/// The read lane runs the vector lookups a search queues while its JS thread goes on with the
+/// rest of the search (src/search.ts). A BM25 walk too long for the JS thread stays on the
+/// pool: the search awaits it at once, leaving the JS thread's core to it. Its threads are kept off the core the JS
+/// thread runs on whenever the process may use another (Linux: each job's submission points their CPU mask away from
+/// that core when the JS thread has moved). A pool thread woken for such a lookup was often placed on the JS thread's
+/// own core (a virtual machine's idle vCPU counts as busy to the guest's scheduler) and preempted the JS thread for the
+/// whole lookup: the search waited for the job it had queued so as not to wait for it.
 class ThreadLane {
  public:
   /// A job: Run() on a lane thread, then Complete() on the JS thread.

@@ -364,8 +364,10 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
 
   // searchAsync(query, k, kind, turnMin, turnMax) → Promise<{ ids, scores }>: search's
   // arguments, checked here (a bad one rejects with its code); the BM25 top-k runs on the
-  // read lane (napi/background.h ThreadLane) under lock_'s pool side, so the event loop turns
-  // while it walks the postings.
+  // thread pool under lock_'s pool side, so the event loop turns while it walks the postings.
+  // Not on the read lane (napi/background.h ThreadLane), whose threads keep off the JS
+  // thread's core: a search awaits this walk as soon as it is queued, so that core is free for
+  // it, and at 10^6 spans the walk and the vector lookup each need a core of their own.
   // The answer is search's for the index as it stood when the job took the lock. A long walk
   // lets a waiting catch-up step or JS-thread call in once it has run its turn
   // (IndexLock::kReadTurn), then goes on where it was (LockPause): an append's catch-up waits
@@ -387,8 +389,7 @@ class LexicalIndexWrap : public Napi::ObjectWrap<LexicalIndexWrap> {
             index->Search(args->query, args->k, args->kind, args->turn_min, args->turn_max, hits.get(), UINT64_MAX,
                           &pause);
           },
-          [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value(),
-          Lane::kRead);
+          [hits](Napi::Env e) -> Napi::Value { return HitsObject(e, *hits); }, [this]() { --reading_; }, Value());
     });
   }
 
