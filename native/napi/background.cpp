@@ -69,11 +69,6 @@ size_t ThreadLane::Threads() const {
   return threads_.size();
 }
 
-std::vector<int> ThreadLane::AllowedCpus() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return cpus_;
-}
-
 ThreadLane::ThreadLane(Napi::Env env, Lane lane) : env_(env), lane_(lane) {
   napi_value name = Napi::String::New(env, lane == Lane::kRead ? "spanguard:readLane" : "spanguard:writeLane");
   if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, this, &ThreadLane::CallJs,
@@ -122,16 +117,12 @@ void ThreadLane::SteerOffJsCpu() {
   cpus_.clear();
   cpu_set_t set;
   CPU_ZERO(&set);
+  // (The JS thread on a core outside the set it started with, the host having moved it: every
+  // core of that set.)
   for (int c : js_cpus_) {
     if (c == cpu) continue;
     cpus_.push_back(c);
     CPU_SET(c, &set);
-  }
-  // The JS thread on a core outside the set it started with (the host moved it): any other
-  // core of that set will do.
-  if (cpus_.empty()) {
-    cpus_ = js_cpus_;
-    for (int c : js_cpus_) CPU_SET(c, &set);
   }
   // Best effort: a thread whose mask cannot be set runs wherever the scheduler puts it.
   for (long tid : tids_) (void)sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set);

@@ -107,9 +107,6 @@ class ThreadLane {
   size_t Threads() const;
   /// Jobs submitted to the lane so far (JS thread): a test seam.
   uint64_t Submitted() const { return submitted_; }
-  /// The CPUs the read lane's threads may run on now (Linux; empty elsewhere or for the write
-  /// lane, whose threads may run anywhere): a test seam.
-  std::vector<int> AllowedCpus() const;
 
   ~ThreadLane();
 
