@@ -232,10 +232,12 @@ LexicalStats LexicalIndex::Stats() const {
   s.raw_tokens = raw_->total_tokens;
   s.summary_tokens = summary_->total_tokens;
   s.postings_bytes = raw_->PostingsBytes() + summary_->PostingsBytes();
-  s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double);
+  s.memory_bytes = raw_->MemoryBytes() + summary_->MemoryBytes() + scratch_->accumulators.capacity() * sizeof(double) +
+                   scratch_->touched.capacity() * sizeof(uint32_t);
   {
     std::lock_guard<std::mutex> held(spare_mu_);
-    for (const Scratch* sc : spare_) s.memory_bytes += sc->accumulators.capacity() * sizeof(double);
+    for (const Scratch* sc : spare_)
+      s.memory_bytes += sc->accumulators.capacity() * sizeof(double) + sc->touched.capacity() * sizeof(uint32_t);
   }
   for (const Namespace* n : {raw_, summary_}) {
     const Namespace::Memory m = n->MemorySplit();

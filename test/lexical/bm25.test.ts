@@ -321,14 +321,16 @@ describe('term at a time when pruning cannot help', () => {
   });
 
   it('a query of 4 or more words whose postings are few is answered term at a time when the seed leaves them essential', () => {
-    // Four rare words, each in 20 of the 8,000 documents and no two in one: every document of
-    // their lists holds one of them, so a document-at-a-time walk would score each it reaches.
-    // Their 80 postings are far from a quarter of the documents: the sums are read from the
-    // documents they touched, not from the range between the first and the last.
+    // Rare words, each in 20 of the 8,000 documents and no two in one: every document of their
+    // lists holds one of them, so a document-at-a-time walk would score each it reaches. Seven
+    // of them hold 140 postings, far from a quarter of the documents but over 1/64 of them:
+    // the sums are read from the documents the terms touched, not from the range between the
+    // first and the last.
     const rare = (i: number) => `rare${String.fromCharCode(97 + (i % 20))}${String.fromCharCode(97 + Math.floor((i % 400) / 20))}`;
+    const seven = (from: number) => Array.from({ length: 7 }, (_, j) => rare(from + 21 * j)).join(' ');
     for (const [q, k] of [
-      [`${rare(0)} ${rare(21)} ${rare(42)} ${rare(399)}`, 10],
-      [`${rare(5)} ${rare(106)} ${rare(207)} ${rare(308)} ${rare(19)}`, 200],
+      [seven(0), 10],
+      [seven(5), 200],
     ] as const) {
       const before = accumulated();
       expectOracle(q, k);
@@ -336,8 +338,14 @@ describe('term at a time when pruning cannot help', () => {
     }
     // With a turn window: only the touched documents inside it.
     const before = accumulated();
-    expectOracle(`${rare(1)} ${rare(22)} ${rare(43)} ${rare(64)}`, 10, 2000, 6000);
+    expectOracle(seven(1), 10, 2000, 6000);
     expect(accumulated()).toBe(before + 1);
+    // Four of them (80 postings, under 1/64 of the documents) keep the walk: the sums take 8
+    // bytes for every document of the namespace.
+    const four = `${rare(0)} ${rare(21)} ${rare(42)} ${rare(399)}`;
+    const walked = accumulated();
+    expectOracle(four, 10);
+    expect(accumulated()).toBe(walked);
   });
 
   it('a query of fewer than 4 terms stays document at a time (MaxScore soon leaves one out of the walk)', () => {
