@@ -399,7 +399,7 @@ export interface NativeVectorIndex {
    * this index.
    */
   searchTake(search: Promise<VectorHits>, stealRows: number, spinMicros?: number): VectorHits | null;
-  /** Test seam: a pool job that holds this index's lock (as a pool search does) for `ms` milliseconds. */
+  /** Test seam: a pool job that holds this index's lock (as a read-lane search does) for `ms` milliseconds. */
   _holdAsync(ms: number): Promise<void>;
   save(): void;
   /** `save()` on the addon's write lane; until it settles add, catchUp, save and close throw INVALID_ARGUMENT (search is fine). */

@@ -87,7 +87,6 @@ ThreadLane::ThreadLane(Napi::Env env, Lane lane) : env_(env), lane_(lane) {
       for (int c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &set)) js_cpus_.push_back(c);
     }
-    cpus_ = js_cpus_;
   }
 #endif
 }
@@ -108,22 +107,25 @@ void ThreadLane::Submit(std::unique_ptr<Task> task) {
   cv_.notify_one();
 }
 
+#if defined(__linux__)
+// The CPUs the JS thread may use but `off` (all of them when it is not one: the host moved
+// the JS thread outside the set it started with).
+static cpu_set_t AllBut(const std::vector<int>& cpus, int off) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus)
+    if (c != off) CPU_SET(c, &set);
+  return set;
+}
+#endif
+
 void ThreadLane::SteerOffJsCpu() {
 #if defined(__linux__)
   const int cpu = sched_getcpu();
   // Unchanged since the last job (the common case: one vDSO read), or nowhere else to go.
   if (cpu < 0 || cpu == off_cpu_ || js_cpus_.size() < 2) return;
   off_cpu_ = cpu;
-  cpus_.clear();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  // (The JS thread on a core outside the set it started with, the host having moved it: every
-  // core of that set.)
-  for (int c : js_cpus_) {
-    if (c == cpu) continue;
-    cpus_.push_back(c);
-    CPU_SET(c, &set);
-  }
+  const cpu_set_t set = AllBut(js_cpus_, cpu);
   // Best effort: a thread whose mask cannot be set runs wherever the scheduler puts it.
   for (long tid : tids_) (void)sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set);
 #endif
@@ -138,10 +140,8 @@ void ThreadLane::SetUp() {
   std::lock_guard<std::mutex> lock(mu_);
   const long tid = static_cast<long>(syscall(SYS_gettid));
   tids_.push_back(tid);
-  if (cpus_.size() < js_cpus_.size()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : cpus_) CPU_SET(c, &set);
+  if (off_cpu_ >= 0) {
+    const cpu_set_t set = AllBut(js_cpus_, off_cpu_);
     (void)sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set);
   }
 #endif

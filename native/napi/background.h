@@ -73,11 +73,13 @@ enum class Lane {
 ///
 /// The read lane runs the vector lookups a search queues while its JS thread goes on with the
 /// rest of the search (src/search.ts). A BM25 walk too long for the JS thread stays on the
-/// pool: the search awaits it at once, leaving the JS thread's core to it. Its threads are kept off the core the JS
-/// thread runs on whenever the process may use another (Linux: each job's submission points their CPU mask away from
-/// that core when the JS thread has moved). A pool thread woken for such a lookup was often placed on the JS thread's
-/// own core (a virtual machine's idle vCPU counts as busy to the guest's scheduler) and preempted the JS thread for the
-/// whole lookup: the search waited for the job it had queued so as not to wait for it.
+/// pool: the search awaits it at once, leaving the JS thread's core to it. The read lane's
+/// threads are kept off the core the JS thread was on when a job was queued, whenever the
+/// process may use another (Linux: each submission points their CPU mask away from that core
+/// when the JS thread has moved). A pool thread woken for such a lookup was often placed on the
+/// JS thread's own core (a virtual machine's idle vCPU counts as busy to the guest's
+/// scheduler) and preempted the JS thread for the whole lookup: the search waited for the job
+/// it had queued so as to go on beside it.
 class ThreadLane {
  public:
   /// A job: Run() on a lane thread, then Complete() on the JS thread.
@@ -107,6 +109,11 @@ class ThreadLane {
   size_t Threads() const;
   /// Jobs submitted to the lane so far (JS thread): a test seam.
   uint64_t Submitted() const { return submitted_; }
+  /// The core the read lane's threads were last pointed away from (-1: none): a test seam.
+  int OffCpu() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return off_cpu_;
+  }
 
   ~ThreadLane();
 
@@ -136,10 +143,9 @@ class ThreadLane {
   size_t idle_ = 0;
   bool stopping_ = false;
   /// Read lane (Linux): the CPUs the JS thread may use (read when the lane is made), the core
-  /// the threads are kept off (-1: none yet), the CPUs they may use now, and their thread ids.
+  /// the threads are kept off (-1: none yet), and their thread ids.
   std::vector<int> js_cpus_;
   int off_cpu_ = -1;
-  std::vector<int> cpus_;
   std::vector<long> tids_;
 };
 

@@ -226,22 +226,26 @@ Napi::Value PoolSleepJs(const Napi::CallbackInfo& info) {
   });
 }
 
-// readLaneProbe() → Promise<{ queuedOn, ranOn, mask }>: a read-lane job that reports the CPU
-// it ran on and the CPUs its thread may use, with the CPU the JS thread was on when it queued
-// it (-1 each where the platform does not tell).
+// readLaneProbe() → Promise<{ steeredOff, jsCpus, ranOn, mask }>: a read-lane job that reports
+// the CPU it ran on and the CPUs its thread may use, with the core its submission pointed the
+// lane's threads away from and how many CPUs the JS thread may use (-1 and 0 where the
+// platform does not tell).
 Napi::Value ReadLaneProbeJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return GuardAsync(env, [&]() -> Napi::Value {
     struct Seen {
-      int queued_on = -1;
+      int steered_off = -1;
+      int js_cpus = 0;
       int ran_on = -1;
       std::vector<int> mask;
     };
     auto seen = std::make_shared<Seen>();
 #if defined(__linux__)
-    seen->queued_on = sched_getcpu();
+    cpu_set_t js;
+    CPU_ZERO(&js);
+    if (sched_getaffinity(0, sizeof(js), &js) == 0) seen->js_cpus = CPU_COUNT(&js);
 #endif
-    return BackgroundJob::Queue(
+    Napi::Promise promise = BackgroundJob::Queue(
         env, "spanguard:readLaneProbe",
         [seen]() {
 #if defined(__linux__)
@@ -255,7 +259,8 @@ Napi::Value ReadLaneProbeJs(const Napi::CallbackInfo& info) {
         },
         [seen](Napi::Env e) -> Napi::Value {
           Napi::Object o = Napi::Object::New(e);
-          o.Set("queuedOn", Napi::Number::New(e, seen->queued_on));
+          o.Set("steeredOff", Napi::Number::New(e, seen->steered_off));
+          o.Set("jsCpus", Napi::Number::New(e, seen->js_cpus));
           o.Set("ranOn", Napi::Number::New(e, seen->ran_on));
           Napi::Array mask = Napi::Array::New(e, seen->mask.size());
           for (size_t i = 0; i < seen->mask.size(); ++i) mask.Set(static_cast<uint32_t>(i), seen->mask[i]);
@@ -263,6 +268,9 @@ Napi::Value ReadLaneProbeJs(const Napi::CallbackInfo& info) {
           return o;
         },
         nullptr, Napi::Object(), Lane::kRead);
+    // Read after the submission, on this thread: the core that submission steered away from.
+    seen->steered_off = ThreadLane::Of(env, Lane::kRead).OffCpu();
+    return promise;
   });
 }
 

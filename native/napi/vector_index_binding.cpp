@@ -289,10 +289,10 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
 
   bool saving_ = false;    ///< a saveAsync is running (on the write lane)
   bool catching_ = false;  ///< a catchUpAsync is running (on the write lane)
-  uint32_t reading_ = 0;   ///< idsAsync reads and searchAsync searches running on the pool
+  uint32_t reading_ = 0;   ///< idsAsync reads (pool) and searchAsync searches (read lane) running
 
-  /// One searchAsync: its arguments and hits, and who runs it (the pool, or searchTake on the
-  /// JS thread, whichever takes it from kQueued first).
+  /// One searchAsync: its arguments and hits, and who runs it (the read lane, or searchTake on
+  /// the JS thread, whichever takes it from kQueued first).
   struct AsyncSearch {
     enum : uint8_t { kQueued, kRunning, kDone, kFailed };
     std::atomic<uint8_t> state{kQueued};
@@ -348,7 +348,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   }
 
   // highWater() reads the mirror the writers keep (high_water_), not the index under lock_: a
-  // pool search holds the lock for its whole scan (tens of ms at 10^7 rows), a catch-up step
+  // lane search holds the lock for its whole scan (tens of ms at 10^7 rows), a catch-up step
   // for its store (longer when a column outgrows its block), and the catch-up loop asks for
   // the high water on the JS thread after every job.
   Napi::Value HighWater(const Napi::CallbackInfo& info) {
@@ -397,11 +397,11 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
     });
   }
 
-  /// Refuses to close the engine while an idsAsync or a searchAsync reads it on the pool.
+  /// Refuses to close the engine while an idsAsync or a searchAsync reads it off this thread.
   void RefuseWhileRead(Napi::Env env) const {
     if (reading_ > 0)
       ThrowTyped(env, "INVALID_ARGUMENT",
-                 "the vector index is being read on the thread pool; it cannot close until that settles");
+                 "the vector index is being read off the JS thread; it cannot close until that settles");
   }
 
   /// Releases the vectors file (and its lock) and the memory. Does not save. Idempotent.
@@ -788,7 +788,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
   }
 
   /// _holdAsync(ms) → Promise<void> (a test seam): a pool job that holds this index's lock, as
-  /// a pool search does for its scan, for `ms` milliseconds.
+  /// a read-lane search does for its scan, for `ms` milliseconds.
   Napi::Value HoldAsync(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     return GuardAsync(env, [&]() -> Napi::Value {

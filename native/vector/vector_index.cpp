@@ -491,8 +491,11 @@ size_t VectorIndex::Search(const float* query, size_t k, uint8_t kind, bool exac
     }
     size_t out = 0;
     bool hashing = false;
+    // At most k distinct keys are emitted, and no more than the namespace's rows and their
+    // aliases hold: a table twice that (a wide k over a small namespace does not size it).
+    const size_t most = std::min<size_t>(k, total + space.duplicates);
     size_t slots = 64;
-    while (slots < 2 * k) slots *= 2;
+    while (slots < 2 * most) slots *= 2;
     // Whether `key` was not in the table (it is now).
     auto fresh = [&](uint64_t key) {
       for (uint64_t h = Fmix64(key) & (slots - 1);; h = (h + 1) & (slots - 1)) {
