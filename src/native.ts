@@ -330,7 +330,7 @@ export interface NativeVectorIndexOptions {
   partitionAbove?: number;
   /** Partitioned: a query takes the nearest lists up to a cap of this many rows (default 16,384) ... */
   probeMin?: number;
-  /** ... or this share of the namespace, whichever is more (default 1/16). */
+  /** ... or this share of the namespace, whichever is more (default 1/5). */
   probeShare?: number;
   /**
    * Partitioned: past the nearest list, a list is taken only while its centroid lies within
@@ -339,6 +339,12 @@ export interface NativeVectorIndexOptions {
   probeMargin?: number;
   /** Partitioned: candidates reranked exactly per query (default 4,096), whatever the namespace's size. */
   probeRerank?: number;
+  /**
+   * Partitioned: threads a search scans its lists on, 1 or 2 (default 2): from 65,536 rows
+   * probed, the lists are split between the calling thread and a helper thread of the index's
+   * own. The answer is the same either way; `stats().probedSplit` counts the split searches.
+   */
+  searchThreads?: number;
   /** HNSW parameters (defaults 16 / 128 / 64). */
   connectivity?: number;
   expansionAdd?: number;

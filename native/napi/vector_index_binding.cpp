@@ -158,6 +158,7 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
         opts.probe_margin = x;
       }
       size_opt("probeRerank", &opts.probe_rerank, 1, 1e9);
+      size_opt("searchThreads", &opts.search_threads, 1, 2);
       size_opt("connectivity", &opts.connectivity, 2, 256);
       size_opt("expansionAdd", &opts.expansion_add, 1, 4096);
       size_opt("expansionSearch", &opts.expansion_search, 1, 4096);
@@ -869,10 +870,13 @@ class VectorIndexWrap : public Napi::ObjectWrap<VectorIndexWrap> {
       s.Set("probeShare", Napi::Number::New(env, ix.options().probe_share));
       s.Set("probeRerank", Napi::Number::New(env, static_cast<double>(ix.options().probe_rerank)));
       s.Set("probeMargin", Napi::Number::New(env, ix.options().probe_margin));
+      s.Set("searchThreads", Napi::Number::New(env, static_cast<double>(ix.options().search_threads)));
       const VectorIndex::ProbeCounts probes = ix.probe_counts();
       s.Set("probedQueries", Napi::Number::New(env, static_cast<double>(probes.queries)));
       s.Set("probedLists", Napi::Number::New(env, static_cast<double>(probes.lists)));
       s.Set("probedRows", Napi::Number::New(env, static_cast<double>(probes.rows)));
+      s.Set("probedShortlisted", Napi::Number::New(env, static_cast<double>(probes.shortlisted)));
+      s.Set("probedSplit", Napi::Number::New(env, static_cast<double>(probes.split)));
       s.Set("connectivity", Napi::Number::New(env, static_cast<double>(ix.options().connectivity)));
       s.Set("expansionAdd", Napi::Number::New(env, static_cast<double>(ix.options().expansion_add)));
       s.Set("expansionSearch", Napi::Number::New(env, static_cast<double>(ix.options().expansion_search)));

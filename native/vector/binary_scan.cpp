@@ -214,6 +214,43 @@ __attribute__((target("popcnt"))) void FinishPopcnt(const uint64_t* tails, size_
 using FinishFn = void (*)(const uint64_t*, size_t, const uint64_t*, size_t, const uint32_t*, size_t, const uint16_t*,
                           int32_t, int32_t, uint64_t*) noexcept;
 
+// The same for rows whose tail words lie apart (a partitioned search's, in their lists):
+// row j's tail words at tails[j], its first pass's distance at lead_dist[j].
+__attribute__((always_inline)) inline void FinishAtBody(const uint64_t* const* tails, size_t tail,
+                                                        const uint64_t* planes, size_t stride, const uint32_t* rows,
+                                                        size_t n, const uint16_t* lead_dist, int32_t lead_bias,
+                                                        int32_t full_bias, uint64_t* out) noexcept {
+  constexpr size_t kAhead = 8;
+  for (size_t j = 0; j < n; ++j) {
+    if (j + kAhead < n) __builtin_prefetch(tails[j + kAhead]);
+    const uint64_t* x = tails[j];
+    int32_t score = lead_bias - static_cast<int32_t>(lead_dist[j]);
+    for (size_t w = 0; w < tail; ++w) {
+      for (size_t k = 0; k + 1 < kQueryPlanes; ++k) score += __builtin_popcountll(x[w] & planes[k * stride + w]) << k;
+      score -= __builtin_popcountll(x[w] & planes[(kQueryPlanes - 1) * stride + w]) << (kQueryPlanes - 1);
+    }
+    out[j] = static_cast<uint64_t>(static_cast<uint32_t>(full_bias - score)) << 32 | rows[j];
+  }
+}
+
+void FinishAtPortable(const uint64_t* const* tails, size_t tail, const uint64_t* planes, size_t stride,
+                      const uint32_t* rows, size_t n, const uint16_t* lead_dist, int32_t lead_bias, int32_t full_bias,
+                      uint64_t* out) noexcept {
+  FinishAtBody(tails, tail, planes, stride, rows, n, lead_dist, lead_bias, full_bias, out);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) void FinishAtPopcnt(const uint64_t* const* tails, size_t tail, const uint64_t* planes,
+                                                      size_t stride, const uint32_t* rows, size_t n,
+                                                      const uint16_t* lead_dist, int32_t lead_bias, int32_t full_bias,
+                                                      uint64_t* out) noexcept {
+  FinishAtBody(tails, tail, planes, stride, rows, n, lead_dist, lead_bias, full_bias, out);
+}
+#endif
+
+using FinishAtFn = void (*)(const uint64_t* const*, size_t, const uint64_t*, size_t, const uint32_t*, size_t,
+                            const uint16_t*, int32_t, int32_t, uint64_t*) noexcept;
+
 using ScanFn = size_t (*)(const uint64_t*, size_t, size_t, const uint64_t*, uint16_t*, uint32_t, uint32_t*) noexcept;
 
 /// The kernels of one CPU level; the best this CPU has is picked once, at load.
@@ -222,6 +259,7 @@ struct Kernels {
   ScanFn hamming;
   AsymFn asym;
   FinishFn finish;
+  FinishAtFn finish_at;
 };
 
 bool Supported(Isa isa) noexcept {
@@ -244,10 +282,10 @@ bool Supported(Isa isa) noexcept {
 
 Kernels KernelsOf(Isa isa) noexcept {
 #if defined(__x86_64__)
-  if (isa == Isa::kAvx512) return {&ScanAvx512, &AsymAvx512, &FinishPopcnt};
-  if (isa == Isa::kPopcnt) return {&ScanPopcnt, &AsymPopcnt, &FinishPopcnt};
+  if (isa == Isa::kAvx512) return {&ScanAvx512, &AsymAvx512, &FinishPopcnt, &FinishAtPopcnt};
+  if (isa == Isa::kPopcnt) return {&ScanPopcnt, &AsymPopcnt, &FinishPopcnt, &FinishAtPopcnt};
 #endif
-  return {&ScanPortable, &AsymPortable, &FinishPortable};
+  return {&ScanPortable, &AsymPortable, &FinishPortable, &FinishAtPortable};
 }
 
 Kernels Best() noexcept {
@@ -263,6 +301,12 @@ const Kernels kBest = Best();
 size_t vector_detail::ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t* q, uint16_t* dist,
                                 uint32_t tau, uint32_t* cand) noexcept {
   return kBest.hamming(blocks, nb, words, q, dist, tau, cand);
+}
+
+void vector_detail::FinishAt(const uint64_t* const* tails, size_t tail, const uint64_t* planes, size_t stride,
+                             const uint32_t* rows, size_t n, const uint16_t* lead_dist, int32_t lead_bias,
+                             int32_t full_bias, uint64_t* out) noexcept {
+  kBest.finish_at(tails, tail, planes, stride, rows, n, lead_dist, lead_bias, full_bias, out);
 }
 
 size_t vector_detail::ScanQuery::Scan(const uint64_t* blocks, size_t nb, size_t words, uint16_t* dist, uint32_t tau,
@@ -427,7 +471,7 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
   });
   if (part) {
     for (size_t j = 0; j < m; ++j)
-      AppendToList(*part, fresh_lists_[j], static_cast<uint32_t>(n0 + j), fresh_codes_.data() + j * words, words);
+      AppendToList(*part, fresh_lists_[j], static_cast<uint32_t>(n0 + j), fresh_codes_.data() + j * words);
   }
 }
 
@@ -534,25 +578,30 @@ size_t VectorIndex::SearchFlat(const Namespace& space, const float* unit_query, 
   return Rerank(f, cand, n_cand, wanted);
 }
 
-size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted) const {
+void VectorIndex::RowDistances(const Flat& f, const uint32_t* cand, size_t b, size_t e, float* out) const {
   const unsigned char* qrow = query_row_.data();
-  // Exact distances for the candidates (ascending row order: the reads walk memory forward),
-  // best `wanted` kept in a max-heap on (distance, row).
-  heap_.clear();
-  auto worse = [](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) { return a < b; };
   constexpr size_t kAhead = 8;
-  for (size_t j = 0; j < n_cand; ++j) {
-    const uint32_t r = cand ? cand[j] : static_cast<uint32_t>(j);
+  for (size_t j = b; j < e; ++j) {
     // Mapped rows: the record number of a later candidate first (one more dependent load),
     // and the row's last byte (a record's vector need not start on a cache line).
-    if (rows_mapped_ && cand && j + 2 * kAhead < n_cand) __builtin_prefetch(&f.rec[cand[j + 2 * kAhead]]);
-    if (cand && j + kAhead < n_cand) {
+    if (rows_mapped_ && j + 2 * kAhead < e) __builtin_prefetch(&f.rec[cand[j + 2 * kAhead]]);
+    if (j + kAhead < e) {
       const unsigned char* next = Row(f, cand[j + kAhead]);
       for (size_t o = 0; o < row_bytes_; o += 64) __builtin_prefetch(next + o);
       if (rows_mapped_) __builtin_prefetch(next + row_bytes_ - 1);
     }
-    const float d =
-        static_cast<float>(metric_(reinterpret_cast<const byte_t*>(Row(f, r)), reinterpret_cast<const byte_t*>(qrow)));
+    out[j] = static_cast<float>(
+        metric_(reinterpret_cast<const byte_t*>(Row(f, cand[j])), reinterpret_cast<const byte_t*>(qrow)));
+  }
+}
+
+size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted, bool split) const {
+  // Exact distances for the candidates (ascending row order: the reads walk memory forward),
+  // best `wanted` kept in a max-heap on (distance, row). Candidates: their distances first,
+  // on two threads when `split` (a partitioned search's, helper_thread.h); every row: as read.
+  heap_.clear();
+  auto worse = [](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) { return a < b; };
+  auto offer = [&](float d, uint32_t r) {
     if (heap_.size() < wanted) {
       heap_.emplace_back(d, r);
       std::push_heap(heap_.begin(), heap_.end(), worse);
@@ -561,6 +610,23 @@ size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, s
       heap_.back() = {d, r};
       std::push_heap(heap_.begin(), heap_.end(), worse);
     }
+  };
+  if (cand) {
+    rerank_dist_.resize(n_cand);
+    auto half = [&](size_t h) {
+      const size_t mid = split ? n_cand / 2 : n_cand;
+      if (h == 0) RowDistances(f, cand, 0, mid, rerank_dist_.data());
+      else RowDistances(f, cand, mid, n_cand, rerank_dist_.data());
+    };
+    if (split) helper_.RunBeside(half);
+    else half(0);
+    for (size_t j = 0; j < n_cand; ++j) offer(rerank_dist_[j], cand[j]);
+  } else {
+    const unsigned char* qrow = query_row_.data();
+    for (size_t r = 0; r < n_cand; ++r)
+      offer(static_cast<float>(
+                metric_(reinterpret_cast<const byte_t*>(Row(f, r)), reinterpret_cast<const byte_t*>(qrow))),
+            static_cast<uint32_t>(r));
   }
   std::sort_heap(heap_.begin(), heap_.end(), worse);
   for (size_t i = 0; i < heap_.size(); ++i) {

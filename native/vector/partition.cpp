@@ -106,15 +106,53 @@ uint32_t VectorIndex::NearestList(const Partition& p, const unsigned char* row, 
   return best;
 }
 
-void VectorIndex::AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code, size_t words) {
+void VectorIndex::AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code) const {
+  const size_t lead = lead_words_, tail = tail_words_;
   std::vector<uint32_t>& rows = p.rows[l];
   std::vector<uint64_t>& codes = p.codes[l];
   const size_t pos = rows.size();
   rows.push_back(r);
-  if (pos % 8 == 0) codes.resize(codes.size() + words * 8, 0);
-  uint64_t* block = codes.data() + (pos / 8) * words * 8 + (pos % 8);
-  for (size_t w = 0; w < words; ++w) block[w * 8] = code[w];
+  if (pos % 8 == 0) codes.resize(codes.size() + lead * 8, 0);
+  uint64_t* block = codes.data() + (pos / 8) * lead * 8 + (pos % 8);
+  for (size_t w = 0; w < lead; ++w) block[w * 8] = code[w];
+  p.tails[l].insert(p.tails[l].end(), code + lead, code + lead + tail);
   p.largest = std::max<uint64_t>(p.largest, rows.size());
+}
+
+void VectorIndex::ListCode(const Partition& p, uint32_t l, size_t pos, uint64_t* out) const {
+  const size_t lead = lead_words_, tail = tail_words_;
+  const uint64_t* block = p.codes[l].data() + (pos / 8) * lead * 8 + (pos % 8);
+  for (size_t w = 0; w < lead; ++w) out[w] = block[w * 8];
+  std::memcpy(out + lead, p.tails[l].data() + pos * tail, tail * 8);
+}
+
+void VectorIndex::SplitListCodes(Partition& p, uint32_t l, const unsigned char* blocks) const {
+  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
+  const size_t rows = p.rows[l].size();
+  const size_t nb = (rows + 7) / 8;
+  p.codes[l].resize(nb * lead * 8);
+  p.tails[l].resize(rows * tail);
+  for (size_t b = 0; b < nb; ++b) {
+    const unsigned char* in = blocks + b * words * 64;  // a file's bytes: read without alignment
+    std::memcpy(p.codes[l].data() + b * lead * 8, in, lead * 64);
+    for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
+      for (size_t w = 0; w < tail; ++w)
+        std::memcpy(&p.tails[l][(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
+  }
+}
+
+void VectorIndex::JoinListCodes(const Partition& p, uint32_t l, size_t b0, size_t nb, uint64_t* out) const {
+  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
+  const size_t rows = p.rows[l].size();
+  for (size_t b = b0; b < b0 + nb; ++b) {
+    uint64_t* o = out + (b - b0) * words * 8;
+    std::memcpy(o, p.codes[l].data() + b * lead * 8, lead * 64);
+    for (size_t w = 0; w < tail; ++w)
+      for (size_t lane = 0; lane < 8; ++lane) {
+        const size_t r = b * 8 + lane;
+        o[(lead + w) * 8 + lane] = r < rows ? p.tails[l][r * tail + w] : 0;  // lanes past the last row: zero
+      }
+  }
 }
 
 std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namespace& ns) const {
@@ -192,10 +230,6 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   // Every row to its nearest list, reading its signature where it is kept now.
   std::vector<uint32_t> row_list(n);
   const Partition* old = f.part.get();
-  auto gather = [&](const uint64_t* blocks, size_t pos, uint64_t* code) {
-    const uint64_t* block = blocks + (pos / 8) * words * 8 + (pos % 8);
-    for (size_t w = 0; w < words; ++w) code[w] = block[w * 8];
-  };
   auto assign_range = [&](size_t b, size_t e, size_t) {
     std::vector<uint16_t> ham((lists + 7) / 8 * 8);
     std::vector<uint32_t> scratch(ham.size());
@@ -210,7 +244,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
     for (size_t l = b; l < e; ++l) {
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
-        gather(old->codes[l].data(), pos, code);
+        ListCode(*old, static_cast<uint32_t>(l), pos, code);
         row_list[rows[pos]] = NearestList(*p, Row(f, rows[pos]), code, ham.data(), scratch.data());
       }
     }
@@ -222,22 +256,24 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   for (uint32_t l : row_list) ++sizes[l];
   p->rows.resize(lists);
   p->codes.resize(lists);
+  p->tails.resize(lists);
   for (uint32_t l = 0; l < lists; ++l) {
     p->rows[l].reserve(sizes[l]);
-    p->codes[l].reserve((sizes[l] + 7) / 8 * words * 8);
+    p->codes[l].reserve((sizes[l] + 7) / 8 * lead_words_ * 8);
+    p->tails[l].reserve(sizes[l] * tail_words_);
   }
   uint64_t code[kMaxCodeWords];
   if (!old) {
     for (size_t r = 0; r < n; ++r) {
       RowCode(f, r, code);
-      AppendToList(*p, row_list[r], static_cast<uint32_t>(r), code, words);
+      AppendToList(*p, row_list[r], static_cast<uint32_t>(r), code);
     }
   } else {
     for (uint32_t l = 0; l < old->lists; ++l) {
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
-        gather(old->codes[l].data(), pos, code);
-        AppendToList(*p, row_list[rows[pos]], rows[pos], code, words);
+        ListCode(*old, l, pos, code);
+        AppendToList(*p, row_list[rows[pos]], rows[pos], code);
       }
     }
   }
@@ -265,7 +301,6 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
   const Partition& p = *f.part;
   const size_t n = f.size();
   const size_t words = code_words_;
-  const size_t top = query.max_dist;
   const unsigned char* qrow = query_row_.data();
   const size_t probe = std::max<size_t>(options_.probe_min,
                                         static_cast<size_t>(std::ceil(static_cast<double>(n) * options_.probe_share)));
@@ -284,10 +319,11 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
   std::nth_element(list_order_.begin(), list_order_.begin() + sorted, list_order_.end());
   std::sort(list_order_.begin(), list_order_.begin() + sorted);
 
-  // Estimated distances of the taken lists' rows: the nearest list, then the next ones while
-  // their centroid lies within probe_margin of the nearest's and the cap is not reached.
+  // The lists taken: the nearest, then the next ones while their centroid lies within
+  // probe_margin of the nearest's and the cap is not reached.
   size_t probed = 0;
-  size_t taken = 0;
+  size_t largest = 0;
+  taken_lists_.clear();
   const double reach = static_cast<double>(list_order_[0].first) + options_.probe_margin;
   for (size_t i = 0; i < p.lists && probed < probe; ++i) {
     if (i == sorted) {
@@ -296,48 +332,136 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
     }
     if (static_cast<double>(list_order_[i].first) > reach) break;
     const uint32_t l = list_order_[i].second;
-    const auto& rows = p.rows[l];
-    if (rows.empty()) continue;
-    ++taken;
-    const size_t nb = (rows.size() + 7) / 8;
-    if (scan_dist_.size() < probed + nb * 8) scan_dist_.resize(std::max(probed + nb * 8, scan_dist_.size() * 2));
-    if (cand_.size() < probed + nb * 8) cand_.resize(std::max(probed + nb * 8, cand_.size() * 2));
-    if (scan_scratch_.size() < nb * 8) scan_scratch_.resize(nb * 8);
-    query.Scan(p.codes[l].data(), nb, words, scan_dist_.data() + probed, 0, scan_scratch_.data());
-    std::memcpy(cand_.data() + probed, rows.data(), rows.size() * 4);
-    probed += rows.size();
+    if (p.rows[l].empty()) continue;
+    taken_lists_.push_back(l);
+    probed += p.rows[l].size();
+    largest = std::max(largest, p.rows[l].size());
   }
   ++probe_counts_.queries;
-  probe_counts_.lists += taken;
+  probe_counts_.lists += taken_lists_.size();
   probe_counts_.rows += probed;
 
-  // The pool: the `probe_rerank` smallest Hamming distances, ties at the cut by row order. Not
-  // a share of the namespace: the rows probed are a share of it already, and the rerank's
-  // random reads are the search's largest cost once few rows are probed.
-  const size_t pool = std::max(options_.probe_rerank, wanted);
-  size_t kept = probed;
-  if (pool < probed) {
-    std::vector<uint32_t>& hist = scan_scratch_;
-    hist.assign(top + 1, 0);
-    for (size_t j = 0; j < probed; ++j) ++hist[scan_dist_[j]];
-    size_t below = 0;
-    uint32_t t = 0;
-    while (t < top && below + hist[t] < pool) below += hist[t++];
-    size_t room = pool - below;
-    kept = 0;
-    size_t ties = probed;  // ties at t are moved to the end of cand_ (past `probed`)
-    if (cand_.size() < probed * 2) cand_.resize(probed * 2);
-    for (size_t j = 0; j < probed; ++j) {
-      const uint16_t d = scan_dist_[j];
-      if (d < t) cand_[kept++] = cand_[j];  // in place: kept <= j
-      else if (d == t) cand_[ties++] = cand_[j];
-    }
-    std::sort(cand_.begin() + static_cast<std::ptrdiff_t>(probed), cand_.begin() + static_cast<std::ptrdiff_t>(ties));
-    for (size_t j = probed; j < ties && room > 0; ++j, --room) cand_[kept++] = cand_[j];
+  // Two halves of the taken lists, by rows, when the probe is large enough to pay for the
+  // helper's wakes (helper_thread.h). Each half keeps, in its own range of the buffers below,
+  // only the rows that can still enter the shortlist.
+  const bool split = options_.search_threads > 1 && probed >= kSplitMinRows && taken_lists_.size() > 1;
+  size_t cut = taken_lists_.size();  // lists [0, cut) to half 0, [cut, end) to half 1
+  size_t rows0 = probed;
+  if (split) {
+    rows0 = 0;
+    for (cut = 0; cut < taken_lists_.size() && 2 * rows0 < probed; ++cut) rows0 += p.rows[taken_lists_[cut]].size();
   }
+  const size_t begin[2] = {0, rows0};
+  // The pool reranked: the `probe_rerank` rows nearest by the whole signature's estimate,
+  // ties by row order, among the shortlist: every row whose first-pass estimate (the lead
+  // words: half the bytes, and the scan is bound by reading them) is at most the
+  // kLeadShortlist x pool-th smallest, ties included. Not a share of the namespace: the rows
+  // probed are a share of it already, and the rerank's random reads are the search's largest
+  // cost once few rows are probed.
+  const size_t pool = std::max(options_.probe_rerank, wanted);
+  const size_t shortlist = pool * kLeadShortlist;
+  const ScanQuery lead = ScanQuery::Over(query_planes_.data(), words, lead_words_);
+  const size_t top = lead.max_dist;
+  // Everything the halves write, allocated before they run (a half must not throw).
+  if (scan_dist_.size() < probed) scan_dist_.resize(std::max(probed, scan_dist_.size() * 2));
+  if (cand_.size() < probed) cand_.resize(std::max(probed, cand_.size() * 2));
+  if (tail_at_.size() < probed) tail_at_.resize(std::max(probed, tail_at_.size() * 2));
+  if (shortlist_.size() < probed) shortlist_.resize(std::max(probed, shortlist_.size() * 2));
+  const size_t block_rows = (largest + 7) / 8 * 8;
+  if (scan_scratch_.size() < 2 * block_rows) scan_scratch_.resize(2 * block_rows);
+  if (list_dist_.size() < 2 * block_rows) list_dist_.resize(2 * block_rows);
+  scan_hist_.assign(2 * (top + 1), 0);
+
+  // The first pass. A half scans its lists one at a time into a list-sized scratch and keeps
+  // the rows whose estimate is at most `tau`: at first every row; once it holds 2 x
+  // shortlist rows, tau drops to the smallest distance at which the half alone already has
+  // `shortlist` rows, and the rows above it are dropped. No row dropped so is in the
+  // shortlist: its cut, over both halves, is at most either half's own. So the probed rows
+  // are read once, as they are scanned, and only the few that can still count are written.
+  size_t kept_in[2] = {0, 0};
+  auto first = [&](size_t h) {
+    const size_t from = h == 0 ? 0 : cut, to = h == 0 ? cut : taken_lists_.size();
+    uint16_t* out_dist = scan_dist_.data() + begin[h];
+    uint32_t* out_rows = cand_.data() + begin[h];
+    const uint64_t** out_tail = tail_at_.data() + begin[h];
+    uint16_t* dist = list_dist_.data() + h * block_rows;
+    uint32_t* pass = scan_scratch_.data() + h * block_rows;
+    uint32_t* hist = scan_hist_.data() + h * (top + 1);
+    uint32_t tau = static_cast<uint32_t>(top);
+    size_t at = 0;
+    for (size_t i = from; i < to; ++i) {
+      const uint32_t l = taken_lists_[i];
+      const auto& rows = p.rows[l];
+      const uint64_t* tails = p.tails[l].data();
+      const size_t found = lead.Scan(p.codes[l].data(), (rows.size() + 7) / 8, lead_words_, dist, tau, pass);
+      for (size_t j = 0; j < found && pass[j] < rows.size(); ++j) {  // ascending; past the rows: padding
+        const uint32_t pos = pass[j];
+        const uint16_t d = dist[pos];
+        out_dist[at] = d;
+        out_rows[at] = rows[pos];
+        out_tail[at++] = tails + static_cast<size_t>(pos) * tail_words_;
+        ++hist[d];
+      }
+      if (at < 2 * shortlist) continue;
+      size_t below = 0;
+      uint32_t cutoff = 0;
+      while (cutoff < tau && below + hist[cutoff] < shortlist) below += hist[cutoff++];
+      if (cutoff == tau) continue;
+      tau = cutoff;
+      size_t kept = 0;
+      for (size_t j = 0; j < at; ++j) {
+        if (out_dist[j] > tau) continue;
+        out_dist[kept] = out_dist[j];
+        out_rows[kept] = out_rows[j];
+        out_tail[kept++] = out_tail[j];
+      }
+      at = kept;
+      std::fill(hist + tau + 1, hist + top + 1, 0u);
+    }
+    kept_in[h] = at;
+  };
+  if (split ? helper_.RunBeside(first) : (first(0), false)) ++probe_counts_.split;
+
+  // The shortlist's cut over both halves.
+  uint32_t t = static_cast<uint32_t>(top);
+  if (kept_in[0] + kept_in[1] > shortlist) {
+    const uint32_t* h0 = scan_hist_.data();
+    const uint32_t* h1 = h0 + top + 1;
+    size_t below = 0;
+    t = 0;
+    while (t < top && below + h0[t] + h1[t] < shortlist) below += h0[t] + h1[t], ++t;
+  }
+  // The second pass: each half's rows at most `t` completed with their tail words, as
+  // (estimate << 32 | row) in its range of shortlist_.
+  size_t done_in[2] = {0, 0};
+  auto second = [&](size_t h) {
+    uint16_t* d = scan_dist_.data() + begin[h];
+    uint32_t* r = cand_.data() + begin[h];
+    const uint64_t** x = tail_at_.data() + begin[h];
+    size_t m = 0;
+    for (size_t j = 0; j < kept_in[h]; ++j) {
+      if (d[j] > t) continue;
+      d[m] = d[j];
+      r[m] = r[j];
+      x[m++] = x[j];
+    }
+    FinishAt(x, tail_words_, query_planes_.data() + lead_words_, words, r, m, d, static_cast<int32_t>(lead.bias),
+             static_cast<int32_t>(query.bias), shortlist_.data() + begin[h]);
+    done_in[h] = m;
+  };
+  if (split) helper_.RunBeside(second);
+  else second(0);
+  if (split) std::memmove(shortlist_.data() + done_in[0], shortlist_.data() + begin[1], done_in[1] * 8);
+  const size_t done = done_in[0] + done_in[1];
+  probe_counts_.shortlisted += done;
+  const size_t kept = std::min(pool, done);
+  if (kept < done)
+    std::nth_element(shortlist_.begin(), shortlist_.begin() + static_cast<std::ptrdiff_t>(kept),
+                     shortlist_.begin() + static_cast<std::ptrdiff_t>(done));
+  for (size_t j = 0; j < kept; ++j) cand_[j] = static_cast<uint32_t>(shortlist_[j]);
   // Ascending row order: the rerank's reads walk memory forward.
   std::sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(kept));
-  return Rerank(f, cand_.data(), kept, wanted);
+  return Rerank(f, cand_.data(), kept, wanted, split);
 }
 
 }  // namespace spanguard

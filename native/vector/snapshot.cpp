@@ -241,6 +241,7 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
         if (!std::isfinite(c)) return reject("partition centroid not finite" + Where(path, section));
       part->rows.resize(lists);
       part->codes.resize(lists);
+      part->tails.resize(lists);
       std::vector<uint8_t> seen(rows, 0);
       uint64_t total = 0;
       for (uint32_t l = 0; l < lists; ++l) {
@@ -258,8 +259,7 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
           if (r >= rows || seen[r]) return reject("partition lists do not hold every row once" + Where(path, section));
           seen[r] = 1;
         }
-        part->codes[l].resize(cb / 8);
-        if (cb) std::memcpy(part->codes[l].data(), p, cb);
+        SplitListCodes(*part, l, p);
         p += cb;
         total += c;
         part->largest = std::max(part->largest, c);
@@ -452,10 +452,18 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
       }
     }
     if (ok && p) ok = writer.Write(p->centroids.data(), static_cast<size_t>(lists) * options_.dims * 4);
+    std::vector<uint64_t> list_chunk;
     for (uint32_t l = 0; ok && l < lists; ++l) {
       const uint64_t count = p->rows[l].size();
-      ok = writer.Write(&count, 8) && writer.Write(p->rows[l].data(), count * 4) &&
-           writer.Write(p->codes[l].data(), (count + 7) / 8 * code_words_ * 64);
+      ok = writer.Write(&count, 8) && writer.Write(p->rows[l].data(), count * 4);
+      constexpr size_t kChunkBlocks = 1024;
+      const size_t nb = (count + 7) / 8;
+      list_chunk.resize(std::min(kChunkBlocks, nb) * code_words_ * 8);
+      for (size_t b = 0; ok && b < nb; b += kChunkBlocks) {
+        const size_t m = std::min(kChunkBlocks, nb - b);
+        JoinListCodes(*p, l, b, m, list_chunk.data());
+        ok = writer.Write(list_chunk.data(), m * code_words_ * 64);
+      }
     }
   }
   const uint64_t part_len = writer.length();

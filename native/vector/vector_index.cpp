@@ -197,7 +197,8 @@ size_t VectorIndex::MemoryUsage() const {
              ns->flat.rec.capacity() * 4 + ns->flat.codes.capacity() + ns->flat.tails.capacity();
     if (const Partition* p = ns->flat.part.get()) {
       total += p->centroids.capacity() * 4 + p->centroid_rows.capacity() + p->centroid_codes.capacity() * 8;
-      for (uint32_t l = 0; l < p->lists; ++l) total += p->rows[l].capacity() * 4 + p->codes[l].capacity() * 8;
+      for (uint32_t l = 0; l < p->lists; ++l)
+        total += p->rows[l].capacity() * 4 + (p->codes[l].capacity() + p->tails[l].capacity()) * 8;
     }
   }
   return total;

@@ -46,6 +46,7 @@
 #include <usearch/index_dense.hpp>
 
 #include "common/hash.h"
+#include "vector/helper_thread.h"
 #include "vector/vector_store.h"
 
 namespace spanguard {
@@ -79,8 +80,10 @@ struct VectorIndexOptions {
   /// binary, partitioned: a query scans the nearest lists until it has taken
   /// max(probe_min, size * probe_share) rows, and reranks the `probe_rerank` of them nearest
   /// by the estimated distance exactly (docs/VECTOR_FORMAT.md, "Partitions", for the sweep).
+  /// A fifth: on the bench's generated vectors at 10^7 the nearest lists to 1/16 of the rows
+  /// hold 0.86 of a quote's exact top-10, to 1/8 0.94, to 1/5 0.97.
   size_t probe_min = 16384;
-  double probe_share = 1.0 / 16;
+  double probe_share = 1.0 / 5;
   /// binary, partitioned: past the nearest list, a list is taken only while its centroid
   /// lies within this cosine distance of the nearest centroid's (and the rows taken are
   /// under the cap above). A query inside a cluster takes the few lists around it; a query
@@ -91,6 +94,10 @@ struct VectorIndexOptions {
   /// rerank reads one row at random per candidate, so a pool that grows with the namespace
   /// makes the search linear again (at 10^7, size / 128 is 78,125 random rows a query).
   size_t probe_rerank = 4096;
+  /// binary, partitioned: threads a search scans its lists on, the caller's and a helper
+  /// (helper_thread.h), once it probes at least kSplitMinRows rows. 1: the caller alone.
+  /// The answer is the same either way.
+  size_t search_threads = 2;
   /// hnsw graph parameters (unused by the binary strategy).
   size_t connectivity = 16;
   size_t expansion_add = 128;
@@ -154,7 +161,12 @@ class VectorIndex {
     std::vector<unsigned char> centroid_rows;  ///< the centroids in the scalar kind (search)
     std::vector<uint64_t> centroid_codes;      ///< the centroids' signatures, blocks of 8
     std::vector<std::vector<uint32_t>> rows;   ///< per list: row numbers
-    std::vector<std::vector<uint64_t>> codes;  ///< per list: their signatures, blocks of 8
+    /// Per list, its rows' signatures split as Flat's are: `codes` the lead words in blocks of
+    /// 8 (word-major), `tails` the tail words row-major. A search's first pass reads only the
+    /// lead words of the lists it takes; the tails are read for the few rows it keeps. A
+    /// snapshot holds whole signatures in blocks of 8: split on load, joined on save.
+    std::vector<std::vector<uint64_t>> codes;
+    std::vector<std::vector<uint64_t>> tails;
   };
 
   /// The binary strategy's storage: one row per distinct vector, in file order.
@@ -308,11 +320,14 @@ class VectorIndex {
   /// Bytes of rows held in anonymous memory (0 when they are read from the mapped file).
   size_t rows_heap_bytes() const noexcept { return raw_.flat.rows.capacity() + summary_.flat.rows.capacity(); }
   const char* isa_name() const noexcept { return metric_.isa_name(); }
-  /// Partitioned searches since the open, and the lists and rows they probed in all.
+  /// Partitioned searches since the open, the lists and rows they probed in all, the rows
+  /// their first pass kept for the second, and how many searches scanned on two threads.
   struct ProbeCounts {
     uint64_t queries = 0;
     uint64_t lists = 0;
     uint64_t rows = 0;
+    uint64_t shortlisted = 0;
+    uint64_t split = 0;
   };
   ProbeCounts probe_counts() const noexcept { return probe_counts_; }
 
@@ -368,6 +383,11 @@ class VectorIndex {
   mutable std::vector<float> query_coords_;     ///< the query's rotated coordinates (EncodeQuery)
   mutable std::vector<std::pair<float, uint32_t>> heap_;
   mutable std::vector<std::pair<float, uint32_t>> list_order_;
+  mutable std::vector<uint32_t> taken_lists_;     ///< a partitioned search's lists, nearest first
+  mutable std::vector<uint16_t> list_dist_;       ///< one list's estimated distances, per half
+  mutable std::vector<float> rerank_dist_;        ///< the rerank's exact distances, per candidate
+  mutable std::vector<const uint64_t*> tail_at_;  ///< a partitioned search's kept rows: their tail words
+  mutable HelperThread helper_;                   ///< the second thread of a partitioned search
   mutable std::vector<uint32_t> scan_scratch_;
   mutable ProbeCounts probe_counts_;
   std::vector<uint64_t> fresh_codes_;  ///< index_rows: signatures of the fresh rows (partitioned)
@@ -413,12 +433,21 @@ class VectorIndex {
   /// kShortlist centroids nearest by Hamming distance, the nearest by the kernel.
   uint32_t NearestList(const Partition& p, const unsigned char* row, const uint64_t* code, uint16_t* ham,
                        uint32_t* scratch) const;
-  /// Appends row `r` with signature `code` to list `l`.
-  static void AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code, size_t words);
+  /// Appends row `r` with signature `code` (code_words_ words) to list `l`.
+  void AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code) const;
+  /// The whole signature of the row at `pos` in list `l`.
+  void ListCode(const Partition& p, uint32_t l, size_t pos, uint64_t* out) const;
+  /// List `l`'s signatures from whole ones in blocks of 8 (a snapshot's layout), and back:
+  /// JoinListCodes writes blocks [b0, b0 + nb) of that layout.
+  void SplitListCodes(Partition& p, uint32_t l, const unsigned char* blocks) const;
+  void JoinListCodes(const Partition& p, uint32_t l, size_t b0, size_t nb, uint64_t* out) const;
   size_t SearchPartitioned(const Flat& f, const vector_detail::ScanQuery& query, size_t wanted) const;
   /// Exact distances of the candidate rows (all rows when `cand` is null) to query_row_; the
   /// best `wanted`, ascending by (distance, row), into hits_*.
-  size_t Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted) const;
+  /// `split`: the candidates' distances on two threads (a partitioned search's).
+  size_t Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, size_t wanted, bool split = false) const;
+  /// Exact distances to query_row_ of rows cand[b..e) into out[b..e).
+  void RowDistances(const Flat& f, const uint32_t* cand, size_t b, size_t e, float* out) const;
   /// Reads the rows (and keys) of a namespace loaded from a version-3 snapshot back from the
   /// vectors file; false (with `why`) when the file does not hold them.
   bool LoadRowsFromStore(Namespace& ns, Flat& f, uint64_t count, std::string* why);
