@@ -325,7 +325,7 @@ export interface NativeVectorIndexOptions {
   /**
    * binary: a namespace of at least this many rows is split into coarse lists (an inverted
    * file over the signatures) at the next checkpoint or open, and a query scans only the
-   * nearest lists (default Infinity: never — on the bench's generated vectors the nearest lists to 1/16 of the rows hold 0.81 of a query's exact top-10 at 10⁶, against the full scan's 0.99). See docs/VECTOR_FORMAT.md, "Partitions".
+   * nearest lists (default Infinity: never — on the bench's generated vectors the nearest lists need a fifth of the rows to hold 0.95 of a quote's exact top-10, where the full scan keeps 0.99). See docs/VECTOR_FORMAT.md, "Partitions".
    */
   partitionAbove?: number;
   /** Partitioned: a query takes the nearest lists up to a cap of this many rows (default 16,384) ... */

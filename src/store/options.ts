@@ -21,6 +21,7 @@ const DEFAULTS = {
   segmentBytes: 64 * 1024 * 1024,
   maxTextBytes: 16 * 1024 * 1024,
   vectorScalar: 'f16' as const,
+  vectorPartitionAbove: Number.POSITIVE_INFINITY,
   hitRateProbes: 16,
   auditSample: 32,
   backgroundCatchUpAbove: 10_000,
@@ -47,9 +48,29 @@ export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSecon
 export function resolveOptions(options: SpanStoreOptions): Resolved {
   if (options === null || typeof options !== 'object') invalid('options must be an object');
   const known = new Set([
-    'horizonSeconds', 'rawTtlSeconds', 'bestEffort', 'durability', 'embedder', 'dims', 'auditEvery', 'unknownAfter',
-    'policy', 'maxDivergence', 'grounding', 'readOnly', 'segmentBytes', 'maxTextBytes', 'vectorScalar', 'hitRateProbes', 'auditSample', 'matchPolicy', 'replica',
-    'backgroundCatchUpAbove', 'onCatchUp', 'onProgress',
+    'horizonSeconds',
+    'rawTtlSeconds',
+    'bestEffort',
+    'durability',
+    'embedder',
+    'dims',
+    'auditEvery',
+    'unknownAfter',
+    'policy',
+    'maxDivergence',
+    'grounding',
+    'readOnly',
+    'segmentBytes',
+    'maxTextBytes',
+    'vectorScalar',
+    'vectorPartitionAbove',
+    'hitRateProbes',
+    'auditSample',
+    'matchPolicy',
+    'replica',
+    'backgroundCatchUpAbove',
+    'onCatchUp',
+    'onProgress',
   ]);
   for (const k of Object.keys(options)) if (!known.has(k)) invalid(`unknown option "${k}"`);
   if (options.durability !== undefined && !(options.durability in DurabilityCode) && options.durability !== 'replicated')
@@ -57,8 +78,10 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   if (options.durability === 'replicated' && options.replica === undefined) invalid(`durability 'replicated' needs the replica option`);
   if (options.policy !== undefined && options.policy !== 'refuse' && options.policy !== 'spill')
     invalid(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
-  if (options.vectorScalar !== undefined && !['f32', 'f16', 'i8'].includes(options.vectorScalar))
-    invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
+  if (options.vectorScalar !== undefined && !['f32', 'f16', 'i8'].includes(options.vectorScalar)) invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
+  const pa = options.vectorPartitionAbove;
+  if (pa !== undefined && (typeof pa !== 'number' || !(pa >= 64) || (Number.isFinite(pa) && !Number.isInteger(pa))))
+    invalid(`vectorPartitionAbove must be an integer of at least 64 or Infinity, got ${String(pa)}`);
   if (options.embedder !== undefined && typeof options.embedder !== 'function') invalid('embedder must be a function');
   if (options.embedder !== undefined && options.dims === undefined) invalid('dims is required with a host embedder');
   if (options.grounding !== undefined && options.grounding !== 'mark' && options.grounding !== 'refuse')
@@ -96,6 +119,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
     segmentBytes: options.segmentBytes ?? DEFAULTS.segmentBytes,
     maxTextBytes: options.maxTextBytes ?? DEFAULTS.maxTextBytes,
     vectorScalar: options.vectorScalar ?? DEFAULTS.vectorScalar,
+    vectorPartitionAbove: pa ?? DEFAULTS.vectorPartitionAbove,
     hitRateProbes: options.hitRateProbes ?? DEFAULTS.hitRateProbes,
     auditSample: options.auditSample ?? DEFAULTS.auditSample,
     matchPolicy: options.matchPolicy ?? DEFAULT_MATCH_POLICY,
@@ -129,6 +153,14 @@ export function checkRetention(o: Resolved): void {
  * inserts took ≈ 300 µs).
  */
 export function vectorOptions(o: Resolved) {
-  return { dims: o.dims, scalar: o.vectorScalar, exactBelow: 2_500, ann: 'binary' as const, rerankMin: 512, rerankShare: 1 / 512, readOnly: o.readOnly };
+  return {
+    dims: o.dims,
+    scalar: o.vectorScalar,
+    exactBelow: 2_500,
+    ann: 'binary' as const,
+    rerankMin: 512,
+    rerankShare: 1 / 512,
+    partitionAbove: o.vectorPartitionAbove,
+    readOnly: o.readOnly,
+  };
 }
-

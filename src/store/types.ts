@@ -53,6 +53,14 @@ export interface SpanStoreOptions {
   maxTextBytes?: number;
   /** Vector scalar kind (default `f16`). */
   vectorScalar?: 'f32' | 'f16' | 'i8';
+  /**
+   * From this many vectors of a kind on, the vector index is partitioned at the next
+   * checkpoint or open (an inverted file: a search scans the nearest lists to a fifth of the
+   * rows, on two threads, instead of every row; docs/VECTOR_FORMAT.md, "Partitions").
+   * Default `Infinity`: never. An integer of at least 64. A partitioned index stays so when
+   * reopened without the option; `rebuild()` builds it by the option in force.
+   */
+  vectorPartitionAbove?: number;
   /** Probe-set size for the per-pass hit-rate monitor: this many stated anchor facts, drawn across the session, and as many never-stated perturbations (default 16 + 16; each pass also probes the anchors its own summary speaks for). */
   hitRateProbes?: number;
   /** Facts checked per scheduled audit (default 32). */
