@@ -588,7 +588,7 @@ async function run(ctx: Ctx, { N, Q, native, shares: sweepShares, margins, cache
   figure(ctx, {
     group: 'vector',
     key: 'vector.scale.memory',
-    label: 'index memory per vector (stats().memoryBytes: f16 rows, signatures in lists, keys, ordinals)',
+    label: 'index memory per vector (stats().memoryBytes: f16 rows, signatures in lists, keys, ordinals, search scratch)',
     value: memory / N,
     unit: 'B',
     better: 'lower',

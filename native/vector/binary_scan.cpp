@@ -613,7 +613,7 @@ size_t VectorIndex::Rerank(const Flat& f, const uint32_t* cand, size_t n_cand, s
   };
   if (cand) {
     rerank_dist_.resize(n_cand);
-    auto half = [&](size_t h) {
+    auto half = [&](size_t h) noexcept {
       const size_t mid = split ? n_cand / 2 : n_cand;
       if (h == 0) RowDistances(f, cand, 0, mid, rerank_dist_.data());
       else RowDistances(f, cand, mid, n_cand, rerank_dist_.data());

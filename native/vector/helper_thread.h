@@ -9,13 +9,27 @@
 // on a virtual machine, as much as scanning ~10^4 rows; waking a waiting one costs less.
 // It is started on the first call and stopped by the destructor.
 //
-// A task must not throw: whatever it allocates is allocated before RunBeside.
+// Where it runs: a new thread inherits its creator's CPU mask, and the first split search
+// may run on a read-lane thread, whose mask leaves out the JS thread's core
+// (native/napi/background.h); a helper confined so would share the lane thread's one core on
+// a 2-CPU host, and the split would only add wakes. So the helper takes the process's own
+// mask (its main thread's) when it starts: it may use every core the process may.
+//
+// A task must not throw (RunBeside checks it is noexcept): whatever it allocates is
+// allocated before RunBeside.
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
 
 namespace spanguard {
 
@@ -38,6 +52,7 @@ class HelperThread {
   /// only not in parallel. Returns whether it ran beside.
   template <class Fn>
   bool RunBeside(Fn& fn) noexcept {
+    static_assert(noexcept(fn(size_t{0})), "a task run beside must not throw");
     const bool beside = Start();
     if (beside) {
       {
@@ -68,10 +83,19 @@ class HelperThread {
       failed_ = true;  // no thread (a limit of the process): the caller does both halves
       return false;
     }
+#if defined(__linux__)
+    // Shown by top -H, /proc/<pid>/task/*/comm and debuggers (15 characters at most).
+    (void)pthread_setname_np(thread_.native_handle(), "spanguard-scan");
+#endif
     return true;
   }
 
   void Loop() noexcept {
+#if defined(__linux__)
+    cpu_set_t process;
+    if (sched_getaffinity(getpid(), sizeof process, &process) == 0)
+      (void)sched_setaffinity(0, sizeof process, &process);  // refused (a seccomp filter): stays as inherited
+#endif
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       wake_.wait(lock, [this] { return stop_ || pending_; });

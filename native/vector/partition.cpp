@@ -350,6 +350,7 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
   if (split) {
     rows0 = 0;
     for (cut = 0; cut < taken_lists_.size() && 2 * rows0 < probed; ++cut) rows0 += p.rows[taken_lists_[cut]].size();
+    if (cut == taken_lists_.size()) rows0 -= p.rows[taken_lists_[--cut]].size();  // the last list alone to half 1
   }
   const size_t begin[2] = {0, rows0};
   // The pool reranked: the `probe_rerank` rows nearest by the whole signature's estimate,
@@ -379,7 +380,7 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
   // shortlist: its cut, over both halves, is at most either half's own. So the probed rows
   // are read once, as they are scanned, and only the few that can still count are written.
   size_t kept_in[2] = {0, 0};
-  auto first = [&](size_t h) {
+  auto first = [&](size_t h) noexcept {
     const size_t from = h == 0 ? 0 : cut, to = h == 0 ? cut : taken_lists_.size();
     uint16_t* out_dist = scan_dist_.data() + begin[h];
     uint32_t* out_rows = cand_.data() + begin[h];
@@ -434,7 +435,7 @@ size_t VectorIndex::SearchPartitioned(const Flat& f, const ScanQuery& query, siz
   // The second pass: each half's rows at most `t` completed with their tail words, as
   // (estimate << 32 | row) in its range of shortlist_.
   size_t done_in[2] = {0, 0};
-  auto second = [&](size_t h) {
+  auto second = [&](size_t h) noexcept {
     uint16_t* d = scan_dist_.data() + begin[h];
     uint32_t* r = cand_.data() + begin[h];
     const uint64_t** x = tail_at_.data() + begin[h];

@@ -201,6 +201,10 @@ size_t VectorIndex::MemoryUsage() const {
         total += p->rows[l].capacity() * 4 + (p->codes[l].capacity() + p->tails[l].capacity()) * 8;
     }
   }
+  // A search's scratch, kept between searches (a partitioned one's grows with the rows it probes).
+  total += scan_dist_.capacity() * 2 + cand_.capacity() * 4 + shortlist_.capacity() * 8 +
+           tail_at_.capacity() * sizeof(void*) + scan_scratch_.capacity() * 4 + list_dist_.capacity() * 2 +
+           rerank_dist_.capacity() * 4 + scan_hist_.capacity() * 4;
   return total;
 }
 

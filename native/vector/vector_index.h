@@ -72,10 +72,10 @@ struct VectorIndexOptions {
   size_t rerank_min = 512;
   double rerank_share = 1.0 / 512;
   /// binary: namespaces of at least this many rows are partitioned (an inverted file).
-  /// Default: never. On the bench's generated vectors the nearest lists to 1/16 of the rows
-  /// hold 0.81 of a query's exact top-10 at 10^6 (a quarter: 0.971 for quotes, 0.926 for
-  /// natural questions), against the full signature scan's 0.990 and 0.976: the partitioned
-  /// search is a speed option a host chooses, not the default's trade.
+  /// Default: never. On the bench's generated vectors the nearest lists must hold a fifth of
+  /// the rows for 0.95 of a quote's exact top-10 (natural questions: 0.89 at 10^7), against
+  /// the full signature scan's 0.99: the partitioned search is a speed option a host
+  /// chooses, not the default's trade.
   uint64_t partition_above = ~0ull;
   /// binary, partitioned: a query scans the nearest lists until it has taken
   /// max(probe_min, size * probe_share) rows, and reranks the `probe_rerank` of them nearest
@@ -370,7 +370,7 @@ class VectorIndex {
   size_t pad_ = 0;
   size_t rotations_ = 0;
   size_t code_words_ = 0;
-  size_t lead_words_ = 0;                    ///< code_words_ / 2: the words of Flat::codes
+  size_t lead_words_ = 0;                    ///< code_words_ / 2: the words of Flat::codes and Partition::codes
   size_t tail_words_ = 0;                    ///< the rest: the words of Flat::tails
   std::vector<float> rht_signs_;             ///< rotations_ x pad_, +1 / -1
   std::vector<float> rht_scratch_;           ///< pad_ per build thread, then one for queries

@@ -2,6 +2,7 @@
 // the tail words of a shortlist) and, once it probes many rows, on two threads, the caller's
 // and a helper of the index's own (native/vector/helper_thread.h), answering exactly as one
 // thread does (docs/VECTOR_FORMAT.md, "Partitions").
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { NativeVectorIndex } from '../../src/native.js';
 import { clustered, native, nearQueries, row, seq, tmpDir } from './helpers.js';
@@ -58,6 +59,16 @@ describe('split search: from 65,536 probed rows the lists are scanned on two thr
     });
   }
 
+  it('the scratch a search keeps for its probed rows counts in stats().memoryBytes', () => {
+    const ix = open({ probeMin: 1, probeShare: 1 });
+    const before = Number(ix.stats().memoryBytes);
+    ix.search(row(nearQueries(index().m, dims, 1, 0.2, 47), 0, dims), 10, RAW);
+    const s = ix.stats();
+    // Per probed row at least its distance (2 B), row (4 B), tail pointer and shortlist key (8 B each).
+    expect(Number(s.memoryBytes) - before).toBeGreaterThanOrEqual(22 * Number(s.probedRows));
+    ix.close();
+  });
+
   it('a search probing fewer rows stays on the calling thread', () => {
     const qs = nearQueries(index().m, dims, 10, 0.2, 37);
     const ix = open({ probeMin: 1, probeShare: 0.5 });
@@ -96,4 +107,32 @@ describe('split search: the first pass keeps at least 4 x probeRerank rows (or e
       }
     });
   }
+});
+
+/** Thread ids of this process's helper scan threads (named spanguard-scan). */
+function scanThreads(): string[] {
+  return fs.readdirSync('/proc/self/task').filter((t) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'spanguard-scan';
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+const allowed = (status: string) => /Cpus_allowed_list:\s*(\S+)/.exec(status)?.[1];
+
+describe('split search: the helper thread may use every CPU the process may, whichever thread started it', () => {
+  it.runIf(process.platform === 'linux')('started by a search on the read lane, whose threads leave out the JS thread’s core', async () => {
+    const before = new Set(scanThreads());
+    const ix = open({ probeMin: 1, probeShare: 1, searchThreads: 2 });
+    await ix.searchAsync(row(nearQueries(index().m, dims, 1, 0.2, 43), 0, dims), 10, RAW);
+    expect(Number(ix.stats().probedSplit)).toBe(1);
+    const mine = scanThreads().filter((t) => !before.has(t));
+    expect(mine).toHaveLength(1);
+    const processCpus = allowed(fs.readFileSync('/proc/self/status', 'utf8'));
+    expect(processCpus).toBeDefined();
+    expect(allowed(fs.readFileSync(`/proc/self/task/${mine[0]}/status`, 'utf8'))).toBe(processCpus);
+    ix.close();
+    expect(scanThreads().filter((t) => !before.has(t))).toHaveLength(0); // stopped at close
+  });
 });
