@@ -56,7 +56,7 @@ import { fileURLToPath } from 'node:url';
 import { addon, packageRoot, type NativeVectorIndex } from '../src/native.js';
 import { dirBytes } from '../src/store.js';
 import { generator, loadData, TOPIC_COUNT, topicGenerator, topicQuestions } from './data.js';
-import { check, figure, machine, makeCtx, cleanup, peakRss, type Ctx } from './lib.js';
+import { check, figure, machine, makeCtx, cleanup, peakRss, status, type Ctx } from './lib.js';
 import { writeResults } from './results.js';
 
 const DIMS = 256;
@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   writeResults(dir, path.join(packageRoot, 'bench', 'RESULTS.md'));
   for (const f of ctx.figures)
     console.log(`${f.label}: ${f.value.toFixed(f.value < 10 ? 3 : 0)} ${f.unit}${f.p99 !== undefined ? ` (p99 ${f.p99.toFixed(0)})` : ''}`);
-  for (const c of ctx.checks) console.log(`${c.ok ? 'PASS' : 'FAIL'}  ${c.name} — ${c.detail}`);
+  for (const c of ctx.checks) console.log(`${status(c)}  ${c.name} — ${c.detail}`);
   console.log(`wall ${out.wallSeconds} s, peak RSS ${out.peakRssMiB} MiB; ${path.relative(packageRoot, file)}`);
   process.exit(ctx.checks.some((c) => !c.ok && !c.warnOnly) ? 1 : 0);
 }
