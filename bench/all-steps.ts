@@ -107,6 +107,12 @@ export function planSteps(o: { cache: string; stallSpans: number }): Step[] {
       writes: ['bench-vector-1e7.json'],
     },
     {
+      name: 'vector-1e7-margins',
+      what: '10^7 vectors (generated): the partitioned search with its cap at 1/16, 1/8, 1/6 and 1/4 of the rows',
+      argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e7', '--margins', 'inf:16,inf:8,inf:6,inf:4', '--cache', o.cache],
+      writes: ['bench-vector-1e7-margins.json'],
+    },
+    {
       name: 'vector-1e6-margins',
       what: '10^6 vectors (real turns, then the generator): the partitioned search with probeMargin and its caps',
       argv: [...NODE, dist('bench/vector-scale.bench.js'), '--scale', '1e6', '--margins', '0.15:16,0.2:8,0.3:8,0.3:4,inf:8:16384,0.2:8:16384', '--cache', o.cache],
