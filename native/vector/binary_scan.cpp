@@ -366,41 +366,10 @@ ScanQuery VectorIndex::EncodeQuery(const float* unit_query) const {
 }
 
 void VectorIndex::SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) const {
-  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
-  const size_t nb = (rows + 7) / 8;
-  f.codes.resize(nb * lead * 64);
-  f.tails.resize(rows * tail * 8);
-  unsigned char* codes = f.codes.data();
-  auto* tails = reinterpret_cast<uint64_t*>(f.tails.data());
-  for (size_t b = 0; b < nb; ++b) {
-    const unsigned char* in = blocks + b * words * 64;  // a file's bytes: read without alignment
-    std::memcpy(codes + b * lead * 64, in, lead * 64);
-    for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
-      for (size_t w = 0; w < tail; ++w)
-        std::memcpy(&tails[(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
-  }
-}
-
-void VectorIndex::JoinCodes(const Flat& f, size_t b0, size_t nb, uint64_t* out) const {
-  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
-  const size_t rows = f.size();
-  const auto* codes = reinterpret_cast<const uint64_t*>(f.codes.data());
-  const auto* tails = reinterpret_cast<const uint64_t*>(f.tails.data());
-  for (size_t b = b0; b < b0 + nb; ++b) {
-    uint64_t* o = out + (b - b0) * words * 8;
-    std::memcpy(o, codes + b * lead * 8, lead * 64);
-    for (size_t w = 0; w < tail; ++w)
-      for (size_t lane = 0; lane < 8; ++lane) {
-        const size_t r = b * 8 + lane;
-        o[(lead + w) * 8 + lane] = r < rows ? tails[r * tail + w] : 0;  // lanes past the last row: zero
-      }
-  }
-}
-
-void VectorIndex::RowCode(const Flat& f, size_t r, uint64_t* out) const {
-  const auto* block = reinterpret_cast<const uint64_t*>(f.codes.data()) + (r / 8) * lead_words_ * 8 + (r % 8);
-  for (size_t w = 0; w < lead_words_; ++w) out[w] = block[w * 8];
-  std::memcpy(out + lead_words_, f.tails.data() + r * tail_words_ * 8, tail_words_ * 8);
+  const CodeLayout layout{lead_words_, tail_words_};
+  f.codes.resize(layout.CodeWords(rows) * 8);
+  f.tails.resize(layout.TailWords(rows) * 8);
+  layout.Split(blocks, rows, reinterpret_cast<uint64_t*>(f.codes.data()), reinterpret_cast<uint64_t*>(f.tails.data()));
 }
 
 void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors) {
@@ -435,7 +404,7 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
   const auto cast = casts_.from.f32;
   auto* codes = reinterpret_cast<uint64_t*>(f.codes.data());
   auto* tails = reinterpret_cast<uint64_t*>(f.tails.data());
-  const size_t lead = lead_words_, tail = tail_words_;
+  const CodeLayout layout{lead_words_, tail_words_};
   ParallelFor(m, m >= kParallelMin ? kBuildThreads : 1, [&](size_t b, size_t e, size_t thread) {
     float* unit = unit_rows_.data() + thread * dims;
     float* scratch = rht_scratch_.data() + thread * pad_;
@@ -461,9 +430,7 @@ void VectorIndex::IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float*
         std::memcpy(fresh_codes_.data() + j * words, code, words * 8);
         fresh_lists_[j] = NearestList(*part, row, code, ham.data(), cand.data());
       } else {
-        uint64_t* block = codes + (r / 8) * lead * 8 + (r % 8);
-        for (size_t w = 0; w < lead; ++w) block[w * 8] = code[w];
-        std::memcpy(tails + r * tail, code + lead, tail * 8);
+        layout.Put(codes, tails, r, code);
       }
       f.keys[r] = ids[i];
       f.nth[r] = static_cast<uint32_t>(ns.covered + i);

@@ -107,52 +107,14 @@ uint32_t VectorIndex::NearestList(const Partition& p, const unsigned char* row, 
 }
 
 void VectorIndex::AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code) const {
-  const size_t lead = lead_words_, tail = tail_words_;
+  const CodeLayout layout{lead_words_, tail_words_};
   std::vector<uint32_t>& rows = p.rows[l];
-  std::vector<uint64_t>& codes = p.codes[l];
   const size_t pos = rows.size();
   rows.push_back(r);
-  if (pos % 8 == 0) codes.resize(codes.size() + lead * 8, 0);
-  uint64_t* block = codes.data() + (pos / 8) * lead * 8 + (pos % 8);
-  for (size_t w = 0; w < lead; ++w) block[w * 8] = code[w];
-  p.tails[l].insert(p.tails[l].end(), code + lead, code + lead + tail);
+  if (pos % 8 == 0) p.codes[l].resize(layout.CodeWords(pos + 1), 0);
+  p.tails[l].resize(layout.TailWords(pos + 1));
+  layout.Put(p.codes[l].data(), p.tails[l].data(), pos, code);
   p.largest = std::max<uint64_t>(p.largest, rows.size());
-}
-
-void VectorIndex::ListCode(const Partition& p, uint32_t l, size_t pos, uint64_t* out) const {
-  const size_t lead = lead_words_, tail = tail_words_;
-  const uint64_t* block = p.codes[l].data() + (pos / 8) * lead * 8 + (pos % 8);
-  for (size_t w = 0; w < lead; ++w) out[w] = block[w * 8];
-  std::memcpy(out + lead, p.tails[l].data() + pos * tail, tail * 8);
-}
-
-void VectorIndex::SplitListCodes(Partition& p, uint32_t l, const unsigned char* blocks) const {
-  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
-  const size_t rows = p.rows[l].size();
-  const size_t nb = (rows + 7) / 8;
-  p.codes[l].resize(nb * lead * 8);
-  p.tails[l].resize(rows * tail);
-  for (size_t b = 0; b < nb; ++b) {
-    const unsigned char* in = blocks + b * words * 64;  // a file's bytes: read without alignment
-    std::memcpy(p.codes[l].data() + b * lead * 8, in, lead * 64);
-    for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
-      for (size_t w = 0; w < tail; ++w)
-        std::memcpy(&p.tails[l][(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
-  }
-}
-
-void VectorIndex::JoinListCodes(const Partition& p, uint32_t l, size_t b0, size_t nb, uint64_t* out) const {
-  const size_t words = code_words_, lead = lead_words_, tail = tail_words_;
-  const size_t rows = p.rows[l].size();
-  for (size_t b = b0; b < b0 + nb; ++b) {
-    uint64_t* o = out + (b - b0) * words * 8;
-    std::memcpy(o, p.codes[l].data() + b * lead * 8, lead * 64);
-    for (size_t w = 0; w < tail; ++w)
-      for (size_t lane = 0; lane < 8; ++lane) {
-        const size_t r = b * 8 + lane;
-        o[(lead + w) * 8 + lane] = r < rows ? p.tails[l][r * tail + w] : 0;  // lanes past the last row: zero
-      }
-  }
 }
 
 std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namespace& ns) const {
@@ -228,6 +190,14 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   }
 
   // Every row to its nearest list, reading its signature where it is kept now.
+  const CodeLayout layout{lead_words_, tail_words_};
+  auto flat_code = [&](size_t r, uint64_t* code) {
+    layout.Get(reinterpret_cast<const uint64_t*>(f.codes.data()), reinterpret_cast<const uint64_t*>(f.tails.data()), r,
+               code);
+  };
+  auto list_code = [&](const Partition& q, size_t l, size_t pos, uint64_t* code) {
+    layout.Get(q.codes[l].data(), q.tails[l].data(), pos, code);
+  };
   std::vector<uint32_t> row_list(n);
   const Partition* old = f.part.get();
   auto assign_range = [&](size_t b, size_t e, size_t) {
@@ -236,7 +206,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
     uint64_t code[kMaxCodeWords];
     if (!old) {
       for (size_t r = b; r < e; ++r) {
-        RowCode(f, r, code);
+        flat_code(r, code);
         row_list[r] = NearestList(*p, Row(f, r), code, ham.data(), scratch.data());
       }
       return;
@@ -244,7 +214,7 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
     for (size_t l = b; l < e; ++l) {
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
-        ListCode(*old, static_cast<uint32_t>(l), pos, code);
+        list_code(*old, l, pos, code);
         row_list[rows[pos]] = NearestList(*p, Row(f, rows[pos]), code, ham.data(), scratch.data());
       }
     }
@@ -259,20 +229,20 @@ std::unique_ptr<VectorIndex::Partition> VectorIndex::BuildPartition(const Namesp
   p->tails.resize(lists);
   for (uint32_t l = 0; l < lists; ++l) {
     p->rows[l].reserve(sizes[l]);
-    p->codes[l].reserve((sizes[l] + 7) / 8 * lead_words_ * 8);
-    p->tails[l].reserve(sizes[l] * tail_words_);
+    p->codes[l].reserve(layout.CodeWords(sizes[l]));
+    p->tails[l].reserve(layout.TailWords(sizes[l]));
   }
   uint64_t code[kMaxCodeWords];
   if (!old) {
     for (size_t r = 0; r < n; ++r) {
-      RowCode(f, r, code);
+      flat_code(r, code);
       AppendToList(*p, row_list[r], static_cast<uint32_t>(r), code);
     }
   } else {
     for (uint32_t l = 0; l < old->lists; ++l) {
       const auto& rows = old->rows[l];
       for (size_t pos = 0; pos < rows.size(); ++pos) {
-        ListCode(*old, l, pos, code);
+        list_code(*old, l, pos, code);
         AppendToList(*p, row_list[rows[pos]], rows[pos], code);
       }
     }

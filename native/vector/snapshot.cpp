@@ -259,7 +259,10 @@ bool VectorIndex::TryLoadSnapshot(Namespace& ns) {
           if (r >= rows || seen[r]) return reject("partition lists do not hold every row once" + Where(path, section));
           seen[r] = 1;
         }
-        SplitListCodes(*part, l, p);
+        const CodeLayout layout{lead_words_, tail_words_};
+        part->codes[l].resize(layout.CodeWords(c));
+        part->tails[l].resize(layout.TailWords(c));
+        layout.Split(p, c, part->codes[l].data(), part->tails[l].data());
         p += cb;
         total += c;
         part->largest = std::max(part->largest, c);
@@ -440,30 +443,27 @@ void VectorIndex::SaveSnapshot(Namespace& ns) {
     const uint64_t largest = p ? p->built_largest : 0;
     ok = writer.Write(f.nth.data(), rows * 4) && writer.Write(&lists, 4) && writer.Write(&zero, 4) &&
          writer.Write(&built, 8) && writer.Write(&largest, 8);
-    if (ok && !p) {
-      // Whole signatures in blocks of 8, joined again from the two arrays a chunk at a time.
+    // Whole signatures in blocks of 8, joined again from the split layout a chunk at a time.
+    const CodeLayout layout{lead_words_, tail_words_};
+    std::vector<uint64_t> chunk;
+    auto write_codes = [&](const uint64_t* codes, const uint64_t* tails, size_t count) {
       constexpr size_t kChunkBlocks = 1024;
-      std::vector<uint64_t> chunk(kChunkBlocks * code_words_ * 8);
-      const size_t nb = (rows + 7) / 8;
+      const size_t nb = (count + 7) / 8;
+      chunk.resize(std::min(kChunkBlocks, nb) * code_words_ * 8);
       for (size_t b = 0; ok && b < nb; b += kChunkBlocks) {
         const size_t m = std::min(kChunkBlocks, nb - b);
-        JoinCodes(f, b, m, chunk.data());
+        layout.Join(codes, tails, count, b, m, chunk.data());
         ok = writer.Write(chunk.data(), m * code_words_ * 64);
       }
-    }
+    };
+    if (ok && !p)
+      write_codes(reinterpret_cast<const uint64_t*>(f.codes.data()), reinterpret_cast<const uint64_t*>(f.tails.data()),
+                  rows);
     if (ok && p) ok = writer.Write(p->centroids.data(), static_cast<size_t>(lists) * options_.dims * 4);
-    std::vector<uint64_t> list_chunk;
     for (uint32_t l = 0; ok && l < lists; ++l) {
       const uint64_t count = p->rows[l].size();
       ok = writer.Write(&count, 8) && writer.Write(p->rows[l].data(), count * 4);
-      constexpr size_t kChunkBlocks = 1024;
-      const size_t nb = (count + 7) / 8;
-      list_chunk.resize(std::min(kChunkBlocks, nb) * code_words_ * 8);
-      for (size_t b = 0; ok && b < nb; b += kChunkBlocks) {
-        const size_t m = std::min(kChunkBlocks, nb - b);
-        JoinListCodes(*p, l, b, m, list_chunk.data());
-        ok = writer.Write(list_chunk.data(), m * code_words_ * 64);
-      }
+      if (ok) write_codes(p->codes[l].data(), p->tails[l].data(), count);
     }
   }
   const uint64_t part_len = writer.length();

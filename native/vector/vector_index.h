@@ -161,10 +161,9 @@ class VectorIndex {
     std::vector<unsigned char> centroid_rows;  ///< the centroids in the scalar kind (search)
     std::vector<uint64_t> centroid_codes;      ///< the centroids' signatures, blocks of 8
     std::vector<std::vector<uint32_t>> rows;   ///< per list: row numbers
-    /// Per list, its rows' signatures split as Flat's are: `codes` the lead words in blocks of
-    /// 8 (word-major), `tails` the tail words row-major. A search's first pass reads only the
-    /// lead words of the lists it takes; the tails are read for the few rows it keeps. A
-    /// snapshot holds whole signatures in blocks of 8: split on load, joined on save.
+    /// Per list, its rows' signatures kept as Flat's are (vector_internal.h CodeLayout): a
+    /// search's first pass reads only the lead words of the lists it takes, the tails only
+    /// for the few rows it keeps.
     std::vector<std::vector<uint64_t>> codes;
     std::vector<std::vector<uint64_t>> tails;
   };
@@ -411,11 +410,8 @@ class VectorIndex {
   vector_detail::ScanQuery EncodeQuery(const float* unit_query) const;
   void IndexRowsFlat(Namespace& ns, const uint64_t* ids, const float* vectors);
   /// Splits `rows` whole signatures in blocks of 8 (the snapshot's layout) into f.codes and
-  /// f.tails; JoinCodes writes blocks [b0, b0 + nb) of that layout back from them; RowCode
-  /// gathers row r's whole signature.
+  /// f.tails (vector_internal.h CodeLayout).
   void SplitCodes(Flat& f, const unsigned char* blocks, size_t rows) const;
-  void JoinCodes(const Flat& f, size_t b0, size_t nb, uint64_t* out) const;
-  void RowCode(const Flat& f, size_t r, uint64_t* out) const;
   /// Best `wanted` rows of the binary namespace, ascending by distance, into hits_*.
   size_t SearchFlat(const Namespace& ns, const float* unit_query, size_t wanted, bool exact) const;
   void EnsureCapacity(Namespace& ns, size_t extra);
@@ -435,12 +431,6 @@ class VectorIndex {
                        uint32_t* scratch) const;
   /// Appends row `r` with signature `code` (code_words_ words) to list `l`.
   void AppendToList(Partition& p, uint32_t l, uint32_t r, const uint64_t* code) const;
-  /// The whole signature of the row at `pos` in list `l`.
-  void ListCode(const Partition& p, uint32_t l, size_t pos, uint64_t* out) const;
-  /// List `l`'s signatures from whole ones in blocks of 8 (a snapshot's layout), and back:
-  /// JoinListCodes writes blocks [b0, b0 + nb) of that layout.
-  void SplitListCodes(Partition& p, uint32_t l, const unsigned char* blocks) const;
-  void JoinListCodes(const Partition& p, uint32_t l, size_t b0, size_t nb, uint64_t* out) const;
   size_t SearchPartitioned(const Flat& f, const vector_detail::ScanQuery& query, size_t wanted) const;
   /// Exact distances of the candidate rows (all rows when `cand` is null) to query_row_; the
   /// best `wanted`, ascending by (distance, row), into hits_*.

@@ -70,6 +70,59 @@ size_t ScanCodes(const uint64_t* blocks, size_t nb, size_t words, const uint64_t
 bool ScanWith(const std::string& impl, bool asymmetric, const uint64_t* blocks, size_t nb, size_t words,
               const uint64_t* q, uint32_t bias, uint16_t* dist, uint32_t tau, uint32_t* cand, size_t* found) noexcept;
 
+/// Where signatures are kept (Flat::codes/tails, and each list's codes/tails): the first
+/// `lead` words of each in blocks of 8 rows, word-major inside a block (word w of rows 0..7
+/// contiguous, so one 512-bit load compares a query word with 8 rows), and the other `tail`
+/// words row-major (a row's in one cache line). A scan's first pass reads the lead words
+/// only. A snapshot holds whole signatures in blocks of 8: Split on load, Join on save.
+struct CodeLayout {
+  size_t lead = 0;
+  size_t tail = 0;
+
+  /// Words of `codes` and of `tails` for `rows` rows.
+  size_t CodeWords(size_t rows) const noexcept { return (rows + 7) / 8 * lead * 8; }
+  size_t TailWords(size_t rows) const noexcept { return rows * tail; }
+  /// Writes row r's signature (lead + tail words).
+  void Put(uint64_t* codes, uint64_t* tails, size_t r, const uint64_t* code) const noexcept {
+    uint64_t* block = codes + (r / 8) * lead * 8 + (r % 8);
+    for (size_t w = 0; w < lead; ++w) block[w * 8] = code[w];
+    std::memcpy(tails + r * tail, code + lead, tail * 8);
+  }
+  /// Reads row r's signature.
+  void Get(const uint64_t* codes, const uint64_t* tails, size_t r, uint64_t* out) const noexcept {
+    const uint64_t* block = codes + (r / 8) * lead * 8 + (r % 8);
+    for (size_t w = 0; w < lead; ++w) out[w] = block[w * 8];
+    std::memcpy(out + lead, tails + r * tail, tail * 8);
+  }
+  /// `rows` whole signatures in blocks of 8 (a file's bytes: read without alignment) into
+  /// `codes` (CodeWords(rows)) and `tails` (TailWords(rows)).
+  void Split(const unsigned char* blocks, size_t rows, uint64_t* codes, uint64_t* tails) const noexcept {
+    const size_t words = lead + tail;
+    for (size_t b = 0; b < (rows + 7) / 8; ++b) {
+      const unsigned char* in = blocks + b * words * 64;
+      std::memcpy(codes + b * lead * 8, in, lead * 64);
+      for (size_t lane = 0; lane < 8 && b * 8 + lane < rows; ++lane)
+        for (size_t w = 0; w < tail; ++w)
+          std::memcpy(&tails[(b * 8 + lane) * tail + w], in + ((lead + w) * 8 + lane) * 8, 8);
+    }
+  }
+  /// Blocks [b0, b0 + nb) of whole signatures in blocks of 8, from `rows` rows kept so
+  /// (lanes past the last row: zero).
+  void Join(const uint64_t* codes, const uint64_t* tails, size_t rows, size_t b0, size_t nb,
+            uint64_t* out) const noexcept {
+    const size_t words = lead + tail;
+    for (size_t b = b0; b < b0 + nb; ++b) {
+      uint64_t* o = out + (b - b0) * words * 8;
+      std::memcpy(o, codes + b * lead * 8, lead * 64);
+      for (size_t w = 0; w < tail; ++w)
+        for (size_t lane = 0; lane < 8; ++lane) {
+          const size_t r = b * 8 + lane;
+          o[(lead + w) * 8 + lane] = r < rows ? tails[r * tail + w] : 0;
+        }
+    }
+  }
+};
+
 /// The second pass of a partitioned search (binary_scan.cpp): for each of `n` rows, the
 /// estimate its first pass began over the lead words (`lead_dist[j]`, against a query of
 /// bias `lead_bias`) completed with its `tail` tail words at `tails[j]` against the query's

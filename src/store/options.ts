@@ -36,6 +36,12 @@ function checkPositiveInt(name: string, v: unknown, max = Number.MAX_SAFE_INTEGE
     invalid(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` <= ${max}` : ''}, got ${String(v)}`);
 }
 
+/** An integer of at least `min`, or Infinity (`undefined`: the default). */
+function checkCountOrInfinity(name: string, v: unknown, min: number): void {
+  if (v !== undefined && (typeof v !== 'number' || !(v >= min) || (Number.isFinite(v) && !Number.isInteger(v))))
+    invalid(`${name} must be ${min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`} or Infinity, got ${String(v)}`);
+}
+
 export type Resolved = Required<Omit<SpanStoreOptions, 'embedder' | 'rawTtlSeconds' | 'matchPolicy' | 'replica' | 'onCatchUp' | 'onProgress'>> & {
   replica: ReplicaOptions | undefined;
   onCatchUp: ((progress: CatchUpProgress) => void) | undefined;
@@ -80,8 +86,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
     invalid(`policy must be 'refuse' or 'spill', got ${String(options.policy)}`);
   if (options.vectorScalar !== undefined && !['f32', 'f16', 'i8'].includes(options.vectorScalar)) invalid(`vectorScalar must be 'f32', 'f16' or 'i8'`);
   const pa = options.vectorPartitionAbove;
-  if (pa !== undefined && (typeof pa !== 'number' || !(pa >= 64) || (Number.isFinite(pa) && !Number.isInteger(pa))))
-    invalid(`vectorPartitionAbove must be an integer of at least 64 or Infinity, got ${String(pa)}`);
+  checkCountOrInfinity('vectorPartitionAbove', pa, 64);
   if (options.embedder !== undefined && typeof options.embedder !== 'function') invalid('embedder must be a function');
   if (options.embedder !== undefined && options.dims === undefined) invalid('dims is required with a host embedder');
   if (options.grounding !== undefined && options.grounding !== 'mark' && options.grounding !== 'refuse')
@@ -99,8 +104,7 @@ export function resolveOptions(options: SpanStoreOptions): Resolved {
   checkPositiveInt('auditSample', options.auditSample, 1_000_000);
   if (options.segmentBytes !== undefined && options.segmentBytes < 4096) invalid('segmentBytes must be at least 4096');
   const bg = options.backgroundCatchUpAbove;
-  if (bg !== undefined && (typeof bg !== 'number' || !(bg >= 0) || (Number.isFinite(bg) && !Number.isInteger(bg))))
-    invalid(`backgroundCatchUpAbove must be a non-negative integer or Infinity, got ${String(bg)}`);
+  checkCountOrInfinity('backgroundCatchUpAbove', bg, 0);
   if (options.onCatchUp !== undefined && typeof options.onCatchUp !== 'function') invalid('onCatchUp must be a function');
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') invalid('onProgress must be a function');
   return {
